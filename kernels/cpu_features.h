@@ -1,0 +1,27 @@
+// Run-time CPU detection for the SIMD kernel paths. Files named *_avx2.cc /
+// *_avx512.cc are compiled with those -m flags; callers must only enter them
+// when the matching level here is available.
+//
+// ONNXMINI_ISA=avx512|avx2|portable (read once) caps the level, so a machine
+// with AVX-512 can exercise the lower paths in tests. It never raises it.
+#pragma once
+
+namespace onnxmini {
+namespace cpu {
+
+enum class Isa { Portable = 0, Avx2 = 1, Avx512 = 2 };
+
+// What the hardware and OS support (ignores ONNXMINI_ISA).
+bool hw_has_avx2_fma();
+bool hw_has_avx512();
+Isa hw_isa();
+
+// The level kernels should use: hw_isa() capped by ONNXMINI_ISA.
+Isa active_isa();
+
+// "avx512", "avx2" or "portable".
+const char* isa_name(Isa isa);
+inline const char* active_isa_name() { return isa_name(active_isa()); }
+
+}  // namespace cpu
+}  // namespace onnxmini

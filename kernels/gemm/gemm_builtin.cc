@@ -1,0 +1,328 @@
+// Builtin engine: packed, cache-blocked SGEMM in the GotoBLAS/BLIS structure.
+//
+//   for jc in N step NC          B panel  KC x NC  -> packed, lives in L3/L2
+//     for pc in K step KC        (one pass over K per jc; C accumulates)
+//       pack B[pc:pc+KC, jc:jc+NC] into NR-wide slivers   (b[k*NR + j])
+//       for ic in M step MC      A block  MC x KC  -> packed, lives in L2
+//         pack A[ic:ic+MC, pc:pc+KC] into MR-tall slivers (a[k*MR + i])
+//         for jr in NC step NR   B sliver KC x NR stays in L1 ...
+//           for ir in MC step MR ... while A slivers stream from L2
+//             micro-kernel: MR x NR tile of C in registers, K loop of kc
+//
+// Block sizes (per ISA, in the kernel files; see docs/gemm.md for measurements).
+// This machine (AMD EPYC Zen 5): 48 KiB L1d, 1 MiB L2 per core, 32 MiB L3.
+//   AVX-512: MR x NR = 14 x 32, KC = 256: B sliver 256*32*4 = 32 KiB in L1,
+//            MC = 336: A block 336*256*4 = 336 KiB, a third of L2,
+//            NC = 4096: B panel 4 MiB in L3.
+//   AVX2:    6 x 16, KC = 256 (16 KiB B sliver), MC = 288, NC = 4096.
+//   portable: 4 x 8, KC = 256, MC = 128, NC = 2048.
+// The first K block applies beta (beta == 0: C is never read); later blocks
+// accumulate with beta = 1; the last applies the epilogue inside the kernel.
+//
+// Threads: C is cut into a few rectangles aligned to MR/NR along its longer
+// side; each task packs its own A and B, so every C element is computed by the
+// same instruction sequence whatever the thread count (bit-identical results).
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "kernels/gemm/gemm.h"
+#include "kernels/gemm/sgemm_kernel.h"
+#include "runtime/thread_pool.h"
+
+namespace onnxmini {
+namespace gemm {
+bool has_epilogue(const Epilogue& e);
+
+namespace {
+
+// ---- aligned scratch, one per thread and use, grown on demand ----
+struct Scratch {
+  float* p = nullptr;
+  size_t cap = 0;
+  ~Scratch() { std::free(p); }
+  float* get(size_t n) {
+    if (n > cap) {
+      std::free(p);
+      size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
+      p = static_cast<float*>(std::aligned_alloc(64, bytes));
+      if (!p) throw std::bad_alloc();
+      cap = bytes / sizeof(float);
+    }
+    return p;
+  }
+};
+thread_local Scratch t_pack_a, t_pack_b;
+
+int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+// ---- packing ----
+
+// A block rows [i0, i0+mc), cols [p0, p0+kc) of op(A) into MR-tall slivers,
+// k-major: dst[s*kc*MR + k*MR + i]. Rows past mc in the last sliver are never read.
+void pack_a(const SgemmArgs& g, int mr, int64_t i0, int64_t mc, int64_t p0, int64_t kc, float* dst) {
+  for (int64_t s = 0; s < mc; s += mr) {
+    const int64_t rows = std::min<int64_t>(mr, mc - s);
+    float* d = dst + s * kc;
+    if (g.trans_a) {  // A stored K x M: each k gives `rows` contiguous floats
+      const float* src = g.A + p0 * g.lda + i0 + s;
+      for (int64_t k = 0; k < kc; ++k) std::memcpy(d + k * mr, src + k * g.lda, rows * sizeof(float));
+    } else {  // A stored M x K: a transpose; walk rows in k-chunks to keep both sides in cache
+      const float* src = g.A + (i0 + s) * g.lda + p0;
+      for (int64_t k0 = 0; k0 < kc; k0 += 16) {
+        const int64_t k1 = std::min<int64_t>(kc, k0 + 16);
+        for (int64_t i = 0; i < rows; ++i) {
+          const float* r = src + i * g.lda;
+          for (int64_t k = k0; k < k1; ++k) d[k * mr + i] = r[k];
+        }
+      }
+    }
+  }
+}
+
+// B block rows [p0, p0+kc), cols [j0, j0+nc) of op(B) into NR-wide slivers,
+// k-major: dst[s*kc*NR + k*NR + j]; columns past nc are zero.
+void pack_b(bool trans_b, const float* B, int64_t ldb, int nr, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+            float* dst) {
+  for (int64_t s = 0; s < nc; s += nr) {
+    const int64_t cols = std::min<int64_t>(nr, nc - s);
+    float* d = dst + s * kc;
+    if (!trans_b) {  // B stored K x N: each k gives `cols` contiguous floats
+      const float* src = B + p0 * ldb + j0 + s;
+      for (int64_t k = 0; k < kc; ++k) {
+        std::memcpy(d + k * nr, src + k * ldb, cols * sizeof(float));
+        if (cols < nr) std::memset(d + k * nr + cols, 0, (nr - cols) * sizeof(float));
+      }
+    } else {  // B stored N x K: a transpose, in k-chunks
+      const float* src = B + (j0 + s) * ldb + p0;
+      if (cols < nr)
+        for (int64_t k = 0; k < kc; ++k) std::memset(d + k * nr + cols, 0, (nr - cols) * sizeof(float));
+      for (int64_t k0 = 0; k0 < kc; k0 += 16) {
+        const int64_t k1 = std::min<int64_t>(kc, k0 + 16);
+        for (int64_t j = 0; j < cols; ++j) {
+          const float* r = src + j * ldb;
+          for (int64_t k = k0; k < k1; ++k) d[k * nr + j] = r[k];
+        }
+      }
+    }
+  }
+}
+
+// ---- prepacked B: the whole K x N in the engine's panel format ----
+// For each K block pc (size kc = min(KC, K - pc)): Npad/NR slivers of kc x NR,
+// block base = pc * Npad. A column range starting at a multiple of NR is a
+// contiguous run of slivers, exactly what the driver would have packed.
+class BuiltinPackedB : public PackedB {
+ public:
+  BuiltinPackedB(const SgemmKernelSet& ks, bool trans_b, int64_t K, int64_t N, const float* B, int64_t ldb)
+      : ks_(ks), K_(K), N_(N), npad_(round_up(N, ks.nr)) {
+    data_ = static_cast<float*>(std::aligned_alloc(64, round_up(std::max<int64_t>(1, K * npad_) * 4, 64)));
+    if (!data_) throw std::bad_alloc();
+    for (int64_t pc = 0; pc < K; pc += ks.kc)
+      pack_b(trans_b, B, ldb, ks.nr, pc, std::min(ks.kc, K - pc), 0, N, data_ + pc * npad_);
+  }
+  ~BuiltinPackedB() override { std::free(data_); }
+  int64_t K() const override { return K_; }
+  int64_t N() const override { return N_; }
+  const float* panel(int64_t pc, int64_t kc, int64_t jc) const { return data_ + pc * npad_ + jc * kc; }
+  const SgemmKernelSet& ks_;
+
+ private:
+  int64_t K_, N_, npad_;
+  float* data_ = nullptr;
+};
+
+// ---- the blocked loop nest over one rectangle of C ----
+
+TileEpi base_epi(const Epilogue& e) {
+  TileEpi t;
+  t.bias = e.bias;
+  t.slope = e.prelu_slope;
+  t.per_row = e.bias_per_row;
+  t.lo = e.clip_min;
+  t.hi = e.clip_max;
+  switch (e.activation) {
+    case Epilogue::Activation::None: t.act = TileEpi::kNone; break;
+    case Epilogue::Activation::Relu: t.act = TileEpi::kRelu; break;
+    case Epilogue::Activation::Clip: t.act = TileEpi::kClip; break;
+    case Epilogue::Activation::Sigmoid: t.act = TileEpi::kSigmoid; break;
+    case Epilogue::Activation::PRelu: t.act = TileEpi::kPRelu; break;
+  }
+  return t;
+}
+
+void gemm_rect(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPackedB* pb, int64_t m0, int64_t m1,
+               int64_t n0, int64_t n1) {
+  const bool epi_on = has_epilogue(g.epilogue);
+  const TileEpi epi0 = base_epi(g.epilogue);
+  const int mr = ks.mr, nr = ks.nr;
+  float* abuf = t_pack_a.get(static_cast<size_t>(std::min(ks.mc, round_up(m1 - m0, mr)) * ks.kc));
+  float* bbuf = pb ? nullptr : t_pack_b.get(static_cast<size_t>(std::min(ks.nc, round_up(n1 - n0, nr)) * ks.kc));
+  for (int64_t jc = n0; jc < n1; jc += ks.nc) {
+    const int64_t nc = std::min(ks.nc, n1 - jc);
+    for (int64_t pc = 0; pc < g.K; pc += ks.kc) {
+      const int64_t kc = std::min(ks.kc, g.K - pc);
+      const float beta = pc == 0 ? g.beta : 1.0f;
+      const bool last = pc + kc >= g.K;
+      const float* bp = pb ? pb->panel(pc, kc, jc) : bbuf;
+      if (!pb) pack_b(g.trans_b, g.B, g.ldb, nr, pc, kc, jc, nc, bbuf);
+      for (int64_t ic = m0; ic < m1; ic += ks.mc) {
+        const int64_t mc = std::min(ks.mc, m1 - ic);
+        pack_a(g, mr, ic, mc, pc, kc, abuf);
+        for (int64_t jr = 0; jr < nc; jr += nr) {
+          const int64_t n = std::min<int64_t>(nr, nc - jr);
+          const float* bs = bp + jr * kc;
+          for (int64_t ir = 0; ir < mc; ir += mr) {
+            const int m = static_cast<int>(std::min<int64_t>(mr, mc - ir));
+            const int64_t row = ic + ir, col = jc + jr;
+            TileEpi te;
+            const TileEpi* tep = nullptr;
+            if (last && epi_on) {
+              te = epi0;
+              const int64_t off = te.per_row ? row : col;
+              if (te.bias) te.bias += off;
+              if (te.slope) te.slope += off;
+              tep = &te;
+            }
+            ks.kernels[m](kc, abuf + ir * kc, bs, g.C + row * g.ldc + col, g.ldc, n, g.alpha, beta, tep);
+          }
+        }
+      }
+    }
+  }
+}
+
+// K == 0: C = beta * C, then the epilogue.
+void scale_only(const SgemmArgs& g) {
+  for (int64_t i = 0; i < g.M; ++i) {
+    float* c = g.C + i * g.ldc;
+    if (g.beta == 0) std::fill(c, c + g.N, 0.0f);
+    else if (g.beta != 1) for (int64_t j = 0; j < g.N; ++j) c[j] *= g.beta;
+    if (has_epilogue(g.epilogue)) apply_epilogue(g.epilogue, c, g.N, i, 0);
+  }
+}
+
+int threads_of(ThreadPool* pool) { return pool ? pool->num_threads() : 1; }
+
+// Splits C into rectangles along its longer side (in units of MR rows or NR
+// columns), about two per thread for balance, and runs them on the pool.
+void run(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPackedB* pb, ThreadPool* pool) {
+  if (g.M <= 0 || g.N <= 0) return;
+  if (g.K <= 0) return scale_only(g);
+  const int t = threads_of(pool);
+  const double flops = 2.0 * g.M * g.N * g.K;
+  if (t <= 1 || flops < 2.0 * 64 * 64 * 64) return gemm_rect(ks, g, pb, 0, g.M, 0, g.N);
+  // Splitting N keeps B panels disjoint; prefer it unless M is clearly the longer side.
+  // Prepacked B needs N splits at multiples of NR, which the unit below guarantees.
+  const bool split_n = g.N >= g.M || g.M < 2 * ks.mr;
+  const int64_t unit = split_n ? ks.nr : ks.mr;
+  const int64_t len = split_n ? g.N : g.M;
+  const int64_t units = (len + unit - 1) / unit;
+  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(units, 2 * t));
+  const int64_t per = (units + parts - 1) / parts * unit;
+  const int64_t tasks = (len + per - 1) / per;
+  parallel_for(pool, tasks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t x = b; x < e; ++x) {
+      const int64_t lo = x * per, hi = std::min(len, lo + per);
+      if (split_n) gemm_rect(ks, g, pb, 0, g.M, lo, hi);
+      else gemm_rect(ks, g, pb, lo, hi, 0, g.N);
+    }
+  });
+}
+
+// ---- double: a plain cache-blocked loop (not the focus) ----
+// B block (256 x 512) is copied row-major into a scratch buffer; each row of C
+// accumulates c[j] += a_ik * b[k][j] over it, a loop the compiler vectorises.
+void dgemm_blocked(const DgemmArgs& g, ThreadPool* pool) {
+  if (g.M <= 0 || g.N <= 0) return;
+  constexpr int64_t KB = 256, NB = 512;
+  parallel_for(pool, g.M, 16, [&](int64_t i0, int64_t i1) {
+    std::vector<double> bblk(static_cast<size_t>(KB * NB));
+    for (int64_t i = i0; i < i1; ++i) {
+      double* c = g.C + i * g.ldc;
+      if (g.beta == 0) std::fill(c, c + g.N, 0.0);
+      else if (g.beta != 1) for (int64_t j = 0; j < g.N; ++j) c[j] *= g.beta;
+    }
+    for (int64_t j0 = 0; j0 < g.N; j0 += NB) {
+      const int64_t nb = std::min(NB, g.N - j0);
+      for (int64_t k0 = 0; k0 < g.K; k0 += KB) {
+        const int64_t kb = std::min(KB, g.K - k0);
+        for (int64_t k = 0; k < kb; ++k)
+          for (int64_t j = 0; j < nb; ++j)
+            bblk[k * nb + j] = g.trans_b ? g.B[(j0 + j) * g.ldb + k0 + k] : g.B[(k0 + k) * g.ldb + j0 + j];
+        for (int64_t i = i0; i < i1; ++i) {
+          double* c = g.C + i * g.ldc + j0;
+          for (int64_t k = 0; k < kb; ++k) {
+            const double av = g.alpha * (g.trans_a ? g.A[(k0 + k) * g.lda + i] : g.A[i * g.lda + k0 + k]);
+            const double* b = &bblk[k * nb];
+            for (int64_t j = 0; j < nb; ++j) c[j] += av * b[j];
+          }
+        }
+      }
+    }
+  });
+}
+
+class BuiltinEngine : public GemmEngine {
+ public:
+  explicit BuiltinEngine(const SgemmKernelSet& ks) : ks_(ks) {}
+  const char* name() const override { return "builtin"; }
+  void sgemm(const SgemmArgs& a, ThreadPool* pool) const override { run(ks_, a, nullptr, pool); }
+  void dgemm(const DgemmArgs& a, ThreadPool* pool) const override { dgemm_blocked(a, pool); }
+
+  // Small matrices: one whole GEMM per task across the batch; large ones
+  // parallelise inside each GEMM instead.
+  void sgemm_batched(const SgemmArgs& args, int64_t batch, const BatchStrides& s, ThreadPool* pool) const override {
+    const double flops = 2.0 * args.M * args.N * args.K;
+    if (threads_of(pool) <= 1 || batch < 2 || flops > 2.0 * 192 * 192 * 192)
+      return GemmEngine::sgemm_batched(args, batch, s, pool);
+    parallel_for(pool, batch, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) {
+        SgemmArgs a = args;
+        a.A = args.A + b * s.a;
+        a.B = args.B + b * s.b;
+        a.C = args.C + b * s.c;
+        run(ks_, a, nullptr, nullptr);
+      }
+    });
+  }
+
+  std::shared_ptr<PackedB> pack_b(bool trans_b, int64_t K, int64_t N, const float* B, int64_t ldb) const override {
+    return std::make_shared<BuiltinPackedB>(ks_, trans_b, K, N, B, ldb);
+  }
+  void sgemm_packed(const SgemmArgs& args, const PackedB& packed, ThreadPool* pool) const override {
+    const auto* p = dynamic_cast<const BuiltinPackedB*>(&packed);
+    if (!p) return GemmEngine::sgemm_packed(args, packed, pool);  // packed by another engine
+    run(p->ks_, args, p, pool);
+  }
+
+ private:
+  const SgemmKernelSet& ks_;
+};
+
+}  // namespace
+
+const SgemmKernelSet& sgemm_kernels_for(cpu::Isa isa) {
+  if (isa == cpu::Isa::Avx512 && cpu::hw_has_avx512()) return sgemm_kernels_avx512();
+  if (isa != cpu::Isa::Portable && cpu::hw_has_avx2_fma()) return sgemm_kernels_avx2();
+  return sgemm_kernels_portable();
+}
+
+const GemmEngine& builtin_engine_for(cpu::Isa isa) {
+  static const BuiltinEngine portable(sgemm_kernels_for(cpu::Isa::Portable));
+  static const BuiltinEngine avx2(sgemm_kernels_for(cpu::Isa::Avx2));
+  static const BuiltinEngine avx512(sgemm_kernels_for(cpu::Isa::Avx512));
+  switch (isa) {
+    case cpu::Isa::Avx512: return avx512;
+    case cpu::Isa::Avx2: return avx2;
+    default: return portable;
+  }
+}
+
+const GemmEngine& builtin_engine() { return builtin_engine_for(cpu::active_isa()); }
+
+}  // namespace gemm
+}  // namespace onnxmini

@@ -1,0 +1,56 @@
+// Internal interface between the builtin SGEMM driver (gemm_builtin.cc) and its
+// register-blocked micro-kernels (sgemm_kernel_{avx512,avx2,portable}.cc).
+//
+// Packed formats (written by the driver, read by the kernels):
+//   A sliver: MR rows x kc, stored k-major: a[k * MR + i], rows >= m zero/unused.
+//   B sliver: kc x NR columns, stored k-major: b[k * NR + j], columns >= n zero.
+// A kernel instance kernels[m] (1 <= m <= MR) reads m rows of its A sliver, the
+// whole B sliver, and writes the m x n tile at c (row stride ldc), n <= NR:
+//   c = alpha * acc + beta * c     (beta == 0: c is not read)
+// then, when epi != nullptr (last K block), bias + activation (TileEpi).
+#pragma once
+#include <cstdint>
+
+#include "kernels/cpu_features.h"
+
+namespace onnxmini {
+namespace gemm {
+class GemmEngine;
+
+// Epilogue for one tile; bias/slope already offset to the tile's first row
+// (per_row) or first column.
+struct TileEpi {
+  enum Act { kNone = 0, kRelu, kClip, kSigmoid, kPRelu };
+  const float* bias = nullptr;
+  const float* slope = nullptr;
+  bool per_row = false;
+  int act = kNone;
+  float lo = 0, hi = 0;
+};
+
+using SgemmMicroKernel = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t n,
+                                  float alpha, float beta, const TileEpi* epi);
+
+constexpr int kMaxMR = 16;
+
+struct SgemmKernelSet {
+  cpu::Isa isa;
+  int mr, nr;           // register tile
+  int64_t mc, kc, nc;   // cache blocks (multiples of mr / nr)
+  SgemmMicroKernel kernels[kMaxMR + 1];  // kernels[m] handles m rows, 1..mr
+};
+
+const SgemmKernelSet& sgemm_kernels_portable();
+const SgemmKernelSet& sgemm_kernels_avx2();    // only call when cpu::hw_has_avx2_fma()
+const SgemmKernelSet& sgemm_kernels_avx512();  // only call when cpu::hw_has_avx512()
+
+// The kernel set for an ISA level (capped by what the hardware has).
+const SgemmKernelSet& sgemm_kernels_for(cpu::Isa isa);
+
+// The builtin engine pinned to one ISA path (tests, benchmarks). builtin_engine()
+// uses cpu::active_isa().
+const GemmEngine& builtin_engine_for(cpu::Isa isa);
+const GemmEngine& builtin_engine();
+
+}  // namespace gemm
+}  // namespace onnxmini

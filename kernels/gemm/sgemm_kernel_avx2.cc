@@ -1,0 +1,138 @@
+// AVX2+FMA SGEMM micro-kernels: a 6 x 16 register tile.
+//
+// Layout: A sliver a[k * 6 + i] (broadcast), B sliver b[k * 16 + j] (two ymm
+// loads per k), C row-major with stride ldc. Registers: 6 rows x 2 ymm = 12
+// accumulators + 2 B vectors + 1 broadcast = 15 of the 16 ymm registers; 12
+// independent FMA chains cover 2 pipes x 4-cycle latency.
+// kernels[m] is the loop for m rows (M edge). For the N edge (n < 16) the
+// finished tile goes through a small stack buffer, because vmaskmovps stores
+// are slow on several cores; the arithmetic stays vectorised.
+// Alpha/beta, bias and activation are applied in registers before the store.
+#include <immintrin.h>
+
+#include <cstring>
+#include <utility>
+
+#include "kernels/gemm/sgemm_kernel.h"
+
+namespace onnxmini {
+namespace gemm {
+namespace {
+
+constexpr int MR = 6;
+constexpr int NR = 16;
+
+// exp(x): x = n*ln2 + r, degree-6 polynomial for e^r (Cephes expf), 2^n built
+// in the exponent field. Inputs are clamped so n stays in [-126, 127].
+inline __m256 exp_ps(__m256 x) {
+  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f));
+  __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+// Bias + activation for row i, columns [j0, j0 + 8); bias/slope rows are
+// readable for those 8 columns (the caller pads partial tiles).
+inline __m256 epilogue(__m256 v, const TileEpi& e, int i, const float* bias_cols, const float* slope_cols) {
+  if (e.bias) v = _mm256_add_ps(v, e.per_row ? _mm256_set1_ps(e.bias[i]) : _mm256_loadu_ps(bias_cols));
+  switch (e.act) {
+    case TileEpi::kRelu: v = _mm256_max_ps(v, _mm256_setzero_ps()); break;
+    case TileEpi::kClip: v = _mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(e.lo)), _mm256_set1_ps(e.hi)); break;
+    case TileEpi::kSigmoid: {
+      __m256 one = _mm256_set1_ps(1.0f);
+      v = _mm256_div_ps(one, _mm256_add_ps(one, exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), v))));
+      break;
+    }
+    case TileEpi::kPRelu: {
+      __m256 s = e.per_row ? _mm256_set1_ps(e.slope[i]) : _mm256_loadu_ps(slope_cols);
+      __m256 neg = _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ);
+      v = _mm256_blendv_ps(v, _mm256_mul_ps(v, s), neg);
+      break;
+    }
+    default: break;
+  }
+  return v;
+}
+
+template <int M>
+void kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t n, float alpha, float beta,
+            const TileEpi* epi) {
+  __m256 acc0[M], acc1[M];
+#pragma GCC unroll 8
+  for (int i = 0; i < M; ++i) {
+    acc0[i] = _mm256_setzero_ps();
+    acc1[i] = _mm256_setzero_ps();
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 15), _MM_HINT_T0);
+  }
+  for (int64_t k = 0; k < kc; ++k) {
+    __m256 b0 = _mm256_load_ps(b);
+    __m256 b1 = _mm256_load_ps(b + 8);
+    _mm_prefetch(reinterpret_cast<const char*>(b + 8 * NR), _MM_HINT_T0);
+#pragma GCC unroll 8
+    for (int i = 0; i < M; ++i) {
+      __m256 av = _mm256_broadcast_ss(a + i);
+      acc0[i] = _mm256_fmadd_ps(av, b0, acc0[i]);
+      acc1[i] = _mm256_fmadd_ps(av, b1, acc1[i]);
+    }
+    a += MR;
+    b += NR;
+  }
+  // Partial tiles: C, bias and slope columns go through padded local copies.
+  const bool full = n == NR;
+  alignas(32) float tile[M][NR];
+  alignas(32) float bias_pad[NR], slope_pad[NR];
+  const float* bias_cols = nullptr;
+  const float* slope_cols = nullptr;
+  if (epi && !epi->per_row) {
+    bias_cols = epi->bias;
+    slope_cols = epi->slope;
+    if (!full) {
+      if (bias_cols) { std::memset(bias_pad, 0, sizeof(bias_pad)); std::memcpy(bias_pad, bias_cols, n * sizeof(float)); bias_cols = bias_pad; }
+      if (slope_cols) { std::memset(slope_pad, 0, sizeof(slope_pad)); std::memcpy(slope_pad, slope_cols, n * sizeof(float)); slope_cols = slope_pad; }
+    }
+  }
+  const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+#pragma GCC unroll 8
+  for (int i = 0; i < M; ++i) {
+    float* cr = full ? c + i * ldc : tile[i];
+    if (!full && beta != 0.0f) std::memcpy(tile[i], c + i * ldc, n * sizeof(float));
+    __m256 r0 = _mm256_mul_ps(acc0[i], va), r1 = _mm256_mul_ps(acc1[i], va);
+    if (beta != 0.0f) {  // beta == 0: C is write-only
+      r0 = _mm256_fmadd_ps(_mm256_loadu_ps(cr), vb, r0);
+      r1 = _mm256_fmadd_ps(_mm256_loadu_ps(cr + 8), vb, r1);
+    }
+    if (epi) {
+      r0 = epilogue(r0, *epi, i, bias_cols, slope_cols);
+      r1 = epilogue(r1, *epi, i, bias_cols ? bias_cols + 8 : nullptr, slope_cols ? slope_cols + 8 : nullptr);
+    }
+    _mm256_storeu_ps(cr, r0);
+    _mm256_storeu_ps(cr + 8, r1);
+    if (!full) std::memcpy(c + i * ldc, tile[i], n * sizeof(float));
+  }
+}
+
+template <int... Ms>
+constexpr SgemmKernelSet make_set(std::integer_sequence<int, Ms...>) {
+  return SgemmKernelSet{cpu::Isa::Avx2, MR, NR, 6 * 48, 256, 4096, {nullptr, &kernel<Ms + 1>...}};
+}
+
+}  // namespace
+
+const SgemmKernelSet& sgemm_kernels_avx2() {
+  static const SgemmKernelSet set = make_set(std::make_integer_sequence<int, MR>{});
+  return set;
+}
+
+}  // namespace gemm
+}  // namespace onnxmini

@@ -1,0 +1,131 @@
+// AVX-512 SGEMM micro-kernels: a 14 x 32 register tile.
+//
+// Layout: A sliver a[k * 14 + i] (broadcast one float per row), B sliver
+// b[k * 32 + j] (two zmm loads per k), C row-major with stride ldc.
+// Registers: 14 rows x 2 zmm = 28 accumulators + 2 B vectors + 1 broadcast
+// = 31 of the 32 zmm registers. Per k step: 28 FMAs against 2 loads + 14
+// broadcasts, so the two FMA pipes (4-cycle latency, 8 FMAs in flight needed)
+// stay busy with 28 independent chains.
+// kernels[m] is the same loop instantiated for m rows (edge tiles in M skip
+// the missing rows instead of multiplying zeros); the N edge (n < 32) uses
+// masked loads/stores, so there is no scalar tail anywhere.
+// The epilogue (alpha/beta, bias, activation) runs on the accumulators before
+// the single store of each C element.
+// GCC 12 reports a false -Wmaybe-uninitialized inside its own masked-intrinsic headers.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <utility>
+
+#include "kernels/gemm/sgemm_kernel.h"
+
+namespace onnxmini {
+namespace gemm {
+namespace {
+
+constexpr int MR = 14;
+constexpr int NR = 32;
+
+// exp(x) for the Sigmoid epilogue: x = n*ln2 + r, |r| <= ln2/2, degree-6
+// polynomial for e^r (Cephes expf coefficients, ~1 ulp), then scale by 2^n.
+inline __m512 exp_ps(__m512 x) {
+  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.0f)), _mm512_set1_ps(88.0f));
+  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  __m512 r2 = _mm512_mul_ps(r, r);
+  p = _mm512_fmadd_ps(p, r2, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  return _mm512_scalef_ps(p, n);
+}
+
+// Bias + activation on one 16-wide piece of row `i`, columns [j0, j0 + 16) of the tile.
+inline __m512 epilogue(__m512 v, const TileEpi& e, int i, int j0, __mmask16 mask) {
+  if (e.bias) {
+    v = _mm512_add_ps(v, e.per_row ? _mm512_set1_ps(e.bias[i]) : _mm512_maskz_loadu_ps(mask, e.bias + j0));
+  }
+  switch (e.act) {
+    case TileEpi::kRelu: v = _mm512_max_ps(v, _mm512_setzero_ps()); break;
+    case TileEpi::kClip:
+      v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(e.lo)), _mm512_set1_ps(e.hi));
+      break;
+    case TileEpi::kSigmoid: {
+      __m512 one = _mm512_set1_ps(1.0f);
+      v = _mm512_div_ps(one, _mm512_add_ps(one, exp_ps(_mm512_sub_ps(_mm512_setzero_ps(), v))));
+      break;
+    }
+    case TileEpi::kPRelu: {
+      __m512 s = e.per_row ? _mm512_set1_ps(e.slope[i]) : _mm512_maskz_loadu_ps(mask, e.slope + j0);
+      __mmask16 neg = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ);
+      v = _mm512_mask_mul_ps(v, neg, v, s);
+      break;
+    }
+    default: break;
+  }
+  return v;
+}
+
+template <int M>
+void kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t n, float alpha, float beta,
+            const TileEpi* epi) {
+  __m512 acc0[M], acc1[M];
+#pragma GCC unroll 16
+  for (int i = 0; i < M; ++i) {
+    acc0[i] = _mm512_setzero_ps();
+    acc1[i] = _mm512_setzero_ps();
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 31), _MM_HINT_T0);
+  }
+  for (int64_t k = 0; k < kc; ++k) {
+    __m512 b0 = _mm512_load_ps(b);
+    __m512 b1 = _mm512_load_ps(b + 16);
+    _mm_prefetch(reinterpret_cast<const char*>(b + 8 * NR), _MM_HINT_T0);
+#pragma GCC unroll 16
+    for (int i = 0; i < M; ++i) {
+      __m512 av = _mm512_set1_ps(a[i]);
+      acc0[i] = _mm512_fmadd_ps(av, b0, acc0[i]);
+      acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);
+    }
+    a += MR;
+    b += NR;
+  }
+  const __mmask16 m0 = n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
+  const __mmask16 m1 = n >= 32 ? __mmask16(0xFFFF) : n > 16 ? __mmask16((1u << (n - 16)) - 1) : __mmask16(0);
+  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 16
+  for (int i = 0; i < M; ++i) {
+    float* cr = c + i * ldc;
+    __m512 r0 = _mm512_mul_ps(acc0[i], va), r1 = _mm512_mul_ps(acc1[i], va);
+    if (beta != 0.0f) {  // beta == 0: C is write-only
+      r0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m0, cr), vb, r0);
+      r1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m1, cr + 16), vb, r1);
+    }
+    if (epi) {
+      r0 = epilogue(r0, *epi, i, 0, m0);
+      r1 = epilogue(r1, *epi, i, 16, m1);
+    }
+    _mm512_mask_storeu_ps(cr, m0, r0);
+    _mm512_mask_storeu_ps(cr + 16, m1, r1);
+  }
+}
+
+template <int... Ms>
+constexpr SgemmKernelSet make_set(std::integer_sequence<int, Ms...>) {
+  return SgemmKernelSet{cpu::Isa::Avx512, MR, NR, 14 * 24, 256, 4096, {nullptr, &kernel<Ms + 1>...}};
+}
+
+}  // namespace
+
+const SgemmKernelSet& sgemm_kernels_avx512() {
+  static const SgemmKernelSet set = make_set(std::make_integer_sequence<int, MR>{});
+  return set;
+}
+
+}  // namespace gemm
+}  // namespace onnxmini

@@ -1,0 +1,412 @@
+// Builtin SGEMM engine against gemm::reference_engine(), on every ISA path
+// this machine has (portable, AVX2, AVX-512 via builtin_engine_for).
+//
+// Tolerance. Each output is c = act(alpha * sum_k a_k b_k + beta * c0 + bias).
+// A float FMA chain over K terms is within gamma_K * S of the exact sum, where
+// S = sum_k |a_k||b_k| and gamma_K = K*u / (1 - K*u) ~ K*u, u = 2^-24 (Higham,
+// "Accuracy and Stability", 3.1). Scaling by alpha, adding beta*c0 and the
+// bias each add one rounding (u relative), and the reference itself rounds
+// its double result to float (u/2 of |ref|). Relu/Clip/PRelu (slopes < 1) do
+// not increase errors, Sigmoid has slope <= 1/4 but its vector exp is a
+// polynomial good to a few ulp, so we allow 1e-6 absolute on top. Bound:
+//   |err| <= 2 * (K + 3) * u * (|alpha| S + |beta c0| + |bias|) + 4u |ref| + 1e-6
+// (factor 2 of slack). S is computed by the reference on |A|, |B|.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu_features.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/gemm/sgemm_kernel.h"
+#include "runtime/thread_pool.h"
+
+namespace onnxmini {
+namespace gemm {
+namespace {
+
+using Act = Epilogue::Activation;
+constexpr float kU = 5.9604645e-8f;  // 2^-24
+
+std::vector<cpu::Isa> isas() {
+  std::vector<cpu::Isa> v{cpu::Isa::Portable};
+  if (cpu::hw_has_avx2_fma()) v.push_back(cpu::Isa::Avx2);
+  if (cpu::hw_has_avx512()) v.push_back(cpu::Isa::Avx512);
+  return v;
+}
+
+struct Case {
+  int64_t M = 1, N = 1, K = 1;
+  bool ta = false, tb = false;
+  int64_t pad_a = 0, pad_b = 0, pad_c = 0;  // ld = cols + pad
+  int64_t offset = 0;                       // pointer + offset (unaligned when odd)
+  float alpha = 1, beta = 0;
+  bool nan_c = false;  // fill C with NaN (only meaningful with beta == 0)
+  Act act = Act::None;
+  bool bias = false, per_row = false;
+};
+
+std::string describe(const Case& c) {
+  char buf[256];
+  std::snprintf(buf, sizeof(buf), "M=%lld N=%lld K=%lld ta=%d tb=%d pads=%lld,%lld,%lld off=%lld alpha=%g beta=%g act=%d bias=%d row=%d",
+                (long long)c.M, (long long)c.N, (long long)c.K, c.ta, c.tb, (long long)c.pad_a, (long long)c.pad_b,
+                (long long)c.pad_c, (long long)c.offset, c.alpha, c.beta, (int)c.act, c.bias, c.per_row);
+  return buf;
+}
+
+// Operands of one case, laid out as the case says; run() fills C and checks.
+struct Problem {
+  Case c;
+  int64_t lda, ldb, ldc;
+  std::vector<float> A, B, C0, bias, slope;
+  std::vector<float> Aabs, Babs;
+
+  Problem(const Case& cs, std::mt19937& rng) : c(cs) {
+    std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+    const int64_t ar = c.ta ? c.K : c.M, ac = c.ta ? c.M : c.K;
+    const int64_t br = c.tb ? c.N : c.K, bc = c.tb ? c.K : c.N;
+    lda = ac + c.pad_a;
+    ldb = bc + c.pad_b;
+    ldc = c.N + c.pad_c;
+    A.resize(ar * lda + c.offset + 1);
+    B.resize(br * ldb + c.offset + 1);
+    C0.resize(c.M * ldc + c.offset + 1);
+    for (auto& x : A) x = d(rng);
+    for (auto& x : B) x = d(rng);
+    for (auto& x : C0) x = c.nan_c ? std::numeric_limits<float>::quiet_NaN() : d(rng);
+    const int64_t nb = c.per_row ? c.M : c.N;
+    bias.resize(nb);
+    slope.resize(nb);
+    for (auto& x : bias) x = d(rng);
+    for (auto& x : slope) x = 0.25f * (d(rng) + 1.0f);
+    Aabs = A;
+    Babs = B;
+    for (auto& x : Aabs) x = std::fabs(x);
+    for (auto& x : Babs) x = std::fabs(x);
+  }
+
+  SgemmArgs args(float* C) const {
+    SgemmArgs a;
+    a.trans_a = c.ta;
+    a.trans_b = c.tb;
+    a.M = c.M;
+    a.N = c.N;
+    a.K = c.K;
+    a.alpha = c.alpha;
+    a.beta = c.beta;
+    a.A = A.data() + c.offset;
+    a.lda = lda;
+    a.B = B.data() + c.offset;
+    a.ldb = ldb;
+    a.C = C + c.offset;
+    a.ldc = ldc;
+    a.epilogue.activation = c.act;
+    a.epilogue.bias = c.bias ? bias.data() : nullptr;
+    a.epilogue.bias_per_row = c.per_row;
+    a.epilogue.prelu_slope = slope.data();
+    a.epilogue.clip_min = -0.3f;
+    a.epilogue.clip_max = 0.4f;
+    return a;
+  }
+
+  // Expected C and per-element tolerance.
+  void expected(std::vector<float>& ref, std::vector<float>& tol) const {
+    ref = C0;
+    reference_engine().sgemm(args(ref.data()), nullptr);
+    std::vector<float> S(C0.size(), 0.0f);
+    SgemmArgs sa = args(S.data());
+    sa.A = Aabs.data() + c.offset;
+    sa.B = Babs.data() + c.offset;
+    sa.alpha = 1;
+    sa.beta = 0;
+    sa.epilogue = Epilogue();
+    reference_engine().sgemm(sa, nullptr);
+    tol.assign(C0.size(), 0.0f);
+    for (int64_t i = 0; i < c.M; ++i)
+      for (int64_t j = 0; j < c.N; ++j) {
+        const int64_t at = c.offset + i * ldc + j;
+        float mag = std::fabs(c.alpha) * S[at];
+        if (c.beta != 0) mag += std::fabs(c.beta * C0[at]);
+        if (c.bias) mag += std::fabs(bias[c.per_row ? i : j]);
+        tol[at] = 2.0f * (c.K + 3) * kU * mag + 4 * kU * std::fabs(ref[at]) + 1e-6f;
+      }
+  }
+
+  // Checks got against ref within tol; elements outside the M x N window must be untouched.
+  ::testing::AssertionResult check(const std::vector<float>& got, const std::vector<float>& ref,
+                                   const std::vector<float>& tol) const {
+    for (size_t at = 0; at < got.size(); ++at) {
+      const int64_t rel = static_cast<int64_t>(at) - c.offset;
+      const bool inside = rel >= 0 && rel / ldc < c.M && rel % ldc < c.N;
+      if (!inside) {
+        if (std::memcmp(&got[at], &C0[at], sizeof(float)) != 0)
+          return ::testing::AssertionFailure() << describe(c) << ": wrote outside C at " << at;
+        continue;
+      }
+      if (!(std::fabs(got[at] - ref[at]) <= tol[at]))
+        return ::testing::AssertionFailure() << describe(c) << ": C[" << rel / ldc << "," << rel % ldc
+                                             << "] = " << got[at] << ", expected " << ref[at] << " +- " << tol[at];
+    }
+    return ::testing::AssertionSuccess();
+  }
+
+  ::testing::AssertionResult run(const GemmEngine& e, ThreadPool* pool) const {
+    std::vector<float> ref, tol, got = C0;
+    expected(ref, tol);
+    e.sgemm(args(got.data()), pool);
+    return check(got, ref, tol);
+  }
+};
+
+Case random_case(std::mt19937& rng, int64_t M, int64_t N, int64_t K) {
+  std::uniform_int_distribution<int> coin(0, 1), pad(0, 3), act(0, 4);
+  const float alphas[] = {1.0f, -0.5f, 2.0f};
+  const float betas[] = {0.0f, 1.0f, 0.5f};
+  Case c;
+  c.M = M;
+  c.N = N;
+  c.K = K;
+  c.ta = coin(rng);
+  c.tb = coin(rng);
+  c.pad_a = pad(rng);
+  c.pad_b = pad(rng);
+  c.pad_c = pad(rng);
+  c.offset = coin(rng);
+  c.alpha = alphas[rng() % 3];
+  c.beta = betas[rng() % 3];
+  c.nan_c = c.beta == 0 && coin(rng);
+  c.act = static_cast<Act>(act(rng));
+  c.bias = coin(rng);
+  c.per_row = coin(rng);
+  return c;
+}
+
+class SgemmIsa : public ::testing::TestWithParam<cpu::Isa> {
+ protected:
+  const GemmEngine& engine() const { return builtin_engine_for(GetParam()); }
+};
+
+// Every M, N in 1..33 crossed with K in 1..33 (K cycles with M, N so each K
+// meets many shapes), random transposes / strides / offsets / alpha / beta / epilogue.
+TEST_P(SgemmIsa, AllEdgeSizes) {
+  std::mt19937 rng(1234);
+  for (int64_t M = 1; M <= 33; ++M)
+    for (int64_t N = 1; N <= 33; ++N)
+      for (int64_t K : {(M * 7 + N) % 33 + 1, (M + N * 5) % 33 + 1}) {
+        Problem p(random_case(rng, M, N, K), rng);
+        ASSERT_TRUE(p.run(engine(), nullptr));
+      }
+}
+
+TEST_P(SgemmIsa, EveryKForSomeTiles) {
+  std::mt19937 rng(7);
+  for (int64_t K = 1; K <= 33; ++K)
+    for (int64_t M : {1, 5, 14, 15, 33})
+      for (int64_t N : {1, 16, 31, 32, 33}) {
+        Problem p(random_case(rng, M, N, K), rng);
+        ASSERT_TRUE(p.run(engine(), nullptr));
+      }
+}
+
+// Shapes that cross the cache blocks (KC = 256, MC ~ 300, NC = 4096 / 2048).
+TEST_P(SgemmIsa, CrossesCacheBlocks) {
+  std::mt19937 rng(99);
+  const int64_t shapes[][3] = {{350, 40, 300}, {37, 70, 600}, {700, 33, 257}, {3, 4100, 20}, {20, 2100, 513}};
+  for (const auto& s : shapes)
+    for (int rep = 0; rep < 2; ++rep) {
+      Problem p(random_case(rng, s[0], s[1], s[2]), rng);
+      ASSERT_TRUE(p.run(engine(), nullptr));
+    }
+}
+
+TEST_P(SgemmIsa, KZeroScalesC) {
+  std::mt19937 rng(5);
+  for (float beta : {0.0f, 1.0f, -2.0f}) {
+    Case c = random_case(rng, 9, 17, 0);
+    c.beta = beta;
+    c.nan_c = beta == 0;
+    Problem p(c, rng);
+    ASSERT_TRUE(p.run(engine(), nullptr));
+  }
+}
+
+TEST_P(SgemmIsa, BetaZeroIgnoresNaN) {
+  std::mt19937 rng(11);
+  for (int64_t n : {1, 13, 40, 100}) {
+    Case c = random_case(rng, n, n + 3, n);
+    c.beta = 0;
+    c.nan_c = true;
+    Problem p(c, rng);
+    ASSERT_TRUE(p.run(engine(), nullptr));
+  }
+}
+
+TEST_P(SgemmIsa, EveryEpilogue) {
+  std::mt19937 rng(21);
+  for (int a = 0; a <= 4; ++a)
+    for (bool bias : {false, true})
+      for (bool row : {false, true}) {
+        Case c = random_case(rng, 29, 45, 70);
+        c.act = static_cast<Act>(a);
+        c.bias = bias;
+        c.per_row = row;
+        Problem p(c, rng);
+        ASSERT_TRUE(p.run(engine(), nullptr));
+      }
+}
+
+// Sigmoid far into both tails (saturation must give 0 / 1, not NaN).
+TEST_P(SgemmIsa, SigmoidTails) {
+  std::vector<float> A = {1.0f}, B = {-200, -90, -20, -1, 0, 1, 20, 90, 200, 3, 4, 5, 6, 7, 8, 9, 10};
+  const int64_t N = static_cast<int64_t>(B.size());
+  std::vector<float> C(N), R(N);
+  SgemmArgs a;
+  a.M = 1;
+  a.N = N;
+  a.K = 1;
+  a.A = A.data();
+  a.lda = 1;
+  a.B = B.data();
+  a.ldb = N;
+  a.ldc = N;
+  a.epilogue.activation = Act::Sigmoid;
+  a.C = C.data();
+  engine().sgemm(a, nullptr);
+  a.C = R.data();
+  reference_engine().sgemm(a, nullptr);
+  for (int64_t j = 0; j < N; ++j) EXPECT_NEAR(C[j], R[j], 1e-6f + 4 * kU * R[j]) << "x=" << B[j];
+}
+
+// The threaded split must not change the arithmetic: each C element is
+// computed by the same kernel sequence, so 1 and 2 threads agree exactly.
+TEST_P(SgemmIsa, TwoThreadsMatchOne) {
+  std::mt19937 rng(31);
+  ThreadPool pool(2);
+  const int64_t shapes[][3] = {{100, 300, 70}, {300, 64, 128}, {64, 3136, 64}, {1, 5000, 98}, {257, 259, 261}};
+  for (const auto& s : shapes) {
+    Problem p(random_case(rng, s[0], s[1], s[2]), rng);
+    ASSERT_TRUE(p.run(engine(), &pool));
+    std::vector<float> one = p.C0, two = p.C0;
+    engine().sgemm(p.args(one.data()), nullptr);
+    engine().sgemm(p.args(two.data()), &pool);
+    ASSERT_EQ(0, std::memcmp(one.data(), two.data(), one.size() * sizeof(float))) << describe(p.c);
+  }
+}
+
+TEST_P(SgemmIsa, PackedB) {
+  std::mt19937 rng(41);
+  ThreadPool pool(2);
+  const int64_t shapes[][3] = {{1, 1, 1}, {5, 33, 17}, {64, 100, 576}, {130, 70, 300}, {7, 4200, 27}};
+  for (const auto& s : shapes)
+    for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      Case c = random_case(rng, s[0], s[1], s[2]);
+      Problem p(c, rng);
+      SgemmArgs a = p.args(nullptr);
+      auto packed = engine().pack_b(c.tb, c.K, c.N, a.B, a.ldb);
+      ASSERT_EQ(packed->K(), c.K);
+      ASSERT_EQ(packed->N(), c.N);
+      std::vector<float> ref, tol, got = p.C0;
+      p.expected(ref, tol);
+      SgemmArgs g = p.args(got.data());
+      g.B = nullptr;  // must come from `packed`
+      g.trans_b = !c.tb;
+      g.ldb = 0;
+      engine().sgemm_packed(g, *packed, tp);
+      ASSERT_TRUE(p.check(got, ref, tol));
+    }
+}
+
+// Batches of small matrices (parallel across the batch) and large ones, with
+// broadcast operands (stride 0).
+TEST_P(SgemmIsa, Batched) {
+  std::mt19937 rng(51);
+  ThreadPool pool(2);
+  struct B { int64_t M, N, K, batch; bool bcast_a, bcast_b; };
+  const B cases[] = {{8, 9, 10, 7, false, false}, {16, 16, 16, 5, true, false}, {33, 20, 12, 4, false, true},
+                     {200, 210, 190, 3, false, false}};
+  for (const auto& bc : cases)
+    for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      Case c = random_case(rng, bc.M, bc.N, bc.K);
+      c.pad_a = c.pad_b = c.pad_c = 0;
+      c.offset = 0;
+      c.nan_c = false;
+      Problem p(c, rng);
+      const int64_t sa = bc.bcast_a ? 0 : static_cast<int64_t>(p.A.size());
+      const int64_t sb = bc.bcast_b ? 0 : static_cast<int64_t>(p.B.size());
+      const int64_t sc = static_cast<int64_t>(p.C0.size());
+      std::vector<float> A, Bm, C, R;
+      for (int64_t b = 0; b < bc.batch; ++b) {
+        Problem q(c, rng);
+        A.insert(A.end(), q.A.begin(), q.A.end());
+        Bm.insert(Bm.end(), q.B.begin(), q.B.end());
+        C.insert(C.end(), q.C0.begin(), q.C0.end());
+      }
+      R = C;
+      SgemmArgs a = p.args(C.data());
+      a.A = A.data();
+      a.B = Bm.data();
+      engine().sgemm_batched(a, bc.batch, {sa, sb, sc}, tp);
+      a.C = R.data();
+      reference_engine().sgemm_batched(a, bc.batch, {sa, sb, sc}, nullptr);
+      for (size_t i = 0; i < C.size(); ++i) {
+        const float tol = 2.0f * (bc.K + 3) * kU * (bc.K * 2.0f + 2.0f) + 1e-6f;  // |alpha| <= 2; |a|,|b|,|c|,|bias| <= 1
+        ASSERT_NEAR(C[i], R[i], tol) << "batch case M=" << bc.M << " at " << i;
+      }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isa, SgemmIsa, ::testing::ValuesIn(isas()),
+                         [](const ::testing::TestParamInfo<cpu::Isa>& i) { return std::string(cpu::isa_name(i.param)); });
+
+TEST(CpuFeatures, NamesAndCap) {
+  const std::string n = cpu::active_isa_name();
+  EXPECT_TRUE(n == "avx512" || n == "avx2" || n == "portable") << n;
+  EXPECT_LE(static_cast<int>(cpu::active_isa()), static_cast<int>(cpu::hw_isa()));
+  if (const char* env = std::getenv("ONNXMINI_ISA")) {
+    if (std::string(env) == "portable") EXPECT_EQ(cpu::active_isa(), cpu::Isa::Portable);
+  }
+  EXPECT_STREQ(builtin_engine_for(cpu::active_isa()).name(), "builtin");
+  EXPECT_EQ(sgemm_kernels_for(cpu::active_isa()).isa, cpu::active_isa());
+}
+
+TEST(Dgemm, MatchesReference) {
+  std::mt19937 rng(61);
+  std::uniform_real_distribution<double> d(-1, 1);
+  ThreadPool pool(2);
+  const int64_t shapes[][3] = {{1, 1, 1}, {7, 9, 0}, {33, 65, 300}, {130, 600, 40}};
+  for (const auto& s : shapes)
+    for (int t = 0; t < 4; ++t) {
+      DgemmArgs a;
+      a.M = s[0];
+      a.N = s[1];
+      a.K = s[2];
+      a.trans_a = t & 1;
+      a.trans_b = t & 2;
+      a.alpha = 1.5;
+      a.beta = t == 3 ? 0.0 : 0.5;
+      std::vector<double> A(a.M * a.K + 1), B(a.K * a.N + 1), C(a.M * a.N), R;
+      for (auto& x : A) x = d(rng);
+      for (auto& x : B) x = d(rng);
+      for (auto& x : C) x = t == 3 ? std::nan("") : d(rng);
+      R = C;
+      a.A = A.data();
+      a.lda = a.trans_a ? a.M : a.K;
+      a.B = B.data();
+      a.ldb = a.trans_b ? a.K : a.N;
+      a.C = C.data();
+      a.ldc = a.N;
+      builtin_engine().dgemm(a, &pool);
+      a.C = R.data();
+      reference_engine().dgemm(a, nullptr);
+      for (size_t i = 0; i < C.size(); ++i) ASSERT_NEAR(C[i], R[i], 1e-12 * (a.K + 3) * 4) << i;
+    }
+}
+
+}  // namespace
+}  // namespace gemm
+}  // namespace onnxmini
