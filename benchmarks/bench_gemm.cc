@@ -1,0 +1,107 @@
+// SGEMM throughput: builtin engine vs OpenBLAS vs Eigen, 1 and 2 threads.
+//
+// Shapes: square n x n x n, and the convolutions of models/small.onnx as
+// im2col GEMMs, C[Cout, OH*OW] = W[Cout, Cin*kh*kw] * cols[Cin*kh*kw, OH*OW]:
+//   conv0   3x3  3->64, 112x112 s1:  M=64 N=12544 K=27
+//   spatial 7x7  2->1,  112x112 s1:  M=1  N=12544 K=98
+//   conv9   3x3 64->64, 112x112 s1:  M=64 N=12544 K=576
+//   conv11  3x3 64->64, s2 -> 56x56: M=64 N=3136  K=576
+//   conv12  1x1 64->64, s2 -> 56x56: M=64 N=3136  K=64
+// Counter GFLOPS = 2*M*N*K / time. Threads: builtin gets an onnxmini::ThreadPool,
+// OpenBLAS openblas_set_num_threads(); Eigen is built without OpenMP here, so
+// it only runs single-threaded. "builtin_avx2" pins the AVX2 kernel path.
+// Run OpenBLAS comparisons with OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset
+// (see docs/gemm.md), so it picks its own kernels for this CPU.
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu_features.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/gemm/sgemm_kernel.h"
+#include "runtime/thread_pool.h"
+
+extern "C" void openblas_set_num_threads(int);
+extern "C" char* openblas_get_config(void);
+extern "C" char* openblas_get_corename(void);
+
+namespace {
+using namespace onnxmini;
+
+struct Shape {
+  std::string name;
+  int64_t M, N, K;
+};
+
+const gemm::GemmEngine& engine_named(const std::string& b) {
+  if (b == "openblas") return gemm::engine(GemmBackend::OpenBLAS);
+  if (b == "eigen") return gemm::engine(GemmBackend::Eigen);
+  if (b == "builtin_avx2") return gemm::builtin_engine_for(cpu::Isa::Avx2);
+  return gemm::builtin_engine_for(cpu::active_isa());
+}
+
+void run_sgemm(benchmark::State& state, std::string backend, Shape s, int threads) {
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> A(s.M * s.K), B(s.K * s.N), C(s.M * s.N);
+  for (auto& x : A) x = d(rng);
+  for (auto& x : B) x = d(rng);
+  const auto& e = engine_named(backend);
+  std::unique_ptr<ThreadPool> pool;
+  if (backend == "openblas") openblas_set_num_threads(threads);
+  else if (threads > 1) pool = std::make_unique<ThreadPool>(threads);
+  gemm::SgemmArgs a;
+  a.M = s.M;
+  a.N = s.N;
+  a.K = s.K;
+  a.A = A.data();
+  a.lda = s.K;
+  a.B = B.data();
+  a.ldb = s.N;
+  a.C = C.data();
+  a.ldc = s.N;
+  for (auto _ : state) {
+    e.sgemm(a, pool.get());
+    benchmark::DoNotOptimize(C.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOPS"] =
+      benchmark::Counter(2.0 * s.M * s.N * s.K / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  openblas_set_num_threads(1);
+}
+
+void register_all() {
+  std::vector<Shape> shapes;
+  for (int64_t n : {64, 100, 128, 255, 256, 257, 500, 512, 1000, 1024, 2048})
+    shapes.push_back({"sq" + std::to_string(n), n, n, n});
+  shapes.push_back({"conv0_3x3_c3", 64, 12544, 27});
+  shapes.push_back({"spatial_7x7", 1, 12544, 98});
+  shapes.push_back({"conv9_3x3_c64", 64, 12544, 576});
+  shapes.push_back({"conv11_3x3_s2", 64, 3136, 576});
+  shapes.push_back({"conv12_1x1_s2", 64, 3136, 64});
+  const bool avx2 = cpu::hw_has_avx2_fma() && cpu::active_isa() == cpu::Isa::Avx512;
+  for (const auto& s : shapes)
+    for (int t : {1, 2})
+      for (std::string b : {"builtin", "openblas", "eigen", "builtin_avx2"}) {
+        if (b == "eigen" && t > 1) continue;
+        if (b == "builtin_avx2" && (!avx2 || t > 1)) continue;
+        std::string name = "sgemm/" + s.name + "/" + b + "/T" + std::to_string(t);
+        benchmark::RegisterBenchmark(name.c_str(), run_sgemm, b, s, t)->Unit(benchmark::kMicrosecond)->UseRealTime();
+      }
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  benchmark::AddCustomContext("builtin_isa", cpu::active_isa_name());
+  benchmark::AddCustomContext("openblas_config", openblas_get_config());
+  benchmark::AddCustomContext("openblas_core", openblas_get_corename());
+  register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,134 @@
+// The public entry point: load a model, inspect it, run it.
+//
+//   onnxmini::SessionOptions opts;
+//   auto session = onnxmini::Session::load("model.onnx", opts);
+//   auto outputs = session->run({{"X", onnxmini::Tensor(...)}});
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "onnxmini/tensor.h"
+#include "onnxmini/value.h"
+
+namespace onnxmini {
+
+// Which implementation serves the GEMM interface (Gemm, MatMul, Conv, Einsum).
+enum class GemmBackend { Builtin, OpenBLAS, Eigen };
+// Fast kernels, or the plain loop-by-loop reference kernels used as test oracles.
+enum class KernelMode { Fast, Reference };
+// Node events in a profile: the fence triple (onnxruntime <= 1.20) or kernel_time only (>= 1.21).
+enum class ProfileLayout { Fences, KernelOnly };
+
+const char* to_string(GemmBackend b);
+const char* to_string(KernelMode m);
+GemmBackend gemm_backend_from_string(const std::string& s);  // throws InvalidArgument
+KernelMode kernel_mode_from_string(const std::string& s);    // throws InvalidArgument
+
+struct SessionOptions {
+  int intra_op_num_threads = 1;  // 0: one per hardware thread
+  GemmBackend gemm = GemmBackend::Builtin;
+  KernelMode kernels = KernelMode::Fast;
+  int graph_optimization_level = 0;  // accepted for API parity; no graph rewrites yet
+  int log_severity_level = 2;
+
+  // Profiling (see docs/profiler.md).
+  bool enable_profiling = false;
+  std::string profile_file_prefix = "onnxruntime_profile_";
+  ProfileLayout profile_layout = ProfileLayout::Fences;
+  size_t profile_max_events = 1000000;  // a warning is printed once when reached
+  int profile_skip_runs = 0;            // runs not recorded at the start (warm-up)
+  int profile_max_runs = -1;            // runs recorded after the skipped ones; -1: all
+  bool profile_memory_counters = false; // add Chrome counter events ("ph":"C") for live bytes
+};
+
+// One symbolic or fixed dimension of a declared shape.
+struct Dim {
+  int64_t value = -1;   // -1 when unknown or symbolic
+  std::string param;    // symbolic name ("N", "batch"), empty when fixed or unknown
+};
+
+// A graph input or output as declared in the model.
+struct ValueInfo {
+  std::string name;
+  std::string type;          // "tensor(float)", "seq(map(int64,tensor(float)))", ...
+  DType dtype = DType::Undefined;  // element type for tensors
+  bool has_shape = false;
+  std::vector<Dim> shape;
+};
+
+struct RunOptions {
+  // Outputs written in place (io binding): the kernel producing the value writes
+  // into this tensor when dtype and shape match; otherwise run() fails.
+  std::vector<std::pair<std::string, Tensor>> bound_outputs;
+};
+
+struct RunStats {
+  size_t peak_intermediate_bytes = 0;  // peak bytes of live intermediates during the run
+  double elapsed_ms = 0;
+};
+
+// What `onnxmini info` prints.
+struct NodeDescription {
+  std::string name, op_type, domain;
+  int opset = 0;
+  std::vector<std::string> inputs, outputs;
+  std::vector<std::pair<std::string, std::string>> attributes;  // name, rendered value
+  std::string kernel;  // the kernel that will run it
+};
+struct InitializerDescription {
+  std::string name;
+  DType dtype = DType::Undefined;
+  Shape shape;
+};
+struct ModelDescription {
+  int64_t ir_version = 0;
+  std::string producer_name, producer_version, graph_name, doc_string;
+  std::vector<std::pair<std::string, int64_t>> opsets;  // domain ("" = ai.onnx), version
+  std::vector<ValueInfo> inputs, outputs;
+  std::vector<InitializerDescription> initializers;
+  std::vector<NodeDescription> nodes;  // execution order
+  size_t weight_bytes = 0;
+};
+
+// Describes a model without creating kernels, so models with unsupported ops
+// can still be inspected (their nodes show kernel "(unsupported)").
+ModelDescription describe_model(const std::string& path);
+
+class Session {
+ public:
+  // Loads and validates a model; all errors are onnxmini::Error with a message naming the culprit.
+  static std::unique_ptr<Session> load(const std::string& path, const SessionOptions& options = {});
+  // From serialized bytes; external data is resolved relative to `base_dir` (none if empty).
+  static std::unique_ptr<Session> load_from_bytes(const void* data, size_t size, const SessionOptions& options = {},
+                                                  const std::string& base_dir = "");
+  ~Session();
+
+  const std::vector<ValueInfo>& inputs() const;
+  const std::vector<ValueInfo>& outputs() const;
+  const SessionOptions& options() const;
+  ModelDescription describe() const;
+
+  // Runs the graph. `output_names` may name graph outputs or any intermediate
+  // value; empty means all graph outputs in declaration order. Thread-safe.
+  std::vector<Value> run(const std::vector<std::pair<std::string, Value>>& feeds,
+                         const std::vector<std::string>& output_names = {}, const RunOptions* run_options = nullptr,
+                         RunStats* stats = nullptr);
+
+  // Profiling: writes the trace and returns its file name ("" when profiling is off).
+  std::string end_profiling();
+  int64_t profiling_start_time_ns() const;
+
+  // Bytes held by initializers and constants.
+  size_t weight_bytes() const;
+
+  struct Impl;
+
+ private:
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace onnxmini

@@ -1,0 +1,141 @@
+// The GEMM interface's shared parts: default batched/prepacked paths, the
+// epilogue, the reference engine, and backend selection.
+#include "kernels/gemm/gemm.h"
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "runtime/thread_pool.h"
+
+namespace onnxmini {
+namespace gemm {
+
+void apply_epilogue(const Epilogue& e, float* c, int64_t n, int64_t row, int64_t col0) {
+  if (e.bias) {
+    if (e.bias_per_row) {
+      float b = e.bias[row];
+      for (int64_t j = 0; j < n; ++j) c[j] += b;
+    } else {
+      for (int64_t j = 0; j < n; ++j) c[j] += e.bias[col0 + j];
+    }
+  }
+  switch (e.activation) {
+    case Epilogue::Activation::None: break;
+    case Epilogue::Activation::Relu:
+      for (int64_t j = 0; j < n; ++j) c[j] = c[j] > 0 ? c[j] : 0.0f;
+      break;
+    case Epilogue::Activation::Clip:
+      for (int64_t j = 0; j < n; ++j) c[j] = std::fmin(std::fmax(c[j], e.clip_min), e.clip_max);
+      break;
+    case Epilogue::Activation::Sigmoid:
+      for (int64_t j = 0; j < n; ++j) c[j] = 1.0f / (1.0f + std::exp(-c[j]));
+      break;
+    case Epilogue::Activation::PRelu:
+      for (int64_t j = 0; j < n; ++j) {
+        float s = e.bias_per_row ? e.prelu_slope[row] : e.prelu_slope[col0 + j];
+        c[j] = c[j] < 0 ? c[j] * s : c[j];
+      }
+      break;
+  }
+}
+
+bool has_epilogue(const Epilogue& e) { return e.bias || e.activation != Epilogue::Activation::None; }
+
+// ---- defaults ----
+
+void GemmEngine::dgemm(const DgemmArgs& a, ThreadPool* pool) const { reference_engine().dgemm(a, pool); }
+
+void GemmEngine::sgemm_batched(const SgemmArgs& args, int64_t batch, const BatchStrides& s, ThreadPool* pool) const {
+  for (int64_t b = 0; b < batch; ++b) {
+    SgemmArgs a = args;
+    a.A = args.A + b * s.a;
+    a.B = args.B + b * s.b;
+    a.C = args.C + b * s.c;
+    sgemm(a, pool);
+  }
+}
+
+namespace {
+class PlainPackedB : public PackedB {
+ public:
+  PlainPackedB(bool trans_b, int64_t K, int64_t N, const float* B, int64_t ldb) : trans_(trans_b), K_(K), N_(N) {
+    int64_t rows = trans_b ? N : K, cols = trans_b ? K : N;
+    data_.resize(static_cast<size_t>(rows * cols));
+    for (int64_t r = 0; r < rows; ++r) std::memcpy(&data_[r * cols], B + r * ldb, sizeof(float) * cols);
+  }
+  int64_t K() const override { return K_; }
+  int64_t N() const override { return N_; }
+  bool trans_;
+  int64_t K_, N_;
+  std::vector<float> data_;
+};
+}  // namespace
+
+std::shared_ptr<PackedB> GemmEngine::pack_b(bool trans_b, int64_t K, int64_t N, const float* B, int64_t ldb) const {
+  return std::make_shared<PlainPackedB>(trans_b, K, N, B, ldb);
+}
+
+void GemmEngine::sgemm_packed(const SgemmArgs& args, const PackedB& packed, ThreadPool* pool) const {
+  const auto& p = dynamic_cast<const PlainPackedB&>(packed);
+  SgemmArgs a = args;
+  a.trans_b = p.trans_;
+  a.B = p.data_.data();
+  a.ldb = p.trans_ ? p.K_ : p.N_;
+  sgemm(a, pool);
+}
+
+// ---- reference: the definition, loop by loop ----
+
+namespace {
+template <typename T, typename Args>
+void reference_gemm(const Args& a) {
+  for (int64_t i = 0; i < a.M; ++i) {
+    for (int64_t j = 0; j < a.N; ++j) {
+      // Accumulate in double so the reference is more exact than what it checks.
+      double acc = 0;
+      for (int64_t k = 0; k < a.K; ++k) {
+        T av = a.trans_a ? a.A[k * a.lda + i] : a.A[i * a.lda + k];
+        T bv = a.trans_b ? a.B[j * a.ldb + k] : a.B[k * a.ldb + j];
+        acc += static_cast<double>(av) * static_cast<double>(bv);
+      }
+      T& c = a.C[i * a.ldc + j];
+      c = static_cast<T>(a.alpha * acc + (a.beta == 0 ? 0.0 : a.beta * static_cast<double>(c)));
+    }
+  }
+}
+
+class ReferenceEngine : public GemmEngine {
+ public:
+  const char* name() const override { return "reference"; }
+  void sgemm(const SgemmArgs& a, ThreadPool*) const override {
+    reference_gemm<float>(a);
+    if (has_epilogue(a.epilogue))
+      for (int64_t i = 0; i < a.M; ++i) apply_epilogue(a.epilogue, a.C + i * a.ldc, a.N, i, 0);
+  }
+  void dgemm(const DgemmArgs& a, ThreadPool*) const override { reference_gemm<double>(a); }
+};
+}  // namespace
+
+const GemmEngine& reference_engine() {
+  static ReferenceEngine e;
+  return e;
+}
+
+// Defined in gemm_builtin.cc, gemm_openblas.cc, gemm_eigen.cc.
+const GemmEngine& builtin_engine();
+const GemmEngine& openblas_engine();
+const GemmEngine& eigen_engine();
+
+const GemmEngine& engine(GemmBackend backend, KernelMode mode) {
+  if (mode == KernelMode::Reference) return reference_engine();
+  switch (backend) {
+    case GemmBackend::Builtin: return builtin_engine();
+    case GemmBackend::OpenBLAS: return openblas_engine();
+    case GemmBackend::Eigen: return eigen_engine();
+  }
+  return builtin_engine();
+}
+
+}  // namespace gemm
+}  // namespace onnxmini

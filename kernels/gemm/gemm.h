@@ -1,0 +1,93 @@
+// The one GEMM interface that Gemm, MatMul, Conv and Einsum call. Backends:
+// builtin (our packed engine, kernels/gemm/), OpenBLAS, Eigen, and the plain
+// reference loop (KernelMode::Reference). Everything is row-major.
+//
+//   C[m, n] = alpha * sum_k op(A)[m, k] * op(B)[k, n] + beta * C[m, n]
+//   op(A) = A (M x K, row stride lda) or A^T (A stored K x M) when trans_a.
+//   op(B) = B (K x N, row stride ldb) or B^T (B stored N x K) when trans_b.
+//   beta == 0 means C is write-only (its old contents, even NaN, are ignored).
+#pragma once
+#include <cstdint>
+#include <memory>
+
+#include "onnxmini/session.h"
+
+namespace onnxmini {
+class ThreadPool;
+
+namespace gemm {
+
+// Applied to every C element after alpha/beta, fused into the store.
+struct Epilogue {
+  enum class Activation { None, Relu, Clip, Sigmoid, PRelu };
+  const float* bias = nullptr;  // added before the activation; indexed by column (bias_per_row = false) or row
+  bool bias_per_row = false;
+  Activation activation = Activation::None;
+  float clip_min = 0, clip_max = 0;     // Clip
+  const float* prelu_slope = nullptr;   // PRelu, indexed like bias
+};
+
+struct SgemmArgs {
+  bool trans_a = false, trans_b = false;
+  int64_t M = 0, N = 0, K = 0;
+  float alpha = 1.0f;
+  const float* A = nullptr;
+  int64_t lda = 0;
+  const float* B = nullptr;
+  int64_t ldb = 0;
+  float beta = 0.0f;
+  float* C = nullptr;
+  int64_t ldc = 0;
+  Epilogue epilogue;
+};
+
+struct DgemmArgs {
+  bool trans_a = false, trans_b = false;
+  int64_t M = 0, N = 0, K = 0;
+  double alpha = 1.0;
+  const double* A = nullptr;
+  int64_t lda = 0;
+  const double* B = nullptr;
+  int64_t ldb = 0;
+  double beta = 0.0;
+  double* C = nullptr;
+  int64_t ldc = 0;
+};
+
+// Strides (in elements) between consecutive matrices of a batch; 0 broadcasts.
+struct BatchStrides {
+  int64_t a = 0, b = 0, c = 0;
+};
+
+// A B operand packed once (constant weights) for repeated use with the builtin engine.
+class PackedB {
+ public:
+  virtual ~PackedB() = default;
+  virtual int64_t K() const = 0;
+  virtual int64_t N() const = 0;
+};
+
+class GemmEngine {
+ public:
+  virtual ~GemmEngine() = default;
+  virtual const char* name() const = 0;
+  virtual void sgemm(const SgemmArgs& args, ThreadPool* pool) const = 0;
+  virtual void dgemm(const DgemmArgs& args, ThreadPool* pool) const;
+  // Default: loops over sgemm. Engines may parallelise across the batch.
+  virtual void sgemm_batched(const SgemmArgs& args, int64_t batch, const BatchStrides& strides,
+                             ThreadPool* pool) const;
+  // Prepacking; the default keeps a plain copy and calls sgemm.
+  virtual std::shared_ptr<PackedB> pack_b(bool trans_b, int64_t K, int64_t N, const float* B, int64_t ldb) const;
+  // args.B / ldb / trans_b are ignored; `packed` supplies B.
+  virtual void sgemm_packed(const SgemmArgs& args, const PackedB& packed, ThreadPool* pool) const;
+};
+
+// The engine for a backend; KernelMode::Reference always gives the reference loop.
+const GemmEngine& engine(GemmBackend backend, KernelMode mode = KernelMode::Fast);
+const GemmEngine& reference_engine();
+
+// Applies an epilogue to one row segment C[0..n) of row `row` starting at column `col0`.
+void apply_epilogue(const Epilogue& e, float* c, int64_t n, int64_t row, int64_t col0);
+
+}  // namespace gemm
+}  // namespace onnxmini

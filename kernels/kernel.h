@@ -1,0 +1,138 @@
+// The contract between the runtime and a kernel. A kernel sees its inputs,
+// its attributes and a few services (thread pool, GEMM engine); never the
+// session or the graph.
+//
+// Life cycle: the factory runs once at session creation with a KernelInfo
+// (attributes parsed, constant inputs visible for prepacking). Each run calls
+//   prepare(ctx)  - check inputs, infer output shapes, allocate outputs
+//                   (profiled as the node's fence_before), and
+//   compute(ctx)  - the math (profiled as kernel_time).
+// View ops (Reshape, Identity, ...) set their output in prepare and do nothing
+// in compute. A kernel object is shared by concurrent runs: keep per-run state
+// in the context, never in members (members are for what the factory computed).
+#pragma once
+#include <fmt/format.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/attributes.h"
+#include "onnxmini/error.h"
+#include "onnxmini/session.h"
+#include "onnxmini/value.h"
+
+namespace onnxmini {
+
+class ThreadPool;
+namespace gemm {
+class GemmEngine;
+}
+
+// What the factory sees at session creation.
+struct KernelInfo {
+  std::string name;     // node name (may be empty)
+  std::string op_type;  // "Conv"
+  std::string domain;   // "" for ai.onnx
+  int opset = 0;        // opset version imported for the node's domain
+  Attributes attrs;
+  size_t num_inputs = 0;   // including empty (absent optional) slots
+  size_t num_outputs = 0;
+  std::vector<bool> input_present;   // false for an empty input name
+  std::vector<bool> output_present;
+  std::vector<const Tensor*> constant_inputs;  // initializer or Constant value; nullptr otherwise
+  GemmBackend gemm = GemmBackend::Builtin;
+  KernelMode mode = KernelMode::Fast;
+
+  const Tensor* constant_input(size_t i) const { return i < constant_inputs.size() ? constant_inputs[i] : nullptr; }
+  bool has_input(size_t i) const { return i < input_present.size() && input_present[i]; }
+  // "Conv 'n9'" - the prefix of every error about this node.
+  std::string label() const;
+  template <typename... Args>
+  [[noreturn]] void fail(fmt::format_string<Args...> f, Args&&... args) const {
+    throw Error(ErrorCode::InvalidModel, label() + ": " + fmt::format(f, std::forward<Args>(args)...));
+  }
+  template <typename... Args>
+  [[noreturn]] void unsupported(fmt::format_string<Args...> f, Args&&... args) const {
+    throw Error(ErrorCode::NotImplemented, label() + ": " + fmt::format(f, std::forward<Args>(args)...));
+  }
+};
+
+// Per-node, per-run work counters a kernel may fill for the profiler.
+struct KernelStats {
+  double flops = 0;
+  double bytes_read = 0;     // 0: the profiler uses the input sizes
+  double bytes_written = 0;  // 0: the profiler uses the output sizes
+  const char* variant = nullptr;  // e.g. "conv_im2col_gemm/builtin"
+};
+
+// The per-run view of one node: its inputs, its outputs, services.
+class KernelContext {
+ public:
+  using Allocator = std::function<Tensor(DType, const Shape&)>;
+  using BoundOutput = std::function<Tensor(size_t output_index, DType, const Shape&)>;
+
+  KernelContext(const KernelInfo& info, std::vector<const Value*> inputs, std::vector<Value>& outputs,
+                Allocator allocator, ThreadPool* pool, const gemm::GemmEngine* gemm, BoundOutput bound)
+      : info_(info),
+        inputs_(std::move(inputs)),
+        outputs_(outputs),
+        allocator_(std::move(allocator)),
+        pool_(pool),
+        gemm_(gemm),
+        bound_(std::move(bound)) {}
+
+  const KernelInfo& info() const { return info_; }
+  const Attributes& attrs() const { return info_.attrs; }
+
+  size_t num_inputs() const { return inputs_.size(); }
+  bool has_input(size_t i) const { return i < inputs_.size() && inputs_[i] != nullptr && !inputs_[i]->is_none(); }
+  // The i-th input as a tensor; fails naming the node when absent or not a tensor.
+  const Tensor& input(size_t i) const;
+  const Value& input_value(size_t i) const;
+
+  size_t num_outputs() const { return outputs_.size(); }
+  bool output_wanted(size_t i) const { return i < info_.output_present.size() && info_.output_present[i]; }
+  // Allocates output i (from the run's buffer pool, or the bound user buffer).
+  Tensor& allocate_output(size_t i, DType dtype, const Shape& shape);
+  // Sets output i to an existing value (a view of an input, a sequence, a map).
+  void set_output(size_t i, Value value);
+  Tensor& output(size_t i);
+  const Value& output_value(size_t i) const { return outputs_.at(i); }
+  // A scratch tensor from the run's pool, released when the caller drops it.
+  Tensor scratch(DType dtype, const Shape& shape) { return allocator_(dtype, shape); }
+
+  ThreadPool* threads() const { return pool_; }
+  const gemm::GemmEngine& gemm() const { return *gemm_; }
+  bool reference_mode() const { return info_.mode == KernelMode::Reference; }
+  KernelStats& stats() { return stats_; }
+
+  template <typename... Args>
+  [[noreturn]] void fail(fmt::format_string<Args...> f, Args&&... args) const {
+    throw Error(ErrorCode::RuntimeError, info_.label() + ": " + fmt::format(f, std::forward<Args>(args)...));
+  }
+  template <typename... Args>
+  [[noreturn]] void unsupported(fmt::format_string<Args...> f, Args&&... args) const {
+    throw Error(ErrorCode::NotImplemented, info_.label() + ": " + fmt::format(f, std::forward<Args>(args)...));
+  }
+
+ private:
+  const KernelInfo& info_;
+  std::vector<const Value*> inputs_;
+  std::vector<Value>& outputs_;
+  Allocator allocator_;
+  ThreadPool* pool_;
+  const gemm::GemmEngine* gemm_;
+  BoundOutput bound_;
+  KernelStats stats_;
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual void prepare(KernelContext& ctx) = 0;
+  virtual void compute(KernelContext& ctx) = 0;
+};
+
+}  // namespace onnxmini

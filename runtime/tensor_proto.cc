@@ -1,0 +1,167 @@
+#include "runtime/tensor_proto.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+namespace onnxmini {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+[[noreturn]] void bad(const std::string& what, const std::string& msg) {
+  throw Error(ErrorCode::InvalidModel, what + ": " + msg);
+}
+
+// Copies `count` values from a repeated proto field into the tensor, converting
+// each element with `conv`.
+template <typename Dst, typename Field, typename Conv>
+void copy_field(const Field& field, int64_t count, Tensor& t, const std::string& what, const char* field_name,
+                int per_element, Conv conv) {
+  if (static_cast<int64_t>(field.size()) != count * per_element)
+    bad(what, fmt::format("{} has {} values, shape {} needs {}", field_name, field.size(), shape_to_string(t.shape()),
+                          count * per_element));
+  Dst* out = static_cast<Dst*>(t.raw_mut());
+  for (int64_t i = 0; i < count * per_element; ++i) out[i] = conv(field.Get(static_cast<int>(i)));
+}
+
+std::string read_external(const onnx::TensorProto& p, const std::string& base_dir, const std::string& what,
+                          size_t expected) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : p.external_data()) {
+    if (kv.key() == "location") location = kv.value();
+    else if (kv.key() == "offset") offset = std::stoll(kv.value());
+    else if (kv.key() == "length") length = std::stoll(kv.value());
+  }
+  if (location.empty()) bad(what, "external data has no location");
+  if (base_dir.empty()) bad(what, "external data '" + location + "' needs the model's folder (load the model from a file)");
+  fs::path rel(location);
+  if (rel.is_absolute()) bad(what, "external data location '" + location + "' is absolute; it must be relative to the model's folder");
+  fs::path base = fs::weakly_canonical(fs::path(base_dir));
+  fs::path full = fs::weakly_canonical(base / rel);
+  auto [bend, fend] = std::mismatch(base.begin(), base.end(), full.begin(), full.end());
+  if (bend != base.end()) bad(what, "external data location '" + location + "' escapes the model's folder");
+  std::error_code ec;
+  auto fsize = fs::file_size(full, ec);
+  if (ec) bad(what, "cannot open external data file '" + location + "'");
+  if (offset < 0) bad(what, fmt::format("external data offset {} is negative", offset));
+  if (length >= 0 && static_cast<size_t>(length) != expected)
+    bad(what, fmt::format("external data length {} does not match the {} bytes its shape needs", length, expected));
+  if (static_cast<uint64_t>(offset) + expected > fsize)
+    bad(what, fmt::format("external data file '{}' has {} bytes, reading {} at offset {} goes past its end", location,
+                          fsize, expected, offset));
+  std::ifstream in(full, std::ios::binary);
+  in.seekg(offset);
+  std::string bytes(expected, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(expected));
+  if (!in) bad(what, "failed reading external data file '" + location + "'");
+  return bytes;
+}
+
+}  // namespace
+
+Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir, const std::string& what) {
+  if (!p.has_data_type() || !dtype_is_valid(p.data_type()))
+    bad(what, fmt::format("unsupported or missing data type {}", p.data_type()));
+  DType dt = static_cast<DType>(p.data_type());
+  Shape shape(p.dims().begin(), p.dims().end());
+  for (int64_t d : shape)
+    if (d < 0) bad(what, fmt::format("negative dimension {} in shape", d));
+  int64_t n;
+  try {
+    n = shape_numel(shape);
+  } catch (const Error&) {
+    bad(what, "shape " + shape_to_string(shape) + " has too many elements");
+  }
+  const size_t esize = dtype_size(dt);
+
+  // Raw bytes (raw_data or an external file): size checked before allocating.
+  const bool external = p.data_location() == onnx::TensorProto::EXTERNAL;
+  if (external || p.has_raw_data()) {
+    if (dt == DType::String) bad(what, "string tensors cannot use raw_data or external data");
+    if (static_cast<uint64_t>(n) > (uint64_t(1) << 62) / esize) bad(what, "shape " + shape_to_string(shape) + " is too large");
+    size_t expected = static_cast<size_t>(n) * esize;
+    std::string ext;
+    const std::string* bytes = &p.raw_data();
+    if (external) {
+      ext = read_external(p, base_dir, what, expected);
+      bytes = &ext;
+    }
+    if (bytes->size() != expected)
+      bad(what, fmt::format("raw_data has {} bytes, shape {} of {} needs {}", bytes->size(), shape_to_string(shape),
+                            dtype_name(dt), expected));
+    Tensor t(dt, shape);
+    if (expected) std::memcpy(t.raw_mut(), bytes->data(), expected);  // ONNX raw data is little-endian, as is x86-64
+    return t;
+  }
+
+  // Typed fields: count checked first, then allocate.
+  auto field_size = [&]() -> int64_t {
+    switch (dt) {
+      case DType::Float32: case DType::Complex64: return p.float_data_size();
+      case DType::Float64: case DType::Complex128: return p.double_data_size();
+      case DType::Int64: return p.int64_data_size();
+      case DType::UInt32: case DType::UInt64: return p.uint64_data_size();
+      case DType::String: return p.string_data_size();
+      default: return p.int32_data_size();
+    }
+  }();
+  int per = (dt == DType::Complex64 || dt == DType::Complex128) ? 2 : 1;
+  if (field_size != n * per)
+    bad(what, fmt::format("holds {} values, shape {} needs {}", field_size, shape_to_string(shape), n * per));
+
+  Tensor t(dt, shape);
+  auto id = [](auto v) { return v; };
+  switch (dt) {
+    case DType::Float32: copy_field<float>(p.float_data(), n, t, what, "float_data", 1, id); break;
+    case DType::Complex64: copy_field<float>(p.float_data(), n, t, what, "float_data", 2, id); break;
+    case DType::Float64: copy_field<double>(p.double_data(), n, t, what, "double_data", 1, id); break;
+    case DType::Complex128: copy_field<double>(p.double_data(), n, t, what, "double_data", 2, id); break;
+    case DType::Int64: copy_field<int64_t>(p.int64_data(), n, t, what, "int64_data", 1, id); break;
+    case DType::UInt64: copy_field<uint64_t>(p.uint64_data(), n, t, what, "uint64_data", 1, id); break;
+    case DType::UInt32:
+      copy_field<uint32_t>(p.uint64_data(), n, t, what, "uint64_data", 1, [](uint64_t v) { return static_cast<uint32_t>(v); });
+      break;
+    case DType::Int32: copy_field<int32_t>(p.int32_data(), n, t, what, "int32_data", 1, id); break;
+    case DType::Int8:
+      copy_field<int8_t>(p.int32_data(), n, t, what, "int32_data", 1, [](int32_t v) { return static_cast<int8_t>(v); });
+      break;
+    case DType::UInt8:
+      copy_field<uint8_t>(p.int32_data(), n, t, what, "int32_data", 1, [](int32_t v) { return static_cast<uint8_t>(v); });
+      break;
+    case DType::Int16:
+      copy_field<int16_t>(p.int32_data(), n, t, what, "int32_data", 1, [](int32_t v) { return static_cast<int16_t>(v); });
+      break;
+    case DType::UInt16: case DType::Float16: case DType::BFloat16:  // 16-bit patterns stored in int32_data
+      copy_field<uint16_t>(p.int32_data(), n, t, what, "int32_data", 1, [](int32_t v) { return static_cast<uint16_t>(v); });
+      break;
+    case DType::Bool:
+      copy_field<bool>(p.int32_data(), n, t, what, "int32_data", 1, [](int32_t v) { return v != 0; });
+      break;
+    case DType::String: {
+      auto* out = static_cast<std::string*>(t.raw_mut());
+      for (int64_t i = 0; i < n; ++i) out[i] = p.string_data(static_cast<int>(i));
+      break;
+    }
+    default: bad(what, fmt::format("unsupported data type {}", dtype_name(dt)));
+  }
+  return t;
+}
+
+void tensor_to_proto(const Tensor& t, onnx::TensorProto* p) {
+  p->Clear();
+  p->set_data_type(static_cast<int32_t>(t.dtype()));
+  for (int64_t d : t.shape()) p->add_dims(d);
+  if (t.dtype() == DType::String) {
+    const auto* s = static_cast<const std::string*>(t.raw());
+    for (int64_t i = 0; i < t.numel(); ++i) p->add_string_data(s[i]);
+  } else {
+    p->set_raw_data(std::string(static_cast<const char*>(t.raw()), t.nbytes()));
+  }
+}
+
+}  // namespace onnxmini

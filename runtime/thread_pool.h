@@ -1,0 +1,66 @@
+// Intra-op thread pool. Kernels split work with parallel_for; the calling
+// thread takes part, so a pool of N threads runs N-1 workers. A pool of size 1
+// runs everything inline with no synchronisation.
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace onnxmini {
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int num_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int num_threads() const { return num_threads_; }
+
+  // Calls fn(begin, end) on disjoint chunks covering [0, n), each at least
+  // `grain` long (except the last). Blocks until all chunks are done. Chunks are
+  // handed out dynamically, so uneven work balances. Not reentrant: a nested
+  // call from inside fn runs inline.
+  void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+
+  // Scheduling statistics since the last reset (for the profiler's thread_scheduling_stats).
+  struct Stats {
+    int64_t parallel_for_calls = 0;
+    int64_t inline_calls = 0;     // calls run on the caller alone (n small or nested)
+    int64_t chunks = 0;           // chunks executed, all threads
+    std::vector<int64_t> chunks_per_thread;  // index 0 is the calling thread
+  };
+  Stats stats() const;
+  void reset_stats();
+
+ private:
+  void worker_loop(int index);
+  void run_chunks(int thread_index);
+
+  int num_threads_;
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::mutex call_mu_;  // one parallel_for at a time per pool (concurrent callers queue)
+  std::condition_variable cv_work_, cv_done_;
+  bool stop_ = false;
+  uint64_t generation_ = 0;
+  int active_ = 0;
+  // current job
+  const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
+  int64_t n_ = 0, chunk_ = 1;
+  std::atomic<int64_t> next_{0};
+  // stats
+  mutable std::mutex stats_mu_;
+  std::vector<std::atomic<int64_t>> chunk_counts_;
+  std::atomic<int64_t> calls_{0}, inline_calls_{0};
+};
+
+// Runs fn over [0, n) on `pool` when it is non-null and has more than one thread,
+// inline otherwise.
+void parallel_for(ThreadPool* pool, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+
+}  // namespace onnxmini

@@ -1,0 +1,209 @@
+// onnxmini run MODEL [--input NAME=SPEC]... [--inputs DIR] [--save-outputs DIR]
+//                    [--repeat N] [--warmup N] [--threads N] [--json] ...
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "onnxmini/onnxmini.h"
+#include "tools/onnxmini/commands.h"
+#include "tools/onnxmini/inputs.h"
+
+namespace fs = std::filesystem;
+using namespace onnxmini;
+
+namespace onnxmini_cli {
+namespace {
+
+struct RunArgs {
+  std::string model;
+  std::vector<std::string> inputs, dims;
+  std::string inputs_dir, save_dir;
+  int repeat = 1, warmup = 0, threads = 1;
+  bool json = false;
+  std::string gemm = "builtin", kernels = "fast";
+  unsigned seed = 0;
+  std::string profile_prefix;
+  bool profile = false;
+  std::string profile_layout = "fences";
+  int profile_skip = 0;
+  bool memory = false;
+};
+
+std::string head_values(const Tensor& t, int count) {
+  std::vector<std::string> parts;
+  int64_t n = std::min<int64_t>(t.numel(), count);
+  for (int64_t i = 0; i < n; ++i) {
+    if (t.dtype() == DType::String) parts.push_back("'" + t.data<std::string>()[i] + "'");
+    else if (t.dtype() == DType::Float32 || t.dtype() == DType::Float64 || t.dtype() == DType::Float16)
+      parts.push_back(fmt::format("{:.6g}", t.get_as_double(i)));
+    else parts.push_back(fmt::format("{}", static_cast<int64_t>(t.get_as_double(i))));
+  }
+  return fmt::format("[{}{}]", fmt::join(parts, ", "), t.numel() > count ? ", ..." : "");
+}
+
+std::string describe_value(const Value& v) {
+  if (v.is_tensor())
+    return fmt::format("{} {} {}", dtype_name(v.tensor().dtype()), shape_to_string(v.tensor().shape()), head_values(v.tensor(), 8));
+  if (v.is_sequence()) {
+    const auto& items = v.sequence_items();
+    std::string first = items.empty() ? "" : " first: " + describe_value(items.front());
+    return fmt::format("{} of {} items{}", v.type_string(), items.size(), first);
+  }
+  if (v.is_map()) {
+    const Map& m = v.map_value();
+    std::vector<std::string> parts;
+    for (int64_t i = 0; i < std::min<int64_t>(m.keys.numel(), 8); ++i) {
+      std::string key = m.keys.dtype() == DType::String ? "'" + m.keys.data<std::string>()[i] + "'"
+                                                        : fmt::format("{}", static_cast<int64_t>(m.keys.get_as_double(i)));
+      parts.push_back(fmt::format("{}: {:.6g}", key, m.values.get_as_double(i)));
+    }
+    return fmt::format("{{{}}}", fmt::join(parts, ", "));
+  }
+  return "none";
+}
+
+double percentile_median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+long peak_rss_kb() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
+  return -1;
+}
+
+int run_command(const RunArgs& a) {
+  if (a.repeat < 1) throw Error(ErrorCode::InvalidArgument, fmt::format("--repeat must be at least 1, got {}", a.repeat));
+  if (a.warmup < 0) throw Error(ErrorCode::InvalidArgument, fmt::format("--warmup must be >= 0, got {}", a.warmup));
+  if (a.threads < 0 || a.threads > 1024) throw Error(ErrorCode::InvalidArgument, fmt::format("--threads {} is out of range", a.threads));
+  SessionOptions opts;
+  opts.intra_op_num_threads = a.threads;
+  opts.gemm = gemm_backend_from_string(a.gemm);
+  opts.kernels = kernel_mode_from_string(a.kernels);
+  if (a.profile) {
+    opts.enable_profiling = true;
+    if (!a.profile_prefix.empty()) opts.profile_file_prefix = a.profile_prefix;
+    if (a.profile_layout == "kernel") opts.profile_layout = ProfileLayout::KernelOnly;
+    else if (a.profile_layout != "fences")
+      throw Error(ErrorCode::InvalidArgument, "--profile-layout must be fences or kernel, got '" + a.profile_layout + "'");
+    opts.profile_skip_runs = a.profile_skip;
+    opts.profile_memory_counters = a.memory;
+  }
+  auto session = Session::load(a.model, opts);
+
+  std::map<std::string, int64_t> dims;
+  for (const auto& d : a.dims) {
+    auto [name, value] = split_assignment(d, "--dim");
+    if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos || value.size() > 12)
+      throw Error(ErrorCode::InvalidArgument, fmt::format("--dim {}: '{}' is not a dimension", name, value));
+    dims[name] = std::stoll(value);
+  }
+  auto feeds = build_feeds(*session, a.inputs, a.inputs_dir, dims, a.seed);
+
+  for (int i = 0; i < a.warmup; ++i) session->run(feeds);
+  std::vector<double> ms;
+  std::vector<Value> outputs;
+  RunStats stats;
+  for (int i = 0; i < a.repeat; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    outputs = session->run(feeds, {}, nullptr, &stats);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::string profile_file = a.profile ? session->end_profiling() : "";
+
+  if (!a.save_dir.empty()) {
+    fs::create_directories(a.save_dir);
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (!outputs[i].is_tensor()) {
+        std::cerr << fmt::format("onnxmini: warning: output '{}' is a {}, not saved\n", session->outputs()[i].name,
+                                 outputs[i].type_string());
+        continue;
+      }
+      write_tensor_pb((fs::path(a.save_dir) / fmt::format("output_{}.pb", i)).string(), outputs[i].tensor(),
+                      session->outputs()[i].name);
+    }
+  }
+
+  const double mn = *std::min_element(ms.begin(), ms.end()), mx = *std::max_element(ms.begin(), ms.end());
+  const double mean = std::accumulate(ms.begin(), ms.end(), 0.0) / ms.size(), med = percentile_median(ms);
+  if (a.json) {
+    nlohmann::json j;
+    j["model"] = a.model;
+    j["threads"] = a.threads;
+    j["repeat"] = a.repeat;
+    j["latency_ms"] = {{"min", mn}, {"median", med}, {"mean", mean}, {"max", mx}};
+    j["peak_intermediate_bytes"] = stats.peak_intermediate_bytes;
+    j["weight_bytes"] = session->weight_bytes();
+    if (a.memory) j["peak_rss_bytes"] = peak_rss_kb() * 1024;
+    if (!profile_file.empty()) j["profile_file"] = profile_file;
+    j["outputs"] = nlohmann::json::array();
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      nlohmann::json o;
+      o["name"] = session->outputs()[i].name;
+      if (outputs[i].is_tensor()) {
+        const Tensor& t = outputs[i].tensor();
+        o["dtype"] = dtype_name(t.dtype());
+        o["shape"] = t.shape();
+        std::vector<double> head;
+        for (int64_t k = 0; k < std::min<int64_t>(t.numel(), 8) && t.dtype() != DType::String; ++k) head.push_back(t.get_as_double(k));
+        o["head"] = head;
+      } else {
+        o["dtype"] = outputs[i].type_string();
+        o["shape"] = nlohmann::json::array();
+        if (outputs[i].is_sequence()) o["length"] = outputs[i].sequence_items().size();
+      }
+      j["outputs"].push_back(o);
+    }
+    std::cout << j.dump() << std::endl;
+    return 0;
+  }
+  std::cout << fmt::format("model: {}\n", a.model);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    std::cout << fmt::format("output '{}': {}\n", session->outputs()[i].name, describe_value(outputs[i]));
+  std::cout << fmt::format("latency over {} run(s), {} thread(s): min {:.3f} ms, median {:.3f} ms, mean {:.3f} ms, max {:.3f} ms\n",
+                           a.repeat, a.threads, mn, med, mean, mx);
+  if (a.memory)
+    std::cout << fmt::format("memory: peak intermediates {} bytes, weights {} bytes, peak RSS {} bytes\n",
+                             stats.peak_intermediate_bytes, session->weight_bytes(), peak_rss_kb() * 1024);
+  if (!profile_file.empty()) std::cout << "profile: " << profile_file << "\n";
+  return 0;
+}
+
+CommandRegistrar reg("run", [](CLI::App& app) -> std::function<int()> {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* sub = app.add_subcommand("run", "Run a model and print its outputs and latency");
+  sub->add_option("model", args->model, "ONNX model file")->required();
+  sub->add_option("--input", args->inputs, "NAME=SPEC: random:1x3x112x112, zeros:SHAPE, ones:SHAPE, FILE.npy, FILE.pb");
+  sub->add_option("--inputs", args->inputs_dir, "folder with input_0.pb, input_1.pb, ... (ONNX backend test layout)");
+  sub->add_option("--save-outputs", args->save_dir, "write output_0.pb, ... in graph output order");
+  sub->add_option("--dim", args->dims, "NAME=VALUE for a symbolic dimension of generated inputs (default 1)");
+  sub->add_option("--repeat", args->repeat, "timed runs (default 1)");
+  sub->add_option("--warmup", args->warmup, "untimed runs before (default 0)");
+  sub->add_option("--threads", args->threads, "intra-op threads (default 1; 0 = all cores)");
+  sub->add_option("--seed", args->seed, "seed for generated inputs (default 0)");
+  sub->add_option("--gemm", args->gemm, "GEMM backend: builtin, openblas, eigen");
+  sub->add_option("--kernels", args->kernels, "kernel set: fast or reference");
+  sub->add_flag("--json", args->json, "print one JSON object instead of text");
+  auto* prof = sub->add_option("--profile", args->profile_prefix, "write an onnxruntime-format trace (optional PREFIX)")
+                   ->expected(0, 1);
+  sub->add_option("--profile-layout", args->profile_layout, "fences (default, onnxruntime <= 1.20) or kernel (>= 1.21)");
+  sub->add_option("--profile-skip-runs", args->profile_skip, "runs (warm-up included) not recorded in the trace");
+  sub->add_flag("--memory", args->memory, "report peak intermediates, weights and peak RSS");
+  return [args, prof]() {
+    args->profile = prof->count() > 0;
+    return run_command(*args);
+  };
+});
+
+}  // namespace
+}  // namespace onnxmini_cli
