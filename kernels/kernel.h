@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,11 +43,15 @@ struct KernelInfo {
   std::vector<bool> input_present;   // false for an empty input name
   std::vector<bool> output_present;
   std::vector<const Tensor*> constant_inputs;  // initializer or Constant value; nullptr otherwise
+  std::vector<DType> input_dtypes;  // dtype when known before running (declared or constant), else Undefined
   GemmBackend gemm = GemmBackend::Builtin;
   KernelMode mode = KernelMode::Fast;
 
   const Tensor* constant_input(size_t i) const { return i < constant_inputs.size() ? constant_inputs[i] : nullptr; }
   bool has_input(size_t i) const { return i < input_present.size() && input_present[i]; }
+  // Session-creation dtype check: fails (NotImplemented) when input i's dtype is
+  // known statically and not in `allowed`. Unknown dtypes are checked at run time.
+  void require_dtype(size_t i, std::initializer_list<DType> allowed) const;
   // "Conv 'n9'" - the prefix of every error about this node.
   std::string label() const;
   template <typename... Args>

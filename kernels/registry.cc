@@ -1,9 +1,23 @@
 #include "kernels/registry.h"
 
+#include <algorithm>
+#include <filesystem>
+
 namespace onnxmini {
 
 std::string KernelInfo::label() const {
   return op_type + " '" + name + "'";
+}
+
+void KernelInfo::require_dtype(size_t i, std::initializer_list<DType> allowed) const {
+  if (i >= input_dtypes.size() || input_dtypes[i] == DType::Undefined) return;
+  std::string names;
+  for (DType d : allowed) {
+    if (d == input_dtypes[i]) return;
+    names += std::string(names.empty() ? "" : ", ") + dtype_name(d);
+  }
+  unsupported("input {} has dtype {}, which this kernel does not support (supported: {})", i,
+              dtype_name(input_dtypes[i]), names);
 }
 
 KernelRegistry& KernelRegistry::instance() {
@@ -29,6 +43,19 @@ bool KernelRegistry::knows(const std::string& domain, const std::string& op_type
 KernelRegistrar::KernelRegistrar(const char* domain, const char* op_type, int since, int until, KernelFactory f,
                                  const char* file) {
   KernelRegistry::instance().add({domain, op_type, since, until, std::move(f), file});
+}
+
+std::vector<OpSupport> supported_ops() {
+  std::vector<OpSupport> ops;
+  for (const auto& r : KernelRegistry::instance().all()) {
+    std::filesystem::path file(r.source_file);
+    std::string kernel = file.parent_path().filename().string() + "/" + file.filename().string();
+    ops.push_back({r.domain, r.op_type, r.since_version, r.until_version, kernel});
+  }
+  std::sort(ops.begin(), ops.end(), [](const OpSupport& a, const OpSupport& b) {
+    return std::tie(a.domain, a.op_type, a.since_version) < std::tie(b.domain, b.op_type, b.since_version);
+  });
+  return ops;
 }
 
 // ---- KernelContext ----

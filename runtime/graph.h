@@ -44,6 +44,10 @@ struct Graph {
   // must not treat them as constant.
   std::map<int, ValueInfo> overridable;
 
+  // Element types declared in the model (graph inputs/outputs, value_info) or
+  // known from constants, by value id.
+  std::unordered_map<int, DType> known_dtypes;
+
   int value_id(const std::string& name) const {
     auto it = value_ids.find(name);
     return it == value_ids.end() ? -1 : it->second;

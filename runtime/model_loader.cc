@@ -301,6 +301,18 @@ Graph load_graph(const void* data, size_t size, const std::string& base_dir) {
                               nodes[k].op_type));
     }
   }
+  // Statically known element types (for creation-time dtype checks).
+  auto note_dtype = [&](const onnx::ValueInfoProto& vi) {
+    auto it = g.value_ids.find(vi.name());
+    if (it != g.value_ids.end() && vi.type().has_tensor_type() && vi.type().tensor_type().elem_type() != 0)
+      g.known_dtypes[it->second] = static_cast<DType>(vi.type().tensor_type().elem_type());
+  };
+  for (const auto& vi : gp.value_info()) note_dtype(vi);
+  for (const auto& vi : gp.output()) note_dtype(vi);
+  for (const auto& vi : gp.input()) note_dtype(vi);
+  for (const auto& [id, t] : g.constants)
+    if (!g.overridable.count(id)) g.known_dtypes[id] = t.dtype();
+
   std::vector<bool> is_leaf(nn);
   for (size_t k = 0; k < nn; ++k) is_leaf[k] = consumers_of[k].empty();
   for (int k : execution_order(producers_of, is_leaf)) g.nodes.push_back(std::move(nodes[k]));

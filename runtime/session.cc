@@ -128,6 +128,8 @@ void Session::Impl::build(int64_t t_load_begin, int64_t t_load_end, bool from_pa
       const Tensor* c = nullptr;
       if (id >= 0 && is_constant[id]) c = &graph.constants.at(id);
       info.constant_inputs.push_back(c);
+      auto kd = id >= 0 ? graph.known_dtypes.find(id) : graph.known_dtypes.end();
+      info.input_dtypes.push_back(kd != graph.known_dtypes.end() ? kd->second : DType::Undefined);
       if (id >= 0) ++consumer_count[id];
     }
     for (int id : node.outputs) info.output_present.push_back(id >= 0);

@@ -1,17 +1,27 @@
 #include "runtime/thread_pool.h"
 
+#include <sched.h>
+
 #include <algorithm>
+#include <chrono>
 
 namespace onnxmini {
 
 namespace {
+int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 // Set while a thread runs chunks, so nested parallel_for calls run inline
 // instead of deadlocking on the pool.
 thread_local bool t_inside_pool = false;
 }  // namespace
 
 ThreadPool::ThreadPool(int num_threads)
-    : num_threads_(std::max(1, num_threads)), chunk_counts_(static_cast<size_t>(std::max(1, num_threads))) {
+    : num_threads_(std::max(1, num_threads)),
+      chunk_counts_(static_cast<size_t>(std::max(1, num_threads))),
+      last_core_(static_cast<size_t>(std::max(1, num_threads))) {
+  for (auto& c : last_core_) c = -1;
   for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
@@ -35,6 +45,7 @@ void ThreadPool::run_chunks(int thread_index) {
     ++done;
   }
   chunk_counts_[thread_index].fetch_add(done, std::memory_order_relaxed);
+  last_core_[thread_index].store(sched_getcpu(), std::memory_order_relaxed);
   t_inside_pool = was_inside;
 }
 
@@ -65,6 +76,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
     return;
   }
   std::lock_guard<std::mutex> call_lock(call_mu_);
+  const int64_t t0 = steady_ns();
   // About 4 chunks per thread balances uneven chunks without much overhead.
   int64_t chunk = std::max(grain, (n + 4 * num_threads_ - 1) / (4 * num_threads_));
   {
@@ -76,28 +88,62 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
     active_ = num_threads_ - 1;
     ++generation_;
   }
+  const int64_t t1 = steady_ns();
   cv_work_.notify_all();
+  const int64_t t2 = steady_ns();
   run_chunks(0);
-  std::unique_lock<std::mutex> lk(mu_);
-  cv_done_.wait(lk, [&] { return active_ == 0; });
-  fn_ = nullptr;
+  const int64_t t3 = steady_ns();
+  {
+    std::unique_lock<std::mutex> lk(mu_);
+    cv_done_.wait(lk, [&] { return active_ == 0; });
+    fn_ = nullptr;
+  }
+  // Profiler statistics (call_mu_ is held, so one writer at a time).
+  distribute_ns_.fetch_add(t1 - t0, std::memory_order_relaxed);
+  enqueue_ns_.fetch_add(t2 - t1, std::memory_order_relaxed);
+  run_ns_.fetch_add(t3 - t2, std::memory_order_relaxed);
+  wait_ns_.fetch_add(steady_ns() - t3, std::memory_order_relaxed);
+  const int64_t k = block_count_.load(std::memory_order_relaxed);
+  block_log_[k % Stats::kBlockLog].store(chunk, std::memory_order_relaxed);
+  block_count_.store(k + 1, std::memory_order_release);
 }
 
 ThreadPool::Stats ThreadPool::stats() const {
   Stats s;
+  read_stats(s);
+  return s;
+}
+
+void ThreadPool::read_stats(Stats& s) const {
+  s.block_log_count = block_count_.load(std::memory_order_acquire);
+  for (int i = 0; i < Stats::kBlockLog; ++i) s.block_log[i] = block_log_[i].load(std::memory_order_relaxed);
   s.parallel_for_calls = calls_.load();
   s.inline_calls = inline_calls_.load();
-  for (const auto& c : chunk_counts_) {
-    s.chunks_per_thread.push_back(c.load());
-    s.chunks += c.load();
+  s.chunks = 0;
+  s.chunks_per_thread.resize(chunk_counts_.size());
+  s.last_core.resize(chunk_counts_.size());
+  for (size_t i = 0; i < chunk_counts_.size(); ++i) {
+    s.chunks_per_thread[i] = chunk_counts_[i].load();
+    s.chunks += s.chunks_per_thread[i];
+    s.last_core[i] = last_core_[i].load(std::memory_order_relaxed);
   }
-  return s;
+  s.distribute_ns = distribute_ns_.load();
+  s.enqueue_ns = enqueue_ns_.load();
+  s.run_ns = run_ns_.load();
+  s.wait_ns = wait_ns_.load();
 }
 
 void ThreadPool::reset_stats() {
   calls_ = 0;
   inline_calls_ = 0;
   for (auto& c : chunk_counts_) c = 0;
+  distribute_ns_ = enqueue_ns_ = run_ns_ = wait_ns_ = 0;
+}
+
+std::vector<std::thread::id> ThreadPool::worker_ids() const {
+  std::vector<std::thread::id> ids;
+  for (const auto& t : workers_) ids.push_back(t.get_id());
+  return ids;
 }
 
 void parallel_for(ThreadPool* pool, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {

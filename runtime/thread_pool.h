@@ -2,6 +2,7 @@
 // thread takes part, so a pool of N threads runs N-1 workers. A pool of size 1
 // runs everything inline with no synchronisation.
 #pragma once
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -33,9 +34,21 @@ class ThreadPool {
     int64_t inline_calls = 0;     // calls run on the caller alone (n small or nested)
     int64_t chunks = 0;           // chunks executed, all threads
     std::vector<int64_t> chunks_per_thread;  // index 0 is the calling thread
+    // For onnxruntime's thread_scheduling_stats (profiler): the calling thread's time in
+    // calls that used the workers, split into waking them, running its own chunks, waiting.
+    int64_t distribute_ns = 0, enqueue_ns = 0, run_ns = 0, wait_ns = 0;
+    std::vector<int> last_core;  // per thread (index 0: last caller), sched_getcpu(), -1 unknown
+    // Chunk size of the calls that used the workers: call i is block_log[i % kBlockLog].
+    static constexpr int kBlockLog = 16;
+    int64_t block_log_count = 0;
+    std::array<int64_t, kBlockLog> block_log{};
   };
   Stats stats() const;
+  // Same as stats(), reusing `out`'s vectors (no allocation once sized).
+  void read_stats(Stats& out) const;
   void reset_stats();
+  // std::thread::id of the workers (thread index 1..num_threads-1).
+  std::vector<std::thread::id> worker_ids() const;
 
  private:
   void worker_loop(int index);
@@ -57,6 +70,9 @@ class ThreadPool {
   mutable std::mutex stats_mu_;
   std::vector<std::atomic<int64_t>> chunk_counts_;
   std::atomic<int64_t> calls_{0}, inline_calls_{0};
+  std::atomic<int64_t> distribute_ns_{0}, enqueue_ns_{0}, run_ns_{0}, wait_ns_{0}, block_count_{0};
+  std::array<std::atomic<int64_t>, Stats::kBlockLog> block_log_{};
+  std::vector<std::atomic<int>> last_core_;
 };
 
 // Runs fn over [0, n) on `pool` when it is non-null and has more than one thread,

@@ -93,6 +93,17 @@ struct ModelDescription {
   size_t weight_bytes = 0;
 };
 
+// One row of the kernel table: `op_type` of `domain` for opsets [since, until].
+struct OpSupport {
+  std::string domain;  // "" for ai.onnx
+  std::string op_type;
+  int since_version = 0;
+  int until_version = 0;  // INT_MAX: open-ended
+  std::string kernel;     // the kernel file registering it
+};
+// Every registered kernel, sorted by domain, op type and version.
+std::vector<OpSupport> supported_ops();
+
 // Describes a model without creating kernels, so models with unsupported ops
 // can still be inspected (their nodes show kernel "(unsupported)").
 ModelDescription describe_model(const std::string& path);

@@ -2,6 +2,7 @@
 // stderr and a non-zero exit code.
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "onnxmini/error.h"
 #include "tools/onnxmini/commands.h"
@@ -23,6 +24,18 @@ int main(int argc, char** argv) {
     auto runner = c.setup(app);
     auto subs = app.get_subcommands({});
     if (subs.size() > before) runners.emplace_back(subs.back(), std::move(runner));
+  }
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (auto& [sub, run] : runners) {
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+      known = known || sub->get_name() == argv[1];
+    }
+    if (!known) {
+      std::fprintf(stderr, "onnxmini: error: unknown command '%s' (expected one of: %s)\n", argv[1], names.c_str());
+      return 2;
+    }
   }
   try {
     app.parse(argc, argv);

@@ -1,0 +1,194 @@
+// The onnxmini CLI end to end: run, --json, --inputs/--save-outputs, info, and
+// one-line errors with a non-zero exit code for bad models and arguments.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/common/model_builder.h"
+
+namespace fs = std::filesystem;
+using namespace onnxmini;
+using namespace onnxmini::test;
+
+namespace {
+
+struct CliResult {
+  int exit_code;
+  std::string out, err;
+};
+
+CliResult cli(const std::string& args) {
+  fs::path dir = fs::temp_directory_path();
+  std::string out = (dir / ("onnxmini_cli_out_" + std::to_string(::getpid()))).string();
+  std::string err = (dir / ("onnxmini_cli_err_" + std::to_string(::getpid()))).string();
+  int status = std::system((std::string(ONNXMINI_CLI_PATH) + " " + args + " >" + out + " 2>" + err).c_str());
+  auto slurp = [](const std::string& p) {
+    std::ifstream f(p);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  };
+  CliResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+  fs::remove(out);
+  fs::remove(err);
+  return r;
+}
+
+int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+fs::path scratch(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("onnxmini_cli_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+// X [N,4] -> Relu(X + B)
+std::string write_model(const fs::path& dir) {
+  ModelBuilder mb(13);
+  mb.input("X", DType::Float32, {-1, 4});
+  mb.initializer("B", Tensor::from_vector<float>({4}, {1, -1, 0.5f, 0}));
+  mb.node("Add", {"X", "B"}, {"A"}).name("add");
+  mb.node("Relu", {"A"}, {"Y"}).name("relu");
+  mb.output("Y", DType::Float32, {-1, 4});
+  fs::path p = dir / "model.onnx";
+  std::ofstream(p, std::ios::binary) << mb.serialize();
+  return p.string();
+}
+
+}  // namespace
+
+TEST(Cli, RunPrintsOutputsAndLatency) {
+  fs::path dir = scratch("run");
+  std::string model = write_model(dir);
+  CliResult r = cli("run " + model + " --input X=ones:2x4 --repeat 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("output 'Y': float 2x4 [2, 0, 1.5, 1, 2, 0, 1.5, 1]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("latency over 3 run(s)"), std::string::npos) << r.out;
+  fs::remove_all(dir);
+}
+
+TEST(Cli, JsonOutputForScripts) {
+  fs::path dir = scratch("json");
+  std::string model = write_model(dir);
+  CliResult r = cli("run " + model + " --dim d0=5 --repeat 4 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  for (auto k : {"min", "median", "mean", "max"}) {
+    EXPECT_TRUE(j["latency_ms"][k].is_number()) << k;
+  }
+  EXPECT_LE(j["latency_ms"]["min"].get<double>(), j["latency_ms"]["max"].get<double>());
+  ASSERT_EQ(j["outputs"].size(), 1u);
+  EXPECT_EQ(j["outputs"][0]["name"], "Y");
+  EXPECT_EQ(j["outputs"][0]["dtype"], "float");
+  EXPECT_EQ(j["outputs"][0]["shape"], nlohmann::json::array({5, 4}));  // --dim d0=5 sized the generated input
+  fs::remove_all(dir);
+}
+
+TEST(Cli, InputsAndSaveOutputsRoundTrip) {
+  fs::path dir = scratch("roundtrip");
+  std::string model = write_model(dir);
+  fs::create_directories(dir / "in");
+  write_tensor_pb((dir / "in" / "input_0.pb").string(), Tensor::from_vector<float>({1, 4}, {1, 2, -3, -4}), "X");
+  write_npy((dir / "x.npy").string(), Tensor::from_vector<float>({1, 4}, {0, 0, 0, 0}));
+  CliResult r = cli("run " + model + " --inputs " + (dir / "in").string() + " --save-outputs " + (dir / "out").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string name;
+  Tensor y = read_tensor_pb((dir / "out" / "output_0.pb").string(), &name);
+  EXPECT_EQ(name, "Y");
+  EXPECT_TRUE(tensors_near(y, Tensor::from_vector<float>({1, 4}, {2, 1, 0, 0}), 0, 0));
+  // An explicit --input wins over the folder.
+  r = cli("run " + model + " --inputs " + (dir / "in").string() + " --input X=" + (dir / "x.npy").string() +
+          " --save-outputs " + (dir / "out").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(tensors_near(read_tensor_pb((dir / "out" / "output_0.pb").string()),
+                           Tensor::from_vector<float>({1, 4}, {1, 0, 0.5f, 0}), 0, 0));
+  fs::remove_all(dir);
+}
+
+TEST(Cli, RunsAnOnnxBackendTestFolder) {
+  fs::path test = "/usr/share/libonnx-testdata/data/node/test_add_bcast";
+  if (!fs::exists(test)) GTEST_SKIP() << "libonnx-testdata is not installed";
+  fs::path dir = scratch("backend");
+  CliResult r = cli("run " + (test / "model.onnx").string() + " --inputs " + (test / "test_data_set_0").string() +
+                    " --save-outputs " + dir.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(tensors_near(read_tensor_pb((dir / "output_0.pb").string()),
+                           read_tensor_pb((test / "test_data_set_0" / "output_0.pb").string()), 1e-7, 1e-3));
+  fs::remove_all(dir);
+}
+
+TEST(Cli, BadModelsGiveOneLineAndNonZeroExit) {
+  fs::path dir = scratch("bad");
+  std::string model = write_model(dir);
+  std::string bytes;
+  {
+    std::ifstream f(model, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    bytes = ss.str();
+  }
+  { std::ofstream(dir / "empty.onnx"); }
+  std::ofstream(dir / "truncated.onnx", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  for (std::string bad : {"empty.onnx", "truncated.onnx", "missing.onnx"}) {
+    for (std::string cmd : {"run", "info"}) {
+      CliResult r = cli(cmd + " " + (dir / bad).string());
+      EXPECT_NE(r.exit_code, 0) << cmd << " " << bad;
+      EXPECT_EQ(count_lines(r.err), 1) << cmd << " " << bad << ": " << r.err;
+      EXPECT_EQ(r.err.rfind("onnxmini: error: ", 0), 0u) << r.err;
+      EXPECT_EQ(r.out, "") << cmd << " " << bad;
+    }
+  }
+  fs::remove_all(dir);
+}
+
+TEST(Cli, BadArgumentsGiveOneLine) {
+  fs::path dir = scratch("args");
+  std::string model = write_model(dir);
+  struct Case {
+    std::string args, expect;
+  };
+  std::vector<Case> cases = {
+      {"run " + model + " --input Q=ones:1x4", "unknown input 'Q'"},
+      {"run " + model + " --input X=ones:1x5", "input 'X': dimension 1 must be 4"},
+      {"run " + model + " --input X=bogus:1x4", "unknown input kind 'bogus'"},
+      {"run " + model + " --input X=ones:1xz", "invalid shape '1xz'"},
+      {"run " + model + " --input X", "--input expects NAME=VALUE"},
+      {"run " + model + " --repeat 0", "--repeat must be at least 1"},
+      {"run " + model + " --gemm magic", "unknown GEMM backend 'magic'"},
+      {"run " + model + " --kernels slow", "unknown kernel mode 'slow'"},
+      {"run " + model + " --input X=" + (dir / "nope.npy").string(), "cannot open"},
+      {"frobnicate", "frobnicate"},
+  };
+  for (const auto& c : cases) {
+    CliResult r = cli(c.args);
+    EXPECT_NE(r.exit_code, 0) << c.args;
+    EXPECT_EQ(count_lines(r.err), 1) << c.args << ": " << r.err;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.args << ": " << r.err;
+  }
+  fs::remove_all(dir);
+}
+
+TEST(Cli, InfoShowsTheModel) {
+  fs::path dir = scratch("info");
+  std::string model = write_model(dir);
+  CliResult r = cli("info " + model);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("opsets: ai.onnx=13"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("X: tensor(float) [d0, 4]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("B: float [4]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[0] Add 'add'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[1] Relu 'relu'"), std::string::npos) << r.out;
+  fs::remove_all(dir);
+
+  fs::path small = fs::path(ONNXMINI_SOURCE_DIR) / ".." / "shared" / "models" / "small.onnx";
+  if (!fs::exists(small)) GTEST_SKIP() << "../shared/models/small.onnx not present";
+  r = cli("info " + small.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("nodes (14, execution order)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Conv 'n0'"), std::string::npos);
+  EXPECT_NE(r.out.find("kernel_shape = [3, 3]"), std::string::npos);
+}

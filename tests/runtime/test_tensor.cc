@@ -1,0 +1,75 @@
+// Tensor storage, views, dtypes, float16 conversion, .npy and .pb round trips.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "onnxmini/onnxmini.h"
+#include "runtime/float16.h"
+#include "tests/common/model_builder.h"
+
+using namespace onnxmini;
+using onnxmini::test::error_message;
+
+TEST(Tensor, StorageIsAlignedAndViewsShareIt) {
+  Tensor t(DType::Float32, {3, 5});
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(t.raw()) % 64, 0u);
+  Tensor v = t.view({15});
+  EXPECT_EQ(v.raw(), t.raw());
+  t.mutable_data<float>()[7] = 42.f;
+  EXPECT_EQ(v.data<float>()[7], 42.f);
+  Tensor c = t.clone();
+  EXPECT_NE(c.raw(), t.raw());
+  EXPECT_EQ(c.data<float>()[7], 42.f);
+  EXPECT_NE(error_message([&] { t.view({4, 4}); }).find("cannot view a tensor of shape 3x5 as 4x4"), std::string::npos);
+}
+
+TEST(Tensor, TypeChecksAndAbsurdShapes) {
+  Tensor t(DType::Int64, {2});
+  EXPECT_NE(error_message([&] { t.data<float>(); }).find("tensor holds int64, accessed as float"), std::string::npos);
+  EXPECT_NE(error_message([] { Tensor(DType::Float32, {int64_t(1) << 40, int64_t(1) << 40}); }).find("too many elements"),
+            std::string::npos);
+  EXPECT_NE(error_message([] { Tensor(DType::Float32, {-3}); }).find("negative dimension"), std::string::npos);
+  Tensor s = Tensor::from_vector<std::string>({2}, {"a", "bb"});
+  EXPECT_EQ(s.clone().data<std::string>()[1], "bb");
+}
+
+TEST(Tensor, DtypeNamesRoundTrip) {
+  for (int code = 1; code <= 16; ++code) {
+    DType d = static_cast<DType>(code);
+    EXPECT_EQ(dtype_from_name(dtype_name(d)), d) << code;
+  }
+  EXPECT_EQ(dtype_from_name("float32"), DType::Float32);
+  EXPECT_EQ(dtype_from_name("nonsense"), DType::Undefined);
+}
+
+TEST(Float16, ConversionsRoundTrip) {
+  for (float f : {0.f, -0.f, 1.f, -2.5f, 65504.f, 6.1035156e-05f, 5.9604645e-08f, 0.333251953125f})
+    EXPECT_EQ(half_to_float(float_to_half(f)), f) << f;
+  EXPECT_EQ(float_to_half(1e6f), 0x7c00);  // overflow to inf
+  EXPECT_TRUE(std::isnan(half_to_float(float_to_half(NAN))));
+  EXPECT_EQ(bfloat16_to_float(float_to_bfloat16(3.0f)), 3.0f);
+  EXPECT_EQ(float_to_bfloat16(1.00390625f), 0x3f80);  // ties to even
+}
+
+TEST(TensorIo, NpyAndPbRoundTrip) {
+  auto dir = std::filesystem::temp_directory_path();
+  std::string npy = (dir / "onnxmini_t.npy").string(), pb = (dir / "onnxmini_t.pb").string();
+  Tensor t = Tensor::from_vector<float>({2, 3}, {1, 2, 3, 4, 5, 6.5f});
+  write_npy(npy, t);
+  Tensor a = read_npy(npy);
+  EXPECT_EQ(a.shape(), t.shape());
+  EXPECT_EQ(a.data<float>()[5], 6.5f);
+  write_tensor_pb(pb, Tensor::from_vector<int64_t>({3}, {1, -2, 3}), "idx");
+  std::string name;
+  Tensor b = read_tensor_pb(pb, &name);
+  EXPECT_EQ(name, "idx");
+  EXPECT_EQ(b.to_int64_vector(), (std::vector<int64_t>{1, -2, 3}));
+  {
+    std::ofstream f(npy, std::ios::binary);
+    f << "garbage";
+  }
+  EXPECT_NE(error_message([&] { read_npy(npy); }).find("is not a .npy file"), std::string::npos);
+  std::filesystem::remove(npy);
+  std::filesystem::remove(pb);
+}
