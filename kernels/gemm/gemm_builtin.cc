@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <cstdio>
 #include <memory>
 #include <vector>
 
@@ -63,14 +64,17 @@ int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 // A block rows [i0, i0+mc), cols [p0, p0+kc) of op(A) into MR-tall slivers,
 // k-major: dst[s*kc*MR + k*MR + i]. Rows past mc in the last sliver are never read.
-void pack_a(const SgemmArgs& g, int mr, int64_t i0, int64_t mc, int64_t p0, int64_t kc, float* dst) {
+void pack_a(const SgemmKernelSet& ks, const SgemmArgs& g, int64_t i0, int64_t mc, int64_t p0, int64_t kc, float* dst) {
+  const int mr = ks.mr;
   for (int64_t s = 0; s < mc; s += mr) {
-    const int64_t rows = std::min<int64_t>(mr, mc - s);
+    const int rows = static_cast<int>(std::min<int64_t>(mr, mc - s));
     float* d = dst + s * kc;
     if (g.trans_a) {  // A stored K x M: each k gives `rows` contiguous floats
       const float* src = g.A + p0 * g.lda + i0 + s;
       for (int64_t k = 0; k < kc; ++k) std::memcpy(d + k * mr, src + k * g.lda, rows * sizeof(float));
-    } else {  // A stored M x K: a transpose; walk rows in k-chunks to keep both sides in cache
+    } else if (ks.pack_t) {  // A stored M x K: a transpose, SIMD when the ISA has one
+      ks.pack_t(g.A + (i0 + s) * g.lda + p0, g.lda, rows, kc, d, mr, mr);
+    } else {  // scalar transpose in k-chunks, keeping both sides in cache
       const float* src = g.A + (i0 + s) * g.lda + p0;
       for (int64_t k0 = 0; k0 < kc; k0 += 16) {
         const int64_t k1 = std::min<int64_t>(kc, k0 + 16);
@@ -85,8 +89,9 @@ void pack_a(const SgemmArgs& g, int mr, int64_t i0, int64_t mc, int64_t p0, int6
 
 // B block rows [p0, p0+kc), cols [j0, j0+nc) of op(B) into NR-wide slivers,
 // k-major: dst[s*kc*NR + k*NR + j]; columns past nc are zero.
-void pack_b(bool trans_b, const float* B, int64_t ldb, int nr, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
-            float* dst) {
+void pack_b(const SgemmKernelSet& ks, bool trans_b, const float* B, int64_t ldb, int64_t p0, int64_t kc, int64_t j0,
+            int64_t nc, float* dst) {
+  const int nr = ks.nr;
   for (int64_t s = 0; s < nc; s += nr) {
     const int64_t cols = std::min<int64_t>(nr, nc - s);
     float* d = dst + s * kc;
@@ -96,7 +101,12 @@ void pack_b(bool trans_b, const float* B, int64_t ldb, int nr, int64_t p0, int64
         std::memcpy(d + k * nr, src + k * ldb, cols * sizeof(float));
         if (cols < nr) std::memset(d + k * nr + cols, 0, (nr - cols) * sizeof(float));
       }
-    } else {  // B stored N x K: a transpose, in k-chunks
+    } else if (ks.pack_t && nr % 16 == 0) {  // B stored N x K: SIMD transpose, 16 columns at a time
+      for (int h = 0; h < nr; h += 16) {
+        const int rows = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(16, cols - h)));
+        ks.pack_t(B + (j0 + s + h) * ldb + p0, ldb, rows, kc, d + h, nr, 16);
+      }
+    } else {  // scalar transpose in k-chunks
       const float* src = B + (j0 + s) * ldb + p0;
       if (cols < nr)
         for (int64_t k = 0; k < kc; ++k) std::memset(d + k * nr + cols, 0, (nr - cols) * sizeof(float));
@@ -122,7 +132,7 @@ class BuiltinPackedB : public PackedB {
     data_ = static_cast<float*>(std::aligned_alloc(64, round_up(std::max<int64_t>(1, K * npad_) * 4, 64)));
     if (!data_) throw std::bad_alloc();
     for (int64_t pc = 0; pc < K; pc += ks.kc)
-      pack_b(trans_b, B, ldb, ks.nr, pc, std::min(ks.kc, K - pc), 0, N, data_ + pc * npad_);
+      pack_b(ks, trans_b, B, ldb, pc, std::min(ks.kc, K - pc), 0, N, data_ + pc * npad_);
   }
   ~BuiltinPackedB() override { std::free(data_); }
   int64_t K() const override { return K_; }
@@ -154,24 +164,35 @@ TileEpi base_epi(const Epilogue& e) {
   return t;
 }
 
-void gemm_rect(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPackedB* pb, int64_t m0, int64_t m1,
-               int64_t n0, int64_t n1) {
+// A fully packed once (small A, shared by all tasks): for each K block pc,
+// the MR slivers of all M rows, block base = pc * round_up(M, MR).
+struct PackedA {
+  const float* data = nullptr;
+  int64_t mpad = 0;
+};
+
+// C[m0:m1, n0:n1] with the loop nest above. With `pa`, A comes prepacked
+// (m0 = 0, m1 = M) and B panels are `nc` wide; otherwise nc = NC.
+void gemm_rect(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPackedB* pb, const PackedA* pa,
+               int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t nc_block) {
   const bool epi_on = has_epilogue(g.epilogue);
   const TileEpi epi0 = base_epi(g.epilogue);
   const int mr = ks.mr, nr = ks.nr;
-  float* abuf = t_pack_a.get(static_cast<size_t>(std::min(ks.mc, round_up(m1 - m0, mr)) * ks.kc));
-  float* bbuf = pb ? nullptr : t_pack_b.get(static_cast<size_t>(std::min(ks.nc, round_up(n1 - n0, nr)) * ks.kc));
-  for (int64_t jc = n0; jc < n1; jc += ks.nc) {
-    const int64_t nc = std::min(ks.nc, n1 - jc);
+  const int64_t mc_block = pa ? m1 - m0 : ks.mc;
+  float* abuf = pa ? nullptr : t_pack_a.get(static_cast<size_t>(std::min(ks.mc, round_up(m1 - m0, mr)) * ks.kc));
+  float* bbuf = pb ? nullptr : t_pack_b.get(static_cast<size_t>(std::min(nc_block, round_up(n1 - n0, nr)) * ks.kc));
+  for (int64_t jc = n0; jc < n1; jc += nc_block) {
+    const int64_t nc = std::min(nc_block, n1 - jc);
     for (int64_t pc = 0; pc < g.K; pc += ks.kc) {
       const int64_t kc = std::min(ks.kc, g.K - pc);
       const float beta = pc == 0 ? g.beta : 1.0f;
       const bool last = pc + kc >= g.K;
       const float* bp = pb ? pb->panel(pc, kc, jc) : bbuf;
-      if (!pb) pack_b(g.trans_b, g.B, g.ldb, nr, pc, kc, jc, nc, bbuf);
-      for (int64_t ic = m0; ic < m1; ic += ks.mc) {
-        const int64_t mc = std::min(ks.mc, m1 - ic);
-        pack_a(g, mr, ic, mc, pc, kc, abuf);
+      if (!pb) pack_b(ks, g.trans_b, g.B, g.ldb, pc, kc, jc, nc, bbuf);
+      for (int64_t ic = m0; ic < m1; ic += mc_block) {
+        const int64_t mc = std::min(mc_block, m1 - ic);
+        const float* ap = pa ? pa->data + pc * pa->mpad : abuf;
+        if (!pa) pack_a(ks, g, ic, mc, pc, kc, abuf);
         for (int64_t jr = 0; jr < nc; jr += nr) {
           const int64_t n = std::min<int64_t>(nr, nc - jr);
           const float* bs = bp + jr * kc;
@@ -187,7 +208,7 @@ void gemm_rect(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPacked
               if (te.slope) te.slope += off;
               tep = &te;
             }
-            ks.kernels[m](kc, abuf + ir * kc, bs, g.C + row * g.ldc + col, g.ldc, n, g.alpha, beta, tep);
+            ks.kernels[m](kc, ap + ir * kc, bs, g.C + row * g.ldc + col, g.ldc, n, g.alpha, beta, tep);
           }
         }
       }
@@ -207,14 +228,38 @@ void scale_only(const SgemmArgs& g) {
 
 int threads_of(ThreadPool* pool) { return pool ? pool->num_threads() : 1; }
 
-// Splits C into rectangles along its longer side (in units of MR rows or NR
-// columns), about two per thread for balance, and runs them on the pool.
-void run(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPackedB* pb, ThreadPool* pool) {
+// A at most this many floats (512 KiB, half of L2) is packed once up front and
+// shared; B panels are then kResidentNC wide (KC x 256 floats, in L2) and C is
+// split over N only. Typical for convolutions (M = Cout, K = Cin*kh*kw).
+constexpr int64_t kResidentA = 128 * 1024;
+constexpr int64_t kResidentNC = 256;
+
+// Runs the GEMM: small A -> shared packed A + tasks over N; otherwise C is
+// split into rectangles along its longer side (units of MR rows or NR columns),
+// about two per thread, each packing its own A and B.
+void run(const SgemmKernelSet& ks0, const SgemmArgs& g, const BuiltinPackedB* pb, ThreadPool* pool) {
+  SgemmKernelSet ks = ks0;  // TUNE-TMP
+  if (const char* e = std::getenv("GEMM_BLOCKS")) { long a, b, c; if (std::sscanf(e, "%ld,%ld,%ld", &a, &b, &c) == 3) { ks.mc = a; ks.kc = b; ks.nc = c; } }
   if (g.M <= 0 || g.N <= 0) return;
   if (g.K <= 0) return scale_only(g);
   const int t = threads_of(pool);
-  const double flops = 2.0 * g.M * g.N * g.K;
-  if (t <= 1 || flops < 2.0 * 64 * 64 * 64) return gemm_rect(ks, g, pb, 0, g.M, 0, g.N);
+  const bool parallel = t > 1 && 2.0 * g.M * g.N * g.K >= 2.0 * 64 * 64 * 64;
+  if (g.M * g.K <= kResidentA && g.N > ks.nr) {
+    PackedA pa;
+    pa.mpad = round_up(g.M, ks.mr);
+    float* buf = t_pack_a.get(static_cast<size_t>(pa.mpad * g.K));
+    for (int64_t pc = 0; pc < g.K; pc += ks.kc) pack_a(ks, g, 0, g.M, pc, std::min(ks.kc, g.K - pc), buf + pc * pa.mpad);
+    pa.data = buf;
+    if (!parallel) return gemm_rect(ks, g, pb, &pa, 0, g.M, 0, g.N, kResidentNC);
+    const int64_t units = (g.N + ks.nr - 1) / ks.nr;
+    const int64_t per = std::max<int64_t>(1, units / (4 * t)) * ks.nr;
+    const int64_t tasks = (g.N + per - 1) / per;
+    parallel_for(pool, tasks, 1, [&](int64_t b, int64_t e) {
+      for (int64_t x = b; x < e; ++x) gemm_rect(ks, g, pb, &pa, 0, g.M, x * per, std::min(g.N, (x + 1) * per), kResidentNC);
+    });
+    return;
+  }
+  if (!parallel) return gemm_rect(ks, g, pb, nullptr, 0, g.M, 0, g.N, ks.nc);
   // Splitting N keeps B panels disjoint; prefer it unless M is clearly the longer side.
   // Prepacked B needs N splits at multiples of NR, which the unit below guarantees.
   const bool split_n = g.N >= g.M || g.M < 2 * ks.mr;
@@ -227,8 +272,8 @@ void run(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPackedB* pb,
   parallel_for(pool, tasks, 1, [&](int64_t b, int64_t e) {
     for (int64_t x = b; x < e; ++x) {
       const int64_t lo = x * per, hi = std::min(len, lo + per);
-      if (split_n) gemm_rect(ks, g, pb, 0, g.M, lo, hi);
-      else gemm_rect(ks, g, pb, lo, hi, 0, g.N);
+      if (split_n) gemm_rect(ks, g, pb, nullptr, 0, g.M, lo, hi, ks.nc);
+      else gemm_rect(ks, g, pb, nullptr, lo, hi, 0, g.N, ks.nc);
     }
   });
 }

@@ -33,11 +33,16 @@ using SgemmMicroKernel = void (*)(int64_t kc, const float* a, const float* b, fl
 
 constexpr int kMaxMR = 16;
 
+// Transposing pack: dst[k * stride + i] = src[i * ld + k] for i < rows, k < kc;
+// lanes [rows, lanes) of each k group are written as zero (rows <= lanes <= 16).
+using PackTransposed = void (*)(const float* src, int64_t ld, int rows, int64_t kc, float* dst, int stride, int lanes);
+
 struct SgemmKernelSet {
   cpu::Isa isa;
   int mr, nr;           // register tile
   int64_t mc, kc, nc;   // cache blocks (multiples of mr / nr)
   SgemmMicroKernel kernels[kMaxMR + 1];  // kernels[m] handles m rows, 1..mr
+  PackTransposed pack_t;  // SIMD transposing pack, or nullptr for the scalar one
 };
 
 const SgemmKernelSet& sgemm_kernels_portable();

@@ -124,7 +124,7 @@ void kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, i
 
 template <int... Ms>
 constexpr SgemmKernelSet make_set(std::integer_sequence<int, Ms...>) {
-  return SgemmKernelSet{cpu::Isa::Avx2, MR, NR, 6 * 48, 256, 4096, {nullptr, &kernel<Ms + 1>...}};
+  return SgemmKernelSet{cpu::Isa::Avx2, MR, NR, 6 * 48, 256, 4096, {nullptr, &kernel<Ms + 1>...}, nullptr};
 }
 
 }  // namespace

@@ -115,9 +115,45 @@ void kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, i
   }
 }
 
+// Transposing pack (A stored M x K, or B stored N x K): 16 source rows x 16 k
+// are loaded (rows >= `rows` and k past the end as zeros), transposed in
+// registers (unpack 32-bit pairs, shuffle 64-bit pairs, then two rounds of
+// 128-bit block shuffles), and each k column is stored as `lanes` floats.
+void pack_transposed(const float* src, int64_t ld, int rows, int64_t kc, float* dst, int stride, int lanes) {
+  const __mmask16 store_mask = static_cast<__mmask16>((1u << lanes) - 1);
+  for (int64_t k0 = 0; k0 < kc; k0 += 16) {
+    const int kn = static_cast<int>(kc - k0 < 16 ? kc - k0 : 16);
+    const __mmask16 load_mask = static_cast<__mmask16>((1u << kn) - 1);
+    __m512 r[16], t[16];
+    for (int i = 0; i < 16; ++i)
+      r[i] = i < rows ? _mm512_maskz_loadu_ps(load_mask, src + i * ld + k0) : _mm512_setzero_ps();
+    for (int i = 0; i < 16; i += 2) {  // t[i] block b: r_i[4b], r_i+1[4b], r_i[4b+1], r_i+1[4b+1]
+      t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+      t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int g = 0; g < 4; ++g) {  // r[4g+q] block b: rows 4g..4g+3 at k = 4b+q
+      const __m512 *x = t + 4 * g;
+      r[4 * g + 0] = _mm512_shuffle_ps(x[0], x[2], _MM_SHUFFLE(1, 0, 1, 0));
+      r[4 * g + 1] = _mm512_shuffle_ps(x[0], x[2], _MM_SHUFFLE(3, 2, 3, 2));
+      r[4 * g + 2] = _mm512_shuffle_ps(x[1], x[3], _MM_SHUFFLE(1, 0, 1, 0));
+      r[4 * g + 3] = _mm512_shuffle_ps(x[1], x[3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int q = 0; q < 4; ++q) {  // gather block b of r[q], r[4+q], r[8+q], r[12+q] -> column k = 4b+q
+      const __m512 w0 = _mm512_shuffle_f32x4(r[q], r[4 + q], 0x88), w1 = _mm512_shuffle_f32x4(r[q], r[4 + q], 0xdd);
+      const __m512 w2 = _mm512_shuffle_f32x4(r[8 + q], r[12 + q], 0x88);
+      const __m512 w3 = _mm512_shuffle_f32x4(r[8 + q], r[12 + q], 0xdd);
+      t[q] = _mm512_shuffle_f32x4(w0, w2, 0x88);       // k = q
+      t[4 + q] = _mm512_shuffle_f32x4(w1, w3, 0x88);   // k = 4 + q
+      t[8 + q] = _mm512_shuffle_f32x4(w0, w2, 0xdd);   // k = 8 + q
+      t[12 + q] = _mm512_shuffle_f32x4(w1, w3, 0xdd);  // k = 12 + q
+    }
+    for (int k = 0; k < kn; ++k) _mm512_mask_storeu_ps(dst + (k0 + k) * stride, store_mask, t[k]);
+  }
+}
+
 template <int... Ms>
 constexpr SgemmKernelSet make_set(std::integer_sequence<int, Ms...>) {
-  return SgemmKernelSet{cpu::Isa::Avx512, MR, NR, 14 * 24, 256, 4096, {nullptr, &kernel<Ms + 1>...}};
+  return SgemmKernelSet{cpu::Isa::Avx512, MR, NR, 14 * 8, 512, 4096, {nullptr, &kernel<Ms + 1>...}, &pack_transposed};
 }
 
 }  // namespace

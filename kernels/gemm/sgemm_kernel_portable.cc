@@ -51,7 +51,7 @@ void kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, i
 
 template <int... Ms>
 constexpr SgemmKernelSet make_set(std::integer_sequence<int, Ms...>) {
-  return SgemmKernelSet{cpu::Isa::Portable, MR, NR, 4 * 32, 256, 2048, {nullptr, &kernel<Ms + 1>...}};
+  return SgemmKernelSet{cpu::Isa::Portable, MR, NR, 4 * 32, 256, 2048, {nullptr, &kernel<Ms + 1>...}, nullptr};
 }
 
 }  // namespace

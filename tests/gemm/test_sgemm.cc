@@ -213,10 +213,12 @@ TEST_P(SgemmIsa, EveryKForSomeTiles) {
       }
 }
 
-// Shapes that cross the cache blocks (KC = 256, MC ~ 300, NC = 4096 / 2048).
+// Shapes that cross the cache blocks (KC = 256 / 512, MC, NC = 4096 / 2048), on both
+// the shared-packed-A path (M*K <= 128K) and the per-task path.
 TEST_P(SgemmIsa, CrossesCacheBlocks) {
   std::mt19937 rng(99);
-  const int64_t shapes[][3] = {{350, 40, 300}, {37, 70, 600}, {700, 33, 257}, {3, 4100, 20}, {20, 2100, 513}};
+  const int64_t shapes[][3] = {{350, 40, 300}, {37, 70, 600}, {700, 33, 257}, {3, 4100, 20}, {20, 2100, 513},
+                               {400, 4200, 600}};
   for (const auto& s : shapes)
     for (int rep = 0; rep < 2; ++rep) {
       Problem p(random_case(rng, s[0], s[1], s[2]), rng);
@@ -287,7 +289,9 @@ TEST_P(SgemmIsa, SigmoidTails) {
 TEST_P(SgemmIsa, TwoThreadsMatchOne) {
   std::mt19937 rng(31);
   ThreadPool pool(2);
-  const int64_t shapes[][3] = {{100, 300, 70}, {300, 64, 128}, {64, 3136, 64}, {1, 5000, 98}, {257, 259, 261}};
+  // M*K <= 128K floats takes the shared-packed-A path, larger ones the per-task path.
+  const int64_t shapes[][3] = {{100, 300, 70}, {300, 64, 128}, {64, 3136, 64}, {1, 5000, 98}, {257, 259, 261},
+                               {600, 300, 400}, {1000, 40, 300}};
   for (const auto& s : shapes) {
     Problem p(random_case(rng, s[0], s[1], s[2]), rng);
     ASSERT_TRUE(p.run(engine(), &pool));
@@ -301,7 +305,7 @@ TEST_P(SgemmIsa, TwoThreadsMatchOne) {
 TEST_P(SgemmIsa, PackedB) {
   std::mt19937 rng(41);
   ThreadPool pool(2);
-  const int64_t shapes[][3] = {{1, 1, 1}, {5, 33, 17}, {64, 100, 576}, {130, 70, 300}, {7, 4200, 27}};
+  const int64_t shapes[][3] = {{1, 1, 1}, {5, 33, 17}, {64, 100, 576}, {130, 70, 300}, {7, 4200, 27}, {600, 100, 300}};
   for (const auto& s : shapes)
     for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
       Case c = random_case(rng, s[0], s[1], s[2]);
