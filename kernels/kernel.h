@@ -78,15 +78,16 @@ class KernelContext {
   using Allocator = std::function<Tensor(DType, const Shape&)>;
   using BoundOutput = std::function<Tensor(size_t output_index, DType, const Shape&)>;
 
-  KernelContext(const KernelInfo& info, std::vector<const Value*> inputs, std::vector<Value>& outputs,
-                Allocator allocator, ThreadPool* pool, const gemm::GemmEngine* gemm, BoundOutput bound)
+  // `inputs`, `outputs`, `allocator` and `bound` must outlive the context (the executor's locals).
+  KernelContext(const KernelInfo& info, const std::vector<const Value*>& inputs, std::vector<Value>& outputs,
+                const Allocator& allocator, ThreadPool* pool, const gemm::GemmEngine* gemm, const BoundOutput& bound)
       : info_(info),
-        inputs_(std::move(inputs)),
+        inputs_(inputs),
         outputs_(outputs),
-        allocator_(std::move(allocator)),
+        allocator_(allocator),
         pool_(pool),
         gemm_(gemm),
-        bound_(std::move(bound)) {}
+        bound_(bound) {}
 
   const KernelInfo& info() const { return info_; }
   const Attributes& attrs() const { return info_.attrs; }
@@ -124,12 +125,12 @@ class KernelContext {
 
  private:
   const KernelInfo& info_;
-  std::vector<const Value*> inputs_;
+  const std::vector<const Value*>& inputs_;
   std::vector<Value>& outputs_;
-  Allocator allocator_;
+  const Allocator& allocator_;
   ThreadPool* pool_;
   const gemm::GemmEngine* gemm_;
-  BoundOutput bound_;
+  const BoundOutput& bound_;
   KernelStats stats_;
 };
 

@@ -310,7 +310,7 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
     std::shared_ptr<BufferPool>& p;
     ~PoolReturn() { s.give_pool(std::move(p)); }
   } pool_return{s, pool};
-  auto allocator = [&pool](DType dt, const Shape& shape) { return pool->allocate(dt, shape); };
+  const KernelContext::Allocator allocator = [&pool](DType dt, const Shape& shape) { return pool->allocate(dt, shape); };
 
   RunTracePtr trace = s.profiler->begin_run();
   const int64_t t_exec = Profiler::now_ns();
