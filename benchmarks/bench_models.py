@@ -1,0 +1,142 @@
+"""Whole-model latency, onnxmini vs onnxruntime, side by side in one run.
+
+For each model and thread count: onnxruntime (all graph optimizations on) timed
+in-process with session.run, onnxmini timed by `onnxmini run --json` (the
+median of its timed runs; session creation and process start excluded on both
+sides). Reports medians and the ratio onnxruntime / onnxmini (> 1: onnxmini faster).
+
+    .venv/bin/python benchmarks/bench_models.py [--repeat 200] [--threads 1 2] [--out benchmarks/results/models.csv]
+"""
+import argparse
+import csv
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLI = os.path.join(os.environ.get("ONNXMINI_BUILD_DIR", os.path.join(ROOT, "build")), "tools", "onnxmini")
+
+
+def gemm_concat_models(n, tmp):
+    """The seed's pair: Gemm+Gemm+Concat vs Concat(weights)+one Gemm, both N x N."""
+    rng = np.random.default_rng(0)
+    w1, w2 = (rng.standard_normal((n, n)).astype(np.float32) for _ in range(2))
+    b1, b2 = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [n, n])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [n, 2 * n])
+    inits = [numpy_helper.from_array(a, name) for a, name in [(w1, "W1"), (w2, "W2"), (b1, "B1"), (b2, "B2")]]
+    two = helper.make_graph(
+        [helper.make_node("Gemm", ["X", "W1", "B1"], ["G1"]), helper.make_node("Gemm", ["X", "W2", "B2"], ["G2"]),
+         helper.make_node("Concat", ["G1", "G2"], ["Y"], axis=1)], "gemm_gemm_concat", [x], [y], inits)
+    one = helper.make_graph(
+        [helper.make_node("Concat", ["W1", "W2"], ["W"], axis=1), helper.make_node("Concat", ["B1", "B2"], ["B"], axis=0),
+         helper.make_node("Gemm", ["X", "W", "B"], ["Y"])], "concat_gemm", [x], [y], inits)
+    paths = []
+    for g in (two, one):
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+        m.ir_version = 8
+        p = os.path.join(tmp, f"{g.name}_{n}.onnx")
+        onnx.save(m, p)
+        paths.append(p)
+    return paths
+
+
+def cases(tmp):
+    rng = np.random.default_rng(1)
+    out = []
+    small = os.path.join(ROOT, "..", "shared", "models", "small.onnx")
+    if os.path.exists(small):
+        out.append(("small.onnx [1,3,112,112]", small, {"input": rng.standard_normal((1, 3, 112, 112)).astype(np.float32)}))
+    km = os.path.join(ROOT, "models", "kmeans.onnx")
+    if os.path.exists(km):
+        name = onnx.load(km).graph.input[0].name
+        out.append(("kmeans 100000x20", km, {name: rng.standard_normal((100000, 20)).astype(np.float32)}))
+    lr = os.path.join(ROOT, "models", "linear_regression.onnx")
+    if os.path.exists(lr):
+        g = onnx.load(lr).graph.input[0]
+        feats = g.type.tensor_type.shape.dim[1].dim_value
+        out.append(("linear_regression 1000x%d" % feats, lr, {g.name: rng.standard_normal((1000, feats)).astype(np.float32)}))
+    mlp = os.path.join(ROOT, "models", "mlp.onnx")
+    if os.path.exists(mlp):
+        g = onnx.load(mlp).graph.input[0]
+        feats = g.type.tensor_type.shape.dim[1].dim_value
+        out.append(("mlp 512x%d" % feats, mlp, {g.name: rng.standard_normal((512, feats)).astype(np.float32)}))
+    for n in (256, 512, 1024):
+        a, b = gemm_concat_models(n, tmp)
+        x = {"X": rng.standard_normal((n, n)).astype(np.float32)}
+        out.append((f"gemm+gemm+concat {n}", a, x))
+        out.append((f"concat+gemm {n}", b, x))
+    return out
+
+
+def time_ort(path, feeds, threads, repeat, warmup):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    for _ in range(warmup):
+        s.run(None, feeds)
+    ts = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        s.run(None, feeds)
+        ts.append((time.perf_counter() - t0) * 1e3)
+    return float(np.median(ts))
+
+
+def time_onnxmini(path, feeds, threads, repeat, warmup, tmp):
+    args = [CLI, "run", path, "--json", "--threads", str(threads), "--repeat", str(repeat), "--warmup", str(warmup)]
+    for name, arr in feeds.items():
+        p = os.path.join(tmp, f"feed_{abs(hash(name))}.npy")
+        np.save(p, arr)
+        args += ["--input", f"{name}={p}"]
+    r = subprocess.run(args, capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, r.stderr.strip()
+    return json.loads(r.stdout)["latency_ms"]["median"], ""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=100)
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "models.csv"))
+    a = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, path, feeds in cases(tmp):
+            for t in a.threads:
+                ort_ms = time_ort(path, feeds, t, a.repeat, a.warmup)
+                mini_ms, err = time_onnxmini(path, feeds, t, a.repeat, a.warmup, tmp)
+                ratio = ort_ms / mini_ms if mini_ms else float("nan")
+                rows.append({"model": label, "threads": t, "onnxruntime_ms": round(ort_ms, 4),
+                             "onnxmini_ms": round(mini_ms, 4) if mini_ms else "", "ratio_ort_over_onnxmini": round(ratio, 3),
+                             "note": err})
+                print(f"{label:32s} threads={t}  onnxruntime {ort_ms:9.3f} ms  onnxmini "
+                      f"{(mini_ms if mini_ms else float('nan')):9.3f} ms  ratio {ratio:5.2f} {err}", flush=True)
+    os.makedirs(os.path.dirname(a.out), exist_ok=True)
+    with open(a.out, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    import onnxruntime
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
+    print(f"\nmachine: {cpu}, {os.cpu_count()} cores; onnxruntime {onnxruntime.__version__}; repeat {a.repeat}")
+    print("\n| model | threads | onnxruntime ms | onnxmini ms | ratio ort/onnxmini |\n|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['model']} | {r['threads']} | {r['onnxruntime_ms']} | {r['onnxmini_ms']} | {r['ratio_ort_over_onnxmini']} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
