@@ -46,7 +46,8 @@ class Profiler {
   ~Profiler();  // writes the file if end_profiling() was not called
 
   static int64_t now_ns();  // steady clock
-  int64_t start_time_ns() const;  // profiling start (session construction), system clock ns since epoch
+  int64_t start_time_ns() const;  // profiling start (ts 0: model loading began), system clock ns since epoch
+  bool enabled() const;
 
   // Session-level events: "model_loading_uri", "model_loading_array", "session_initialization".
   void session_event(const char* name, int64_t begin_ns, int64_t end_ns);
