@@ -11,11 +11,17 @@
 //
 // Block sizes (per ISA, in the kernel files; see docs/gemm.md for measurements).
 // This machine (AMD EPYC Zen 5): 48 KiB L1d, 1 MiB L2 per core, 32 MiB L3.
-//   AVX-512: MR x NR = 14 x 32, KC = 256: B sliver 256*32*4 = 32 KiB in L1,
-//            MC = 336: A block 336*256*4 = 336 KiB, a third of L2,
-//            NC = 4096: B panel 4 MiB in L3.
-//   AVX2:    6 x 16, KC = 256 (16 KiB B sliver), MC = 288, NC = 4096.
+//   AVX-512: MR x NR = 14 x 32 (28 zmm accumulators). KC = 512: a B sliver is
+//            512*32*4 = 64 KiB, so it streams from L2 rather than sitting in
+//            L1; measured, KC = 512 beat 256 (half the C load/store passes) and
+//            Zen 5's L2 easily feeds 128 B + 56 B per 14-cycle k step.
+//            MC = 112: A block 112*512*4 = 224 KiB, a quarter of L2.
+//            NC = 4096: B panel 8 MiB, in L3.
+//   AVX2:    6 x 16, KC = 256 (16 KiB B sliver in L1), MC = 288, NC = 4096
+//            (insensitive: the AVX2 path runs at its FMA peak).
 //   portable: 4 x 8, KC = 256, MC = 128, NC = 2048.
+// Small A (M*K <= 128K floats, e.g. conv weights) is packed once for all K and
+// shared by the threads; B panels are then 256 columns (KC x 256 in L2).
 // The first K block applies beta (beta == 0: C is never read); later blocks
 // accumulate with beta = 1; the last applies the epilogue inside the kernel.
 //
@@ -26,7 +32,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <cstdio>
 #include <memory>
 #include <vector>
 
@@ -237,13 +242,11 @@ constexpr int64_t kResidentNC = 256;
 // Runs the GEMM: small A -> shared packed A + tasks over N; otherwise C is
 // split into rectangles along its longer side (units of MR rows or NR columns),
 // about two per thread, each packing its own A and B.
-void run(const SgemmKernelSet& ks0, const SgemmArgs& g, const BuiltinPackedB* pb, ThreadPool* pool) {
-  SgemmKernelSet ks = ks0;  // TUNE-TMP
-  if (const char* e = std::getenv("GEMM_BLOCKS")) { long a, b, c; if (std::sscanf(e, "%ld,%ld,%ld", &a, &b, &c) == 3) { ks.mc = a; ks.kc = b; ks.nc = c; } }
+void run(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPackedB* pb, ThreadPool* pool) {
   if (g.M <= 0 || g.N <= 0) return;
   if (g.K <= 0) return scale_only(g);
   const int t = threads_of(pool);
-  const bool parallel = t > 1 && 2.0 * g.M * g.N * g.K >= 2.0 * 64 * 64 * 64;
+  const bool parallel = t > 1 && 2.0 * g.M * g.N * g.K > 2.0 * 128 * 128 * 128;  // below: wake-up cost dominates
   if (g.M * g.K <= kResidentA && g.N > ks.nr) {
     PackedA pa;
     pa.mpad = round_up(g.M, ks.mr);
