@@ -1,0 +1,128 @@
+// Slice (opsets 1-23): starts/ends/axes attributes before opset 10, inputs
+// (starts, ends, axes, steps) from 10; negative steps and out-of-range
+// starts/ends clamp as numpy does. Dtype-agnostic.
+//
+// Data layout (fast path): output axis d reads input index start_d + i*step_d,
+// so the axis-offset engine gets offsets (start_d + i*step_d) * stride_d; an
+// innermost step of 1 becomes one block copy per row, other steps a strided
+// (or reversed) copy.
+#include "kernels/registry.h"
+#include "kernels/tensor/tensor_utils.h"
+
+namespace onnxmini {
+
+namespace {
+
+using namespace tensor_ops;
+
+struct AxisSlice {
+  int64_t start = 0, step = 1, count = 0;
+};
+
+class SliceKernel : public Kernel {
+ public:
+  explicit SliceKernel(const KernelInfo& info) : opset_(info.opset) {
+    if (opset_ < 10) {
+      starts_ = info.attrs.get_ints("starts");
+      ends_ = info.attrs.get_ints("ends");
+      axes_ = info.attrs.get_ints("axes", {});
+    }
+  }
+
+  void prepare(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    std::vector<AxisSlice> slices = plan(ctx, x.shape());
+    Shape out(x.rank());
+    for (size_t d = 0; d < x.rank(); ++d) out[d] = slices[d].count;
+    ctx.allocate_output(0, x.dtype(), out);
+  }
+
+  void compute(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    Tensor& y = ctx.output(0);
+    if (y.numel() == 0) return;
+    const std::vector<AxisSlice> slices = plan(ctx, x.shape());
+    const std::vector<int64_t> strides = row_major_strides(x.shape());
+    dispatch_by_width(ctx, x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* in = elems<T>(x);
+      T* out = elems_mut<T>(y);
+      if (ctx.reference_mode()) {
+        // Reference: output index i_d reads input index start_d + i_d * step_d.
+        std::vector<int64_t> idx;
+        for (int64_t i = 0; i < y.numel(); ++i) {
+          unravel(i, y.shape(), idx);
+          int64_t src = 0;
+          for (size_t d = 0; d < idx.size(); ++d) src += (slices[d].start + idx[d] * slices[d].step) * strides[d];
+          out[i] = in[src];
+        }
+        return;
+      }
+      AxisOffsets p;
+      p.out_shape = y.shape();
+      p.offsets.resize(y.rank());
+      for (size_t d = 0; d < y.rank(); ++d)
+        for (int64_t i = 0; i < slices[d].count; ++i)
+          p.offsets[d].push_back((slices[d].start + i * slices[d].step) * strides[d]);
+      copy_by_axis_offsets(p, in, out, T(), ctx.threads());
+    });
+  }
+
+ private:
+  // Per input axis: first index, step and output length after clamping.
+  std::vector<AxisSlice> plan(const KernelContext& ctx, const Shape& shape) const {
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    std::vector<int64_t> starts = starts_, ends = ends_, axes = axes_, steps;
+    if (opset_ >= 10) {
+      starts = ctx.input(1).to_int64_vector();
+      ends = ctx.input(2).to_int64_vector();
+      if (ctx.has_input(3)) axes = ctx.input(3).to_int64_vector();
+      if (ctx.has_input(4)) steps = ctx.input(4).to_int64_vector();
+    }
+    if (starts.size() != ends.size())
+      ctx.fail("starts has {} entries, ends has {}", starts.size(), ends.size());
+    if (axes.empty())
+      for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    if (steps.empty()) steps.assign(starts.size(), 1);
+    if (axes.size() != starts.size() || steps.size() != starts.size())
+      ctx.fail("starts, ends, axes and steps must have the same length ({}, {}, {}, {})", starts.size(), ends.size(),
+               axes.size(), steps.size());
+    std::vector<AxisSlice> out(rank);
+    for (int64_t d = 0; d < rank; ++d) out[d].count = shape[d];
+    std::vector<bool> seen(rank, false);
+    for (size_t i = 0; i < starts.size(); ++i) {
+      const int64_t a = normalize_axis(ctx, axes[i], rank);
+      if (seen[a]) ctx.fail("axis {} appears more than once in axes [{}]", axes[i], fmt::join(axes, ","));
+      seen[a] = true;
+      const int64_t dim = shape[a], step = steps[i];
+      if (step == 0) ctx.fail("step for axis {} is 0", axes[i]);
+      if (dim == 0) {
+        out[a] = {0, step, 0};
+        continue;
+      }
+      int64_t start = starts[i], end = ends[i];
+      if (start < 0) start += dim;
+      if (end < 0) end += dim;
+      if (step > 0) {
+        start = std::clamp<int64_t>(start, 0, dim);
+        end = std::clamp<int64_t>(end, 0, dim);
+      } else {
+        start = std::clamp<int64_t>(start, 0, dim - 1);
+        end = std::clamp<int64_t>(end, -1, dim - 1);
+      }
+      // Number of indices start, start+step, ... strictly before end.
+      int64_t count = step > 0 ? (end - start + step - 1) / step : (start - end + (-step) - 1) / (-step);
+      out[a] = {start, step, std::max<int64_t>(0, count)};
+    }
+    return out;
+  }
+
+  int opset_;
+  std::vector<int64_t> starts_, ends_, axes_;
+};
+
+}  // namespace
+
+ONNXMINI_REGISTER_KERNEL("", "Slice", 1, INT_MAX, make_kernel<SliceKernel>);
+
+}  // namespace onnxmini

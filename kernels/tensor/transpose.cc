@@ -1,0 +1,175 @@
+// Transpose (opsets 1-23; the versions differ only in their type lists).
+// perm defaults to the reversed axes; any permutation is accepted.
+//
+// Fast path, data layout:
+//  1. Axes of size 1 are dropped and axes that stay adjacent and in order
+//     (perm[d+1] == perm[d] + 1) are merged, so e.g. NCHW -> NHWC becomes a
+//     batch of N (C x HW) -> (HW x C) matrix transposes.
+//  2. A problem of the form (batch, R, C) -> (batch, C, R) - the last two
+//     merged axes swapped - is a batch of 2-D transposes done in square tiles
+//     (kTile x kTile elements), so both the rows read and the rows written of a
+//     tile stay in L1 instead of striding across the whole matrix.
+//  3. Anything else goes through the axis-offset engine (tensor_utils.h):
+//     output rows written contiguously, each read with the stride of the
+//     input axis that became the innermost output axis.
+#include "kernels/tensor/transpose.h"
+
+#include "kernels/registry.h"
+#include "kernels/tensor/tensor_utils.h"
+
+namespace onnxmini {
+namespace tensor_ops {
+
+namespace {
+
+constexpr int64_t kTile = 32;
+
+// Batch of (rows x cols) row-major matrices -> (cols x rows), tile by tile.
+template <typename T>
+void transpose_2d_tiled(const T* in, T* out, int64_t batch, int64_t rows, int64_t cols, ThreadPool* pool) {
+  const int64_t row_tiles = (rows + kTile - 1) / kTile;
+  const int64_t col_tiles = (cols + kTile - 1) / kTile;
+  const int64_t tiles = batch * row_tiles * col_tiles;
+  parallel_for(pool, tiles, 4, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t b = t / (row_tiles * col_tiles);
+      const int64_t rt = (t / col_tiles) % row_tiles;
+      const int64_t ct = t % col_tiles;
+      const T* src = in + b * rows * cols;
+      T* dst = out + b * rows * cols;
+      const int64_t r_end = std::min(rows, (rt + 1) * kTile), c_end = std::min(cols, (ct + 1) * kTile);
+      for (int64_t c = ct * kTile; c < c_end; ++c)
+        for (int64_t r = rt * kTile; r < r_end; ++r) dst[c * rows + r] = src[r * cols + c];
+    }
+  });
+}
+
+// Plain reference: each output element reads input index sum(out_idx[d] * in_stride[perm[d]]).
+template <typename T>
+void transpose_reference(const T* in, const Shape& in_shape, const std::vector<int64_t>& perm, T* out,
+                         const Shape& out_shape) {
+  const std::vector<int64_t> in_strides = row_major_strides(in_shape);
+  std::vector<int64_t> idx;
+  const int64_t n = shape_numel(out_shape);
+  for (int64_t i = 0; i < n; ++i) {
+    unravel(i, out_shape, idx);
+    int64_t src = 0;
+    for (size_t d = 0; d < perm.size(); ++d) src += idx[d] * in_strides[perm[d]];
+    out[i] = in[src];
+  }
+}
+
+template <typename T>
+void transpose_fast(const T* in, const Shape& in_shape, const std::vector<int64_t>& perm, T* out, ThreadPool* pool) {
+  // 1. Drop size-1 axes (they do not move data), then merge in-order runs.
+  std::vector<int64_t> kept;  // input axes of size > 1, in output order
+  for (int64_t p : perm)
+    if (in_shape[p] != 1) kept.push_back(p);
+  // Merged groups: consecutive output axes whose input axes are consecutive.
+  std::vector<std::vector<int64_t>> groups;
+  for (int64_t p : kept) {
+    if (!groups.empty() && groups.back().back() + 1 == p) groups.back().push_back(p);
+    else groups.push_back({p});
+  }
+  const int64_t numel = shape_numel(in_shape);
+  if (groups.size() <= 1) {  // identity after merging: a plain copy
+    std::copy(in, in + numel, out);
+    return;
+  }
+  // Input-order list of groups gives the merged input shape.
+  std::vector<size_t> by_input(groups.size());
+  for (size_t g = 0; g < groups.size(); ++g) by_input[g] = g;
+  std::sort(by_input.begin(), by_input.end(), [&](size_t a, size_t b) { return groups[a][0] < groups[b][0]; });
+  const size_t m = groups.size();
+  Shape merged_in(m);
+  std::vector<int64_t> merged_perm(m), rank_of_group(m);
+  for (size_t k = 0; k < m; ++k) rank_of_group[by_input[k]] = static_cast<int64_t>(k);
+  for (size_t k = 0; k < m; ++k) {
+    int64_t size = 1;
+    for (int64_t a : groups[by_input[k]]) size *= in_shape[a];
+    merged_in[k] = size;
+  }
+  for (size_t g = 0; g < m; ++g) merged_perm[g] = rank_of_group[g];
+
+  // 2. (batch..., R, C) -> (batch..., C, R)?
+  bool last_two = merged_perm[m - 1] == static_cast<int64_t>(m) - 2 && merged_perm[m - 2] == static_cast<int64_t>(m) - 1;
+  for (size_t d = 0; d + 2 < m && last_two; ++d) last_two = merged_perm[d] == static_cast<int64_t>(d);
+  if (last_two) {
+    const int64_t rows = merged_in[m - 2], cols = merged_in[m - 1];
+    transpose_2d_tiled(in, out, numel / (rows * cols), rows, cols, pool);
+    return;
+  }
+  // 3. General strided path.
+  const std::vector<int64_t> strides = row_major_strides(merged_in);
+  AxisOffsets plan;
+  plan.out_shape.resize(m);
+  plan.offsets.resize(m);
+  for (size_t d = 0; d < m; ++d) {
+    plan.out_shape[d] = merged_in[merged_perm[d]];
+    plan.offsets[d].resize(plan.out_shape[d]);
+    for (int64_t i = 0; i < plan.out_shape[d]; ++i) plan.offsets[d][i] = i * strides[merged_perm[d]];
+  }
+  copy_by_axis_offsets(plan, in, out, T(), pool);
+}
+
+}  // namespace
+
+Shape transposed_shape(const Shape& in, const std::vector<int64_t>& perm) {
+  Shape out(perm.size());
+  for (size_t d = 0; d < perm.size(); ++d) out[d] = in[perm[d]];
+  return out;
+}
+
+void transpose(const KernelContext& ctx, const Tensor& in, const std::vector<int64_t>& perm, Tensor& out,
+               bool reference) {
+  if (in.numel() == 0) return;
+  dispatch_by_width(ctx, in.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if (reference) transpose_reference(elems<T>(in), in.shape(), perm, elems_mut<T>(out), out.shape());
+    else transpose_fast(elems<T>(in), in.shape(), perm, elems_mut<T>(out), ctx.threads());
+  });
+}
+
+}  // namespace tensor_ops
+
+namespace {
+
+class TransposeKernel : public Kernel {
+ public:
+  explicit TransposeKernel(const KernelInfo& info) : perm_(info.attrs.get_ints("perm", {})) {}
+  void prepare(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    const int64_t rank = static_cast<int64_t>(x.rank());
+    std::vector<int64_t> perm = perm_;
+    if (perm.empty()) {  // default: reverse the axes
+      for (int64_t d = rank - 1; d >= 0; --d) perm.push_back(d);
+    }
+    if (static_cast<int64_t>(perm.size()) != rank)
+      ctx.fail("perm [{}] has {} entries, the input has rank {}", fmt::join(perm, ","), perm.size(), rank);
+    std::vector<bool> seen(rank, false);
+    for (int64_t& p : perm) {
+      if (p < 0 || p >= rank || seen[p])
+        ctx.fail("invalid perm [{}] for rank {}: each axis in [0, {}) must appear once", fmt::join(perm, ","), rank,
+                 rank);
+      seen[p] = true;
+    }
+    ctx.allocate_output(0, x.dtype(), tensor_ops::transposed_shape(x.shape(), perm));
+  }
+  void compute(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    std::vector<int64_t> perm = perm_;
+    const int64_t rank = static_cast<int64_t>(x.rank());
+    if (perm.empty())
+      for (int64_t d = rank - 1; d >= 0; --d) perm.push_back(d);
+    tensor_ops::transpose(ctx, x, perm, ctx.output(0), ctx.reference_mode());
+  }
+
+ private:
+  std::vector<int64_t> perm_;
+};
+
+}  // namespace
+
+ONNXMINI_REGISTER_KERNEL("", "Transpose", 1, INT_MAX, make_kernel<TransposeKernel>);
+
+}  // namespace onnxmini
