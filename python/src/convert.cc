@@ -1,0 +1,178 @@
+#include "convert.h"
+
+#include <cstring>
+
+namespace onnxmini_py {
+
+using onnxmini::DType;
+using onnxmini::Error;
+using onnxmini::ErrorCode;
+using onnxmini::Shape;
+using onnxmini::Tensor;
+using onnxmini::Value;
+
+DType dtype_from_numpy(const py::dtype& dt) {
+  const char kind = dt.kind();
+  const size_t size = static_cast<size_t>(dt.itemsize());
+  switch (kind) {
+    case 'b': return DType::Bool;
+    case 'f':
+      if (size == 4) return DType::Float32;
+      if (size == 8) return DType::Float64;
+      if (size == 2) return DType::Float16;
+      return DType::Undefined;
+    case 'i':
+      if (size == 1) return DType::Int8;
+      if (size == 2) return DType::Int16;
+      if (size == 4) return DType::Int32;
+      if (size == 8) return DType::Int64;
+      return DType::Undefined;
+    case 'u':
+      if (size == 1) return DType::UInt8;
+      if (size == 2) return DType::UInt16;
+      if (size == 4) return DType::UInt32;
+      if (size == 8) return DType::UInt64;
+      return DType::Undefined;
+    case 'U': case 'S': case 'O': return DType::String;
+    default: return DType::Undefined;
+  }
+}
+
+py::dtype numpy_dtype(DType t) {
+  switch (t) {
+    case DType::Float32: return py::dtype("float32");
+    case DType::Float64: return py::dtype("float64");
+    case DType::Float16: return py::dtype("float16");
+    case DType::Int8: return py::dtype("int8");
+    case DType::Int16: return py::dtype("int16");
+    case DType::Int32: return py::dtype("int32");
+    case DType::Int64: return py::dtype("int64");
+    case DType::UInt8: return py::dtype("uint8");
+    case DType::UInt16: return py::dtype("uint16");
+    case DType::UInt32: return py::dtype("uint32");
+    case DType::UInt64: return py::dtype("uint64");
+    case DType::Bool: return py::dtype("bool");
+    case DType::String: return py::dtype("O");
+    default:
+      throw Error(ErrorCode::NotImplemented,
+                  std::string("tensors of type ") + onnxmini::dtype_name(t) + " cannot be returned to numpy");
+  }
+}
+
+namespace {
+
+Shape shape_of(const py::array& a) {
+  Shape s(static_cast<size_t>(a.ndim()));
+  for (size_t i = 0; i < s.size(); ++i) s[i] = static_cast<int64_t>(a.shape(static_cast<py::ssize_t>(i)));
+  return s;
+}
+
+// The keep-alive of a wrapped array: a heap py::object whose deleter takes the
+// GIL, since the last Tensor view may die on a thread that released it.
+std::shared_ptr<void> hold(const py::array& a) {
+  return std::shared_ptr<void>(new py::object(a), [](void* p) {
+    py::gil_scoped_acquire gil;
+    delete static_cast<py::object*>(p);
+  });
+}
+
+Tensor string_tensor(const py::array& a) {
+  Tensor t(DType::String, shape_of(a));
+  std::string* out = t.mutable_data<std::string>();
+  py::object flat = a.attr("reshape")(-1);
+  int64_t i = 0;
+  for (py::handle item : flat) {
+    if (py::isinstance<py::bytes>(item)) out[i++] = item.cast<std::string>();
+    else out[i++] = py::str(item).cast<std::string>();
+  }
+  return t;
+}
+
+}  // namespace
+
+Tensor tensor_from_array(py::handle obj, const std::string& what, bool allow_copy, bool writable) {
+  py::array a;
+  if (py::isinstance<py::array>(obj)) a = py::reinterpret_borrow<py::array>(obj);
+  else a = py::array::ensure(obj);  // lists and scalars: numpy's default dtype (explicit, documented)
+  if (!a) throw Error(ErrorCode::InvalidArgument, what + ": expected a numpy array, got " +
+                                                      py::str(py::type::of(obj).attr("__name__")).cast<std::string>());
+  const DType dt = dtype_from_numpy(a.dtype());
+  if (dt == DType::Undefined)
+    throw Error(ErrorCode::InvalidArgument,
+                what + ": numpy dtype " + py::str(a.dtype()).cast<std::string>() + " has no ONNX equivalent");
+  if (dt == DType::String) {
+    if (writable) throw Error(ErrorCode::InvalidArgument, what + ": string arrays cannot be bound in place");
+    return string_tensor(a);
+  }
+  if (!a.dtype().attr("isnative").cast<bool>()) {
+    if (!allow_copy)
+      throw Error(ErrorCode::InvalidArgument, what + ": array is not in native byte order; use arr.astype(arr.dtype.newbyteorder('='))");
+    a = a.attr("astype")(a.dtype().attr("newbyteorder")("="));
+  }
+  const int flags = py::detail::array_proxy(a.ptr())->flags;
+  const bool contiguous = (flags & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_) != 0;
+  const bool aligned = (flags & py::detail::npy_api::NPY_ARRAY_ALIGNED_) != 0;
+  if (!contiguous || !aligned) {
+    if (!allow_copy)
+      throw Error(ErrorCode::InvalidArgument,
+                  what + ": array must be C-contiguous and aligned to be used in place; pass numpy.ascontiguousarray(arr)");
+    a = a.attr("copy")("C");  // a fresh array is contiguous and aligned
+  }
+  if (writable && !a.writeable())
+    throw Error(ErrorCode::InvalidArgument, what + ": array is read-only, an output needs a writable array");
+  return Tensor::wrap(dt, shape_of(a), const_cast<void*>(a.data()), hold(a));
+}
+
+py::object tensor_to_array(const Tensor& t) {
+  if (t.dtype() == DType::String) {
+    std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
+    py::array out(py::dtype("O"), shape);
+    py::object flat = out.attr("reshape")(-1);
+    const std::string* s = t.data<std::string>();
+    for (int64_t i = 0; i < t.numel(); ++i) flat.attr("__setitem__")(i, py::str(s[i]));
+    return std::move(out);
+  }
+  py::dtype dt = numpy_dtype(t.dtype());
+  std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
+  // Sole owner: the array adopts the buffer. Shared: an independent copy.
+  if (t.buffer() && t.buffer().use_count() == 1 && t.numel() > 0) {
+    auto* keep = new Tensor(t);
+    py::capsule base(keep, [](void* p) { delete static_cast<Tensor*>(p); });
+    return py::array(dt, shape, {}, t.raw(), base);
+  }
+  py::array out(dt, shape);
+  if (t.nbytes() > 0) std::memcpy(out.mutable_data(), t.raw(), t.nbytes());
+  return std::move(out);
+}
+
+namespace {
+py::object scalar_at(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::String: return py::str(t.data<std::string>()[i]);
+    case DType::Float32: case DType::Float64: case DType::Float16: return py::float_(t.get_as_double(i));
+    case DType::Bool: return py::bool_(t.get_as_double(i) != 0);
+    case DType::Int64: return py::int_(t.data<int64_t>()[i]);
+    default: return py::int_(static_cast<int64_t>(t.get_as_double(i)));
+  }
+}
+}  // namespace
+
+py::object value_to_python(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::Tensor: return tensor_to_array(v.tensor());
+    case Value::Kind::Sequence: {
+      py::list out;
+      for (const Value& item : v.sequence_items()) out.append(value_to_python(item));
+      return std::move(out);
+    }
+    case Value::Kind::Map: {
+      const onnxmini::Map& m = v.map_value();
+      py::dict out;
+      for (int64_t i = 0; i < m.keys.numel(); ++i) out[scalar_at(m.keys, i)] = scalar_at(m.values, i);
+      return std::move(out);
+    }
+    default: return py::none();
+  }
+}
+
+}  // namespace onnxmini_py

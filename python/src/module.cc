@@ -1,0 +1,264 @@
+// onnxmini._onnxmini: the C++ side of the Python package. Public API only
+// (include/onnxmini/). The Python classes in onnxmini/ wrap these objects.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <map>
+
+#include "convert.h"
+#include "onnxmini/onnxmini.h"
+
+namespace py = pybind11;
+using namespace onnxmini;
+using onnxmini_py::tensor_from_array;
+using onnxmini_py::value_to_python;
+
+namespace {
+
+// ---- exceptions: one Python class per ErrorCode, all subclasses of OnnxMiniError(RuntimeError)
+PyObject* g_base = nullptr;
+std::map<ErrorCode, PyObject*> g_errors;
+
+void register_errors(py::module_& m) {
+  static py::exception<Error> base(m, "OnnxMiniError", PyExc_RuntimeError);
+  g_base = base.ptr();
+  const std::pair<ErrorCode, const char*> names[] = {
+      {ErrorCode::InvalidModel, "InvalidGraph"},        {ErrorCode::NotImplemented, "NotImplemented"},
+      {ErrorCode::InvalidArgument, "InvalidArgument"},  {ErrorCode::RuntimeError, "RuntimeException"},
+      {ErrorCode::IoError, "NoSuchFile"}};
+  for (const auto& [code, name] : names) {
+    py::object cls = py::reinterpret_steal<py::object>(
+        PyErr_NewException((std::string("onnxmini.") + name).c_str(), g_base, nullptr));
+    m.attr(name) = cls;
+    g_errors[code] = cls.release().ptr();  // module keeps a reference too; never freed
+  }
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Error& e) {
+      auto it = g_errors.find(e.code());
+      PyErr_SetString(it != g_errors.end() ? it->second : g_base, e.what());
+    }
+  });
+}
+
+// ---- feeds and binding
+using Feeds = std::vector<std::pair<std::string, Value>>;
+
+Feeds feeds_from_dict(const py::dict& feed) {
+  Feeds feeds;
+  feeds.reserve(feed.size());
+  for (auto item : feed) {
+    std::string name = py::str(item.first).cast<std::string>();
+    feeds.emplace_back(name, Value(tensor_from_array(item.second, "input '" + name + "'", /*allow_copy=*/true)));
+  }
+  return feeds;
+}
+
+std::vector<std::string> names_from(const py::object& obj) {
+  std::vector<std::string> names;
+  if (obj.is_none()) return names;
+  for (py::handle h : obj) names.push_back(py::str(h).cast<std::string>());
+  return names;
+}
+
+// What session.io_binding() returns: inputs and outputs bound by name.
+struct IOBinding {
+  Feeds inputs;
+  struct Output {
+    std::string name;
+    Tensor tensor;     // undefined: allocated by the run
+    py::object array;  // the user's array when bound
+  };
+  std::vector<Output> outputs;
+  std::vector<Value> results;  // of the last run, one per output
+
+  void bind_input(const std::string& name, py::handle array) {
+    Tensor t = tensor_from_array(array, "bound input '" + name + "'", /*allow_copy=*/false);
+    for (auto& [n, v] : inputs)
+      if (n == name) {
+        v = Value(t);
+        return;
+      }
+    inputs.emplace_back(name, Value(t));
+  }
+  void bind_output(const std::string& name, py::object array) {
+    Output o{name, Tensor(), py::none()};
+    if (!array.is_none()) {
+      o.tensor = tensor_from_array(array, "bound output '" + name + "'", /*allow_copy=*/false, /*writable=*/true);
+      o.array = array;
+    }
+    results.clear();
+    for (auto& existing : outputs)
+      if (existing.name == name) {
+        existing = std::move(o);
+        return;
+      }
+    outputs.push_back(std::move(o));
+  }
+  py::list get_outputs() const {
+    py::list out;
+    for (size_t i = 0; i < results.size() && i < outputs.size(); ++i)
+      out.append(outputs[i].tensor.defined() ? outputs[i].array : value_to_python(results[i]));
+    return out;
+  }
+};
+
+py::object dim_to_python(const Dim& d) {
+  if (d.value >= 0) return py::int_(d.value);
+  if (!d.param.empty()) return py::str(d.param);
+  return py::none();
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_onnxmini, m) {
+  m.doc() = "C++ core of onnxmini (pybind11). Use the classes exported by the onnxmini package.";
+  register_errors(m);
+
+  py::class_<SessionOptions>(m, "SessionOptions", R"doc(
+Options of an InferenceSession, as onnxruntime.SessionOptions plus onnxmini's own.
+
+Attributes: enable_profiling, profile_file_prefix, intra_op_num_threads (default 1;
+0 = one per hardware thread), graph_optimization_level (accepted, no rewrites are
+done), log_severity_level, gemm ('builtin' | 'openblas' | 'eigen'), kernels
+('fast' | 'reference'), profile_layout ('fences' | 'kernel'), profile_skip_runs,
+profile_max_runs, profile_max_events, profile_memory_counters.)doc")
+      .def(py::init<>())
+      .def_readwrite("enable_profiling", &SessionOptions::enable_profiling)
+      .def_readwrite("profile_file_prefix", &SessionOptions::profile_file_prefix)
+      .def_readwrite("intra_op_num_threads", &SessionOptions::intra_op_num_threads)
+      .def_property(
+          "graph_optimization_level", [](const SessionOptions& o) { return o.graph_optimization_level; },
+          [](SessionOptions& o, py::object v) { o.graph_optimization_level = py::int_(v).cast<int>(); })
+      .def_readwrite("log_severity_level", &SessionOptions::log_severity_level)
+      .def_property(
+          "gemm", [](const SessionOptions& o) { return std::string(to_string(o.gemm)); },
+          [](SessionOptions& o, const std::string& s) { o.gemm = gemm_backend_from_string(s); })
+      .def_property(
+          "kernels", [](const SessionOptions& o) { return std::string(to_string(o.kernels)); },
+          [](SessionOptions& o, const std::string& s) { o.kernels = kernel_mode_from_string(s); })
+      .def_property(
+          "profile_layout",
+          [](const SessionOptions& o) { return std::string(o.profile_layout == ProfileLayout::Fences ? "fences" : "kernel"); },
+          [](SessionOptions& o, const std::string& s) {
+            if (s == "fences") o.profile_layout = ProfileLayout::Fences;
+            else if (s == "kernel") o.profile_layout = ProfileLayout::KernelOnly;
+            else throw Error(ErrorCode::InvalidArgument, "profile_layout must be 'fences' or 'kernel', got '" + s + "'");
+          })
+      .def_readwrite("profile_skip_runs", &SessionOptions::profile_skip_runs)
+      .def_readwrite("profile_max_runs", &SessionOptions::profile_max_runs)
+      .def_readwrite("profile_max_events", &SessionOptions::profile_max_events)
+      .def_readwrite("profile_memory_counters", &SessionOptions::profile_memory_counters);
+
+  py::class_<ValueInfo>(m, "NodeArg", "A graph input or output, as onnxruntime.NodeArg: name, type, shape.")
+      .def_property_readonly("name", [](const ValueInfo& v) { return v.name; })
+      .def_property_readonly("type", [](const ValueInfo& v) { return v.type; })
+      .def_property_readonly("shape",
+                             [](const ValueInfo& v) -> py::object {
+                               py::list dims;
+                               for (const Dim& d : v.shape) dims.append(dim_to_python(d));
+                               return std::move(dims);
+                             },
+                             "dims: int when fixed, str for a symbolic dim, None when unknown")
+      .def("__repr__", [](const ValueInfo& v) {
+        py::list dims;
+        for (const Dim& d : v.shape) dims.append(dim_to_python(d));
+        return "NodeArg(name='" + v.name + "', type='" + v.type + "', shape=" + py::repr(dims).cast<std::string>() + ")";
+      });
+
+  py::class_<IOBinding>(m, "IOBinding")
+      .def(py::init<>())
+      .def("bind_input", &IOBinding::bind_input, py::arg("name"), py::arg("array"))
+      .def("bind_output", &IOBinding::bind_output, py::arg("name"), py::arg("array") = py::none())
+      .def("get_outputs", &IOBinding::get_outputs)
+      .def("clear_binding_inputs", [](IOBinding& b) { b.inputs.clear(); })
+      .def("clear_binding_outputs", [](IOBinding& b) {
+        b.outputs.clear();
+        b.results.clear();
+      });
+
+  py::class_<Session>(m, "Session")
+      .def_static(
+          "load",
+          [](const std::string& path, const SessionOptions& o) {
+            py::gil_scoped_release nogil;
+            return Session::load(path, o);
+          },
+          py::arg("path"), py::arg("options"))
+      .def_static(
+          "load_bytes",
+          [](const py::bytes& data, const SessionOptions& o) {
+            std::string_view bytes = data;
+            py::gil_scoped_release nogil;
+            return Session::load_from_bytes(bytes.data(), bytes.size(), o);
+          },
+          py::arg("data"), py::arg("options"))
+      .def("inputs", &Session::inputs, py::return_value_policy::copy)
+      .def("outputs", &Session::outputs, py::return_value_policy::copy)
+      .def("options", &Session::options, py::return_value_policy::copy)
+      .def(
+          "run",
+          [](Session& s, py::object output_names, py::dict feed) {
+            Feeds feeds = feeds_from_dict(feed);
+            std::vector<std::string> names = names_from(output_names);
+            std::vector<Value> outs;
+            {
+              py::gil_scoped_release nogil;
+              outs = s.run(feeds, names);
+            }
+            py::list result;
+            for (const Value& v : outs) result.append(value_to_python(v));
+            return result;
+          },
+          py::arg("output_names"), py::arg("input_feed"))
+      .def(
+          "run_with_iobinding",
+          [](Session& s, IOBinding& b) {
+            std::vector<std::string> names;
+            RunOptions ro;
+            for (const auto& o : b.outputs) {
+              names.push_back(o.name);
+              if (o.tensor.defined()) ro.bound_outputs.emplace_back(o.name, o.tensor);
+            }
+            if (names.empty())
+              for (const auto& info : s.outputs()) {
+                names.push_back(info.name);
+                b.outputs.push_back({info.name, Tensor(), py::none()});
+              }
+            std::vector<Value> outs;
+            {
+              py::gil_scoped_release nogil;
+              outs = s.run(b.inputs, names, &ro);
+            }
+            b.results = std::move(outs);
+          },
+          py::arg("binding"))
+      .def("end_profiling", &Session::end_profiling)
+      .def("profiling_start_time_ns", &Session::profiling_start_time_ns)
+      .def("weight_bytes", &Session::weight_bytes)
+      .def("describe", [](const Session& s) {
+        ModelDescription d = s.describe();
+        py::dict out;
+        out["producer_name"] = d.producer_name;
+        out["producer_version"] = d.producer_version;
+        out["graph_name"] = d.graph_name;
+        out["doc_string"] = d.doc_string;
+        out["ir_version"] = d.ir_version;
+        out["opsets"] = d.opsets;
+        py::list nodes;
+        for (const auto& n : d.nodes) {
+          py::dict nd;
+          nd["name"] = n.name;
+          nd["op_type"] = n.op_type;
+          nd["domain"] = n.domain;
+          nd["inputs"] = n.inputs;
+          nd["outputs"] = n.outputs;
+          nd["kernel"] = n.kernel;
+          nodes.append(nd);
+        }
+        out["nodes"] = nodes;
+        return out;
+      });
+}
