@@ -1,92 +1,132 @@
-// Add, Sub, Mul, Div with numpy broadcasting (float, double, int32, int64).
-// Data layout: the BroadcastPlan merges axes so the work is a sequence of
-// contiguous runs; each run is vector-vector, vector-scalar or scalar-vector,
-// written as plain loops the compiler vectorises. Runs are split across threads.
-#include "kernels/elementwise/broadcast.h"
+// Add, Sub, Mul, Div, Pow, Mod with numpy broadcasting.
+// Data layout: dense row-major inputs; BinaryKernel walks the BroadcastPlan's
+// contiguous runs (vector-vector, vector-scalar, scalar-vector loops that the
+// compiler vectorises) split across threads, or the reference index loop.
+// float16/bfloat16 are computed in float and rounded back per element.
+#include <cmath>
+#include <type_traits>
+
+#include "kernels/elementwise/binary_kernel.h"
 #include "kernels/registry.h"
-#include "runtime/thread_pool.h"
 
 namespace onnxmini {
-
+namespace ew {
 namespace {
 
-struct AddOp { template <typename T> static T apply(T a, T b) { return a + b; } };
-struct SubOp { template <typename T> static T apply(T a, T b) { return a - b; } };
-struct MulOp { template <typename T> static T apply(T a, T b) { return a * b; } };
-struct DivOp {
-  template <typename T> static T apply(T a, T b) { return a / b; }
+struct AddOp : BinaryOpDefaults {
+  using Types = NumericTypes;
+  explicit AddOp(const KernelInfo&) {}
+  template <class C> C operator()(C a, C b) const { return static_cast<C>(a + b); }
+};
+struct SubOp : BinaryOpDefaults {
+  using Types = NumericTypes;
+  explicit SubOp(const KernelInfo&) {}
+  template <class C> C operator()(C a, C b) const { return static_cast<C>(a - b); }
+};
+struct MulOp : BinaryOpDefaults {
+  using Types = NumericTypes;
+  explicit MulOp(const KernelInfo&) {}
+  template <class C> C operator()(C a, C b) const { return static_cast<C>(a * b); }
 };
 
-template <typename Op, typename T>
-void binary_runs(const BroadcastPlan& plan, const T* a, const T* b, T* out, ThreadPool* pool) {
-  const int64_t inner = plan.inner;
-  const bool va = plan.inner_stride(0) != 0, vb = plan.inner_stride(1) != 0;
-  const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, inner));
-  parallel_for(pool, plan.outer, grain, [&](int64_t r0, int64_t r1) {
-    std::vector<int64_t> off;
-    for (int64_t r = r0; r < r1; ++r) {
-      plan.run_offsets(r, off);
-      const T* pa = a + off[0];
-      const T* pb = b + off[1];
-      T* po = out + r * inner;
-      if (va && vb) for (int64_t i = 0; i < inner; ++i) po[i] = Op::apply(pa[i], pb[i]);
-      else if (va) { const T s = pb[0]; for (int64_t i = 0; i < inner; ++i) po[i] = Op::apply(pa[i], s); }
-      else if (vb) { const T s = pa[0]; for (int64_t i = 0; i < inner; ++i) po[i] = Op::apply(s, pb[i]); }
-      else { const T v = Op::apply(pa[0], pb[0]); for (int64_t i = 0; i < inner; ++i) po[i] = v; }
-    }
-  });
+// Integer division truncates toward zero (C semantics, as onnxruntime does).
+// INT_MIN / -1 overflows and traps on x86, so -1 is done as a wrapping negation.
+template <class C> C int_div(C a, C b) {
+  if constexpr (std::is_signed<C>::value) {
+    if (b == C(-1)) return static_cast<C>(C(0) - static_cast<std::make_unsigned_t<C>>(a));
+  }
+  return static_cast<C>(a / b);
 }
 
-template <typename Op>
-class BinaryArithKernel : public Kernel {
- public:
-  explicit BinaryArithKernel(const KernelInfo& info) {}
-  void prepare(KernelContext& ctx) override {
-    const Tensor& a = ctx.input(0);
-    const Tensor& b = ctx.input(1);
-    if (a.dtype() != b.dtype())
-      ctx.fail("inputs have different dtypes ({} and {})", dtype_name(a.dtype()), dtype_name(b.dtype()));
-    Shape out;
-    try {
-      out = broadcast_shapes({a.shape(), b.shape()});
-    } catch (const Error& e) {
-      ctx.fail("{}", e.what());
-    }
-    ctx.allocate_output(0, a.dtype(), out);
+struct DivOp : BinaryOpDefaults {
+  using Types = NumericTypes;
+  static constexpr bool kIntegerDivisor = true;
+  explicit DivOp(const KernelInfo&) {}
+  template <class C> C operator()(C a, C b) const {
+    if constexpr (std::is_integral<C>::value) return int_div(a, b);
+    else return a / b;
   }
-  void compute(KernelContext& ctx) override {
-    const Tensor& a = ctx.input(0);
-    const Tensor& b = ctx.input(1);
-    Tensor& y = ctx.output(0);
-    BroadcastPlan plan({a.shape(), b.shape()});
-    ctx.stats().flops = static_cast<double>(y.numel());
-    switch (a.dtype()) {
-      case DType::Float32: return binary_runs<Op>(plan, a.data<float>(), b.data<float>(), y.mutable_data<float>(), ctx.threads());
-      case DType::Float64: return binary_runs<Op>(plan, a.data<double>(), b.data<double>(), y.mutable_data<double>(), ctx.threads());
-      case DType::Int32: return int_run<int32_t>(ctx, plan, a, b, y);
-      case DType::Int64: return int_run<int64_t>(ctx, plan, a, b, y);
-      default: ctx.unsupported("dtype {} is not supported", dtype_name(a.dtype()));
-    }
-  }
+};
 
- private:
-  template <typename T>
-  void int_run(KernelContext& ctx, const BroadcastPlan& plan, const Tensor& a, const Tensor& b, Tensor& y) {
-    if (std::is_same<Op, DivOp>::value) {  // integer division by zero is undefined behaviour: report it
-      const T* pb = b.data<T>();
-      for (int64_t i = 0; i < b.numel(); ++i)
-        if (pb[i] == 0) ctx.fail("integer division by zero (divisor element {})", i);
+// Pow: base T, exponent T1 of any numeric type (opset 12+; earlier opsets only
+// used equal float types, which this covers). The result has the base's type.
+struct PowOp : BinaryOpDefaults {
+  using Types = concat_t<FloatTypes, TypeList<int32_t, int64_t>>;
+  static constexpr bool kMixedTypes = true;
+  using TypesB = NumericTypes;
+  static constexpr const char* kNameA = "X";
+  static constexpr const char* kNameB = "Y";
+  explicit PowOp(const KernelInfo&) {}
+
+  template <class CA, class CB> CA operator()(CA a, CB b) const {
+    if constexpr (std::is_floating_point<CA>::value) {
+      using P = std::conditional_t<std::is_same<CB, double>::value, double, CA>;
+      return static_cast<CA>(std::pow(static_cast<P>(a), static_cast<P>(b)));
+    } else if constexpr (std::is_integral<CB>::value) {
+      return int_pow(a, b);
+    } else {  // integer base, float exponent: compute in double, convert back with defined overflow
+      return saturate_cast<CA>(std::pow(static_cast<double>(a), static_cast<double>(b)));
     }
-    binary_runs<Op>(plan, a.data<T>(), b.data<T>(), y.mutable_data<T>(), ctx.threads());
   }
+  // Exponentiation by squaring in unsigned arithmetic (overflow wraps instead of
+  // being undefined). A negative exponent gives 1/a^n truncated: 0 unless |a| == 1.
+  template <class CA, class CB> static CA int_pow(CA a, CB n) {
+    using U = std::make_unsigned_t<CA>;
+    if constexpr (std::is_signed<CB>::value) {
+      if (n < 0) {
+        if (a == 1) return 1;
+        if (a == -1) return (n % 2 == 0) ? 1 : -1;
+        return 0;
+      }
+    }
+    U result = 1, base = static_cast<U>(a);
+    for (auto e = static_cast<std::make_unsigned_t<CB>>(n); e != 0; e >>= 1) {
+      if (e & 1) result = static_cast<U>(result * base);
+      base = static_cast<U>(base * base);
+    }
+    return static_cast<CA>(result);
+  }
+};
+
+// Mod: fmod=1 is C's fmod (the result has the dividend's sign); fmod=0 is
+// Python's % for integers (the result has the divisor's sign). ONNX requires
+// fmod=1 for floating point inputs.
+struct ModOp : BinaryOpDefaults {
+  using Types = NumericTypes;
+  static constexpr bool kIntegerDivisor = true;
+  explicit ModOp(const KernelInfo& info) : fmod(info.attrs.get_int("fmod", 0) != 0) {}
+  void check(const KernelContext& ctx, DType dt) const {
+    const bool is_float = dt == DType::Float32 || dt == DType::Float64 || dt == DType::Float16 || dt == DType::BFloat16;
+    if (is_float && !fmod) ctx.fail("fmod=0 is not allowed for {} inputs (set fmod=1)", dtype_name(dt));
+  }
+  template <class C> C operator()(C a, C b) const {
+    if constexpr (std::is_floating_point<C>::value) {
+      return std::fmod(a, b);
+    } else {
+      if constexpr (std::is_signed<C>::value) {
+        if (b == C(-1)) return 0;  // INT_MIN % -1 traps on x86
+      }
+      C r = static_cast<C>(a % b);
+      if constexpr (std::is_signed<C>::value) {
+        if (!fmod && r != 0 && ((r < 0) != (b < 0))) r = static_cast<C>(r + b);
+      }
+      return r;
+    }
+  }
+  bool fmod;
 };
 
 }  // namespace
 
-// Opset 7 introduced numpy broadcasting; 13 and 14 only widened the type lists.
-ONNXMINI_REGISTER_KERNEL("", "Add", 7, INT_MAX, make_kernel<BinaryArithKernel<AddOp>>);
-ONNXMINI_REGISTER_KERNEL("", "Sub", 7, INT_MAX, make_kernel<BinaryArithKernel<SubOp>>);
-ONNXMINI_REGISTER_KERNEL("", "Mul", 7, INT_MAX, make_kernel<BinaryArithKernel<MulOp>>);
-ONNXMINI_REGISTER_KERNEL("", "Div", 7, INT_MAX, make_kernel<BinaryArithKernel<DivOp>>);
+// Opsets 1 and 6 broadcast only with broadcast=1 (BinaryKernel handles the
+// legacy axis rule); 7 introduced numpy broadcasting; 13 and 14 only widened the
+// type lists. Pow 12 allowed a different exponent type; Mod appeared in 10.
+ONNXMINI_REGISTER_KERNEL("", "Add", 1, INT_MAX, make_binary<AddOp>);
+ONNXMINI_REGISTER_KERNEL("", "Sub", 1, INT_MAX, make_binary<SubOp>);
+ONNXMINI_REGISTER_KERNEL("", "Mul", 1, INT_MAX, make_binary<MulOp>);
+ONNXMINI_REGISTER_KERNEL("", "Div", 1, INT_MAX, make_binary<DivOp>);
+ONNXMINI_REGISTER_KERNEL("", "Pow", 1, INT_MAX, make_binary<PowOp>);
+ONNXMINI_REGISTER_KERNEL("", "Mod", 10, INT_MAX, make_binary<ModOp>);
 
+}  // namespace ew
 }  // namespace onnxmini

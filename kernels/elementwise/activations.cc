@@ -1,0 +1,165 @@
+// Activation functions: Relu, LeakyRelu, PRelu, Elu, Selu, Celu, HardSigmoid,
+// HardSwish, Softplus, Softsign, ThresholdedRelu, Shrink, Mish, Gelu.
+// Each is a functor: attributes are read once in the constructor (as float, as
+// ONNX stores them) and converted to the compute type per call. The unary ones
+// run through UnaryKernel (one flat loop over dense data, split across threads);
+// PRelu runs through BinaryKernel with the slope broadcast to X.
+#include <cmath>
+
+#include "kernels/elementwise/binary_kernel.h"
+#include "kernels/elementwise/unary_kernel.h"
+#include "kernels/registry.h"
+
+namespace onnxmini {
+namespace ew {
+namespace {
+
+struct ReluOp : UnaryOpDefaults {
+  using Types = SignedTypes;  // integer types since opset 14
+  explicit ReluOp(const KernelInfo&) {}
+  template <class C> C operator()(C x) const { return x > C(0) ? x : C(0); }
+};
+
+struct LeakyReluOp : UnaryOpDefaults {
+  using Types = FloatTypes;
+  explicit LeakyReluOp(const KernelInfo& info) : alpha(info.attrs.get_float("alpha", 0.01f)) {}
+  template <class C> C operator()(C x) const { return x >= C(0) ? x : C(alpha) * x; }
+  float alpha;
+};
+
+// PRelu: y = x < 0 ? slope * x : x, slope broadcast to X's shape (unidirectional).
+struct PReluOp : BinaryOpDefaults {
+  using Types = concat_t<FloatTypes, TypeList<int32_t, int64_t, uint32_t, uint64_t>>;
+  static constexpr bool kUnidirectional = true;
+  static constexpr const char* kNameA = "X";
+  static constexpr const char* kNameB = "slope";
+  explicit PReluOp(const KernelInfo&) {}
+  template <class C> C operator()(C x, C slope) const { return x < C(0) ? static_cast<C>(slope * x) : x; }
+};
+
+struct EluOp : UnaryOpDefaults {
+  using Types = FloatTypes;
+  explicit EluOp(const KernelInfo& info) : alpha(info.attrs.get_float("alpha", 1.f)) {}
+  template <class C> C operator()(C x) const { return x >= C(0) ? x : C(alpha) * std::expm1(x); }
+  float alpha;
+};
+
+struct SeluOp : UnaryOpDefaults {
+  using Types = FloatTypes;
+  explicit SeluOp(const KernelInfo& info)
+      : alpha(info.attrs.get_float("alpha", 1.67326319217681884765625f)),
+        gamma(info.attrs.get_float("gamma", 1.05070102214813232421875f)) {}
+  template <class C> C operator()(C x) const {
+    return x > C(0) ? C(gamma) * x : C(gamma) * (C(alpha) * std::exp(x) - C(alpha));
+  }
+  float alpha, gamma;
+};
+
+// Celu: max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+struct CeluOp : UnaryOpDefaults {
+  using Types = FloatTypes;
+  explicit CeluOp(const KernelInfo& info) : alpha(info.attrs.get_float("alpha", 1.f)) {
+    if (alpha == 0.f) info.fail("alpha must not be 0");
+  }
+  template <class C> C operator()(C x) const { return x > C(0) ? x : C(alpha) * std::expm1(x / C(alpha)); }
+  float alpha;
+};
+
+struct HardSigmoidOp : UnaryOpDefaults {
+  using Types = FloatTypes;
+  explicit HardSigmoidOp(const KernelInfo& info)
+      : alpha(info.attrs.get_float("alpha", 0.2f)), beta(info.attrs.get_float("beta", 0.5f)) {}
+  template <class C> C operator()(C x) const { return std::max(C(0), std::min(C(1), C(alpha) * x + C(beta))); }
+  float alpha, beta;
+};
+
+// HardSwish: x * HardSigmoid(x) with alpha = 1/6, beta = 0.5.
+struct HardSwishOp : UnaryOpDefaults {
+  using Types = FloatTypes;
+  explicit HardSwishOp(const KernelInfo&) {}
+  template <class C> C operator()(C x) const {
+    return x * std::max(C(0), std::min(C(1), x * C(1.0 / 6.0) + C(0.5)));
+  }
+};
+
+// Softplus: log(1 + exp(x)), written so that exp never overflows.
+struct SoftplusOp : UnaryOpDefaults {
+  using Types = FloatTypes;
+  explicit SoftplusOp(const KernelInfo&) {}
+  template <class C> C operator()(C x) const {
+    return x > C(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+  }
+};
+
+struct SoftsignOp : UnaryOpDefaults {
+  using Types = FloatTypes;
+  explicit SoftsignOp(const KernelInfo&) {}
+  template <class C> C operator()(C x) const { return x / (C(1) + std::fabs(x)); }
+};
+
+struct ThresholdedReluOp : UnaryOpDefaults {
+  using Types = FloatTypes;
+  explicit ThresholdedReluOp(const KernelInfo& info) : alpha(info.attrs.get_float("alpha", 1.f)) {}
+  template <class C> C operator()(C x) const { return x > C(alpha) ? x : C(0); }
+  float alpha;
+};
+
+struct ShrinkOp : UnaryOpDefaults {
+  using Types = FloatTypes;
+  explicit ShrinkOp(const KernelInfo& info)
+      : lambd(info.attrs.get_float("lambd", 0.5f)), bias(info.attrs.get_float("bias", 0.f)) {}
+  template <class C> C operator()(C x) const {
+    if (x < C(-lambd)) return x + C(bias);
+    if (x > C(lambd)) return x - C(bias);
+    return C(0);
+  }
+  float lambd, bias;
+};
+
+// Mish: x * tanh(softplus(x)).
+struct MishOp : UnaryOpDefaults {
+  using Types = FloatTypes;
+  explicit MishOp(const KernelInfo&) {}
+  template <class C> C operator()(C x) const {
+    const C sp = x > C(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+    return x * std::tanh(sp);
+  }
+};
+
+// Gelu (opset 20): approximate="none" uses erf, "tanh" the tanh approximation.
+struct GeluOp : UnaryOpDefaults {
+  using Types = FloatTypes;
+  explicit GeluOp(const KernelInfo& info) {
+    const std::string a = info.attrs.get_string("approximate", "none");
+    if (a != "none" && a != "tanh") info.fail("approximate must be 'none' or 'tanh', got '{}'", a);
+    use_tanh = a == "tanh";
+  }
+  template <class C> C operator()(C x) const {
+    if (use_tanh) {
+      const C k = C(0.7978845608028654);  // sqrt(2 / pi)
+      return C(0.5) * x * (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x)));
+    }
+    return C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476)));  // x / sqrt(2)
+  }
+  bool use_tanh = false;
+};
+
+}  // namespace
+
+ONNXMINI_REGISTER_KERNEL("", "Relu", 1, INT_MAX, make_unary<ReluOp>);
+ONNXMINI_REGISTER_KERNEL("", "LeakyRelu", 1, INT_MAX, make_unary<LeakyReluOp>);
+ONNXMINI_REGISTER_KERNEL("", "PRelu", 7, INT_MAX, make_binary<PReluOp>);
+ONNXMINI_REGISTER_KERNEL("", "Elu", 1, INT_MAX, make_unary<EluOp>);
+ONNXMINI_REGISTER_KERNEL("", "Selu", 1, INT_MAX, make_unary<SeluOp>);
+ONNXMINI_REGISTER_KERNEL("", "Celu", 12, INT_MAX, make_unary<CeluOp>);
+ONNXMINI_REGISTER_KERNEL("", "HardSigmoid", 1, INT_MAX, make_unary<HardSigmoidOp>);
+ONNXMINI_REGISTER_KERNEL("", "HardSwish", 14, INT_MAX, make_unary<HardSwishOp>);
+ONNXMINI_REGISTER_KERNEL("", "Softplus", 1, INT_MAX, make_unary<SoftplusOp>);
+ONNXMINI_REGISTER_KERNEL("", "Softsign", 1, INT_MAX, make_unary<SoftsignOp>);
+ONNXMINI_REGISTER_KERNEL("", "ThresholdedRelu", 10, INT_MAX, make_unary<ThresholdedReluOp>);
+ONNXMINI_REGISTER_KERNEL("", "Shrink", 9, INT_MAX, make_unary<ShrinkOp>);
+ONNXMINI_REGISTER_KERNEL("", "Mish", 18, INT_MAX, make_unary<MishOp>);
+ONNXMINI_REGISTER_KERNEL("", "Gelu", 20, INT_MAX, make_unary<GeluOp>);
+
+}  // namespace ew
+}  // namespace onnxmini

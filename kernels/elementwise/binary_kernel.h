@@ -1,0 +1,120 @@
+// BinaryKernel<Op>: one kernel class for every two-input element-wise op with
+// numpy broadcasting (Add, Pow, Equal, And, PRelu, ...). An op is a small struct:
+//
+//   struct AddOp : BinaryOpDefaults {
+//     using Types = NumericTypes;                  // dtypes accepted for A (and B)
+//     explicit AddOp(const KernelInfo&) {}         // reads attributes once
+//     template <class C> C operator()(C a, C b) const { return a + b; }  // compute types
+//   };
+//
+// and may override the defaults below. Data layout: inputs and output dense,
+// row-major; broadcasting is done by the BroadcastPlan (no broadcast copies).
+#pragma once
+#include <type_traits>
+
+#include "kernels/elementwise/elementwise.h"
+
+namespace onnxmini {
+namespace ew {
+
+struct BinaryOpDefaults {
+  template <class T> using Out = T;               // output storage type for input type T
+  static constexpr bool kMixedTypes = false;      // true: B's dtype is chosen from TypesB independently (Pow)
+  using TypesB = TypeList<>;
+  static constexpr bool kIntegerDivisor = false;  // true: fail when an integer B holds a 0 (Div, Mod)
+  static constexpr bool kUnidirectional = false;  // true: B must broadcast to A's shape (PRelu)
+  static constexpr const char* kNameA = "A";
+  static constexpr const char* kNameB = "B";
+  // Run-time checks that depend on the dtype (e.g. Mod's fmod=0 on floats).
+  void check(const KernelContext&, DType) const {}
+};
+
+// Fails naming the first zero of an integer divisor: integer division by zero
+// has no value (and traps on x86).
+template <typename T>
+void check_no_zero_divisor(const KernelContext& ctx, const Tensor& b, const char* name) {
+  const T* p = cdata<T>(b);
+  for (int64_t i = 0; i < b.numel(); ++i)
+    if (p[i] == T(0)) ctx.fail("integer division by zero: {} element {} is 0", name, i);
+}
+
+template <typename Op>
+class BinaryKernel : public Kernel {
+ public:
+  explicit BinaryKernel(const KernelInfo& info) : op_(info), legacy_(info.opset < 7 && !Op::kUnidirectional) {}
+
+  void prepare(KernelContext& ctx) override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    DType out_dtype = DType::Undefined;
+    dispatch(ctx, a.dtype(), b.dtype(), [&](auto ta, auto) {
+      using TA = typename decltype(ta)::type;
+      out_dtype = storage_dtype<typename Op::template Out<TA>>::value;
+    });
+    op_.check(ctx, a.dtype());
+    Shape out = broadcast_or_fail(ctx, {a.shape(), b_shape(ctx, a, b)});
+    if (Op::kUnidirectional && out != a.shape())
+      ctx.fail("{} of shape {} does not broadcast to {} of shape {}", Op::kNameB, shape_to_string(b.shape()),
+               Op::kNameA, shape_to_string(a.shape()));
+    ctx.allocate_output(0, out_dtype, out);
+  }
+
+  void compute(KernelContext& ctx) override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    Tensor& y = ctx.output(0);
+    const Shape sb = b_shape(ctx, a, b);
+    ctx.stats().flops = static_cast<double>(y.numel());
+    dispatch(ctx, a.dtype(), b.dtype(), [&](auto ta, auto tb) {
+      using TA = typename decltype(ta)::type;
+      using TB = typename decltype(tb)::type;
+      using TO = typename Op::template Out<TA>;
+      if constexpr (Op::kIntegerDivisor && std::is_integral<TB>::value) check_no_zero_divisor<TB>(ctx, b, Op::kNameB);
+      if (ctx.reference_mode()) {
+        binary_reference(y.shape(), a.shape(), sb, cdata<TA>(a), cdata<TB>(b), mdata<TO>(y), op_);
+      } else {
+        BroadcastPlan plan({a.shape(), sb});
+        binary_fast(plan, cdata<TA>(a), cdata<TB>(b), mdata<TO>(y), op_, ctx.threads());
+      }
+    });
+  }
+
+ private:
+  // fn(Tag<TA>, Tag<TB>) for the inputs' dtypes; fails on an unsupported or mismatched dtype.
+  template <typename Fn>
+  void dispatch(const KernelContext& ctx, DType da, DType db, Fn&& fn) const {
+    bool ok_b = true;
+    const bool ok_a = visit(typename Op::Types{}, da, [&](auto ta) {
+      if constexpr (Op::kMixedTypes) {
+        ok_b = visit(typename Op::TypesB{}, db, [&](auto tb) { fn(ta, tb); });
+      } else {
+        ok_b = da == db;
+        if (ok_b) fn(ta, ta);
+      }
+    });
+    if (!ok_a)
+      ctx.unsupported("{} has dtype {}; supported: {}", Op::kNameA, dtype_name(da), type_names(typename Op::Types{}));
+    if (!ok_b) {
+      if (Op::kMixedTypes)
+        ctx.unsupported("{} has dtype {}; supported: {}", Op::kNameB, dtype_name(db),
+                        type_names(typename Op::TypesB{}));
+      ctx.fail("{} and {} have different dtypes ({} and {})", Op::kNameA, Op::kNameB, dtype_name(da), dtype_name(db));
+    }
+  }
+
+  // B's shape as the broadcasting sees it (legacy opsets place B at `axis`).
+  Shape b_shape(const KernelContext& ctx, const Tensor& a, const Tensor& b) const {
+    return legacy_ ? legacy_broadcast_shape(ctx, a.shape(), b.shape()) : b.shape();
+  }
+
+  const Op op_;
+  const bool legacy_;
+};
+
+template <typename Op>
+std::unique_ptr<Kernel> make_binary(const KernelInfo& info) {
+  return std::make_unique<BinaryKernel<Op>>(info);
+}
+
+}  // namespace ew
+}  // namespace onnxmini

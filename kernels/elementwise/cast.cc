@@ -1,0 +1,167 @@
+// Cast (target dtype from attribute `to`) and CastLike (target dtype of input 1).
+// Every pair of numeric types, bool, float16, bfloat16 and string converts:
+//  - float -> integer: NaN gives 0, out-of-range values clamp to the limits
+//    (C++ leaves both undefined; numpy gives platform-specific values);
+//  - integer -> narrower integer wraps (two's complement), as numpy does;
+//  - anything -> bool: value != 0 (NaN is true);
+//  - float16/bfloat16 go through float, rounding to nearest even;
+//  - number -> string: shortest text that reads back to the same value
+//    ("0.1", "1e-05", "nan", "inf"); string -> number: strtod/strtoll, failing
+//    on text that is not a number.
+// The float8 and 4-bit types are not supported (the `saturate` attribute only
+// concerns them and is ignored).
+// Data layout: dense input and output of one shape; numeric casts are one flat
+// loop split across threads, string casts run on one thread.
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <string>
+#include <type_traits>
+
+#include "kernels/elementwise/elementwise.h"
+#include "kernels/registry.h"
+
+namespace onnxmini {
+namespace ew {
+namespace {
+
+using CastTypes = concat_t<NumericTypes, BoolTypes>;  // strings handled separately
+
+template <class TO, class TI>
+TO convert(const TI& v) {
+  if constexpr (std::is_same<TO, TI>::value) {
+    return v;
+  } else {
+    const auto c = Num<TI>::load(v);  // float for float16/bfloat16
+    using C = decltype(c);
+    if constexpr (std::is_same<TO, bool>::value) return c != C(0);
+    else if constexpr (std::is_integral<TO>::value && std::is_floating_point<C>::value) return saturate_cast<TO>(c);
+    else return Num<TO>::store(static_cast<compute_t<TO>>(c));
+  }
+}
+
+template <class T>
+std::string to_text(const T& v) {
+  if constexpr (std::is_same<T, bool>::value) return v ? "True" : "False";  // numpy's spelling
+  else if constexpr (std::is_same<T, int8_t>::value || std::is_same<T, uint8_t>::value) return fmt::format("{}", int(v));
+  else return fmt::format("{}", Num<T>::load(v));
+}
+
+// Parses `s` as T; false when it is not a number.
+template <class T>
+bool from_text(const std::string& s, T* out) {
+  const char* begin = s.c_str();
+  char* end = nullptr;
+  errno = 0;
+  if constexpr (std::is_same<T, bool>::value) {
+    if (s == "True" || s == "true" || s == "False" || s == "false") {
+      *out = s[0] == 'T' || s[0] == 't';
+      return true;
+    }
+    const double d = std::strtod(begin, &end);
+    *out = d != 0;
+  } else if constexpr (std::is_integral<T>::value && std::is_signed<T>::value) {
+    *out = static_cast<T>(std::strtoll(begin, &end, 10));
+  } else if constexpr (std::is_integral<T>::value) {
+    *out = static_cast<T>(std::strtoull(begin, &end, 10));
+  } else {
+    *out = Num<T>::store(static_cast<compute_t<T>>(std::strtod(begin, &end)));
+  }
+  return end != begin && *end == '\0' && errno != ERANGE;
+}
+
+const char* unsupported_type_name(int64_t code) {
+  switch (code) {
+    case 17: return "float8e4m3fn";
+    case 18: return "float8e4m3fnuz";
+    case 19: return "float8e5m2";
+    case 20: return "float8e5m2fnuz";
+    case 21: return "uint4";
+    case 22: return "int4";
+    case 23: return "float4e2m1";
+    default: return "unknown";
+  }
+}
+
+// Converts `x` into the already allocated `y` (dtype decides the target).
+void cast_tensor(KernelContext& ctx, const Tensor& x, Tensor& y) {
+  const DType from = x.dtype(), to = y.dtype();
+  const int64_t n = x.numel();
+  if (from == DType::String && to == DType::String) {
+    for (int64_t i = 0; i < n; ++i) mdata<std::string>(y)[i] = cdata<std::string>(x)[i];
+    return;
+  }
+  if (from == DType::String) {
+    visit(CastTypes{}, to, [&](auto tag) {
+      using TO = typename decltype(tag)::type;
+      const std::string* px = cdata<std::string>(x);
+      for (int64_t i = 0; i < n; ++i)
+        if (!from_text(px[i], mdata<TO>(y) + i))
+          ctx.fail("cannot convert string '{}' (element {}) to {}", px[i], i, dtype_name(to));
+    });
+    return;
+  }
+  if (to == DType::String) {
+    visit(CastTypes{}, from, [&](auto tag) {
+      using TI = typename decltype(tag)::type;
+      for (int64_t i = 0; i < n; ++i) mdata<std::string>(y)[i] = to_text(cdata<TI>(x)[i]);
+    });
+    return;
+  }
+  visit(CastTypes{}, from, [&](auto ti) {
+    using TI = typename decltype(ti)::type;
+    visit(CastTypes{}, to, [&](auto to_tag) {
+      using TO = typename decltype(to_tag)::type;
+      const auto f = [](const TI& v) { return convert<TO>(v); };
+      const TI* px = cdata<TI>(x);
+      TO* py = mdata<TO>(y);
+      if (ctx.reference_mode()) {
+        for (int64_t i = 0; i < n; ++i) py[i] = f(px[i]);
+      } else {
+        parallel_for(ctx.threads(), n, kGrain, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) py[i] = f(px[i]);
+        });
+      }
+    });
+  });
+}
+
+bool castable(DType t) { return t == DType::String || visit(CastTypes{}, t, [](auto) {}); }
+
+class CastKernel : public Kernel {
+ public:
+  explicit CastKernel(const KernelInfo& info) : like_(info.op_type == "CastLike") {
+    if (like_) return;
+    const int64_t code = info.attrs.get_int("to");
+    if (code >= 17 && code <= 23) info.unsupported("cast to {} (type {}) is not supported", unsupported_type_name(code), code);
+    if (code <= 0 || code > 16 || !castable(static_cast<DType>(code)))
+      info.unsupported("cast to type {} ({}) is not supported", code,
+                       dtype_is_valid(static_cast<int32_t>(code)) ? dtype_name(static_cast<DType>(code)) : "unknown");
+    to_ = static_cast<DType>(code);
+  }
+
+  void prepare(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    const DType to = like_ ? ctx.input(1).dtype() : to_;
+    if (!castable(x.dtype())) ctx.unsupported("cannot cast from {}", dtype_name(x.dtype()));
+    if (!castable(to)) ctx.unsupported("cannot cast to {}", dtype_name(to));
+    ctx.allocate_output(0, to, x.shape());
+  }
+
+  void compute(KernelContext& ctx) override { cast_tensor(ctx, ctx.input(0), ctx.output(0)); }
+
+ private:
+  bool like_;
+  DType to_ = DType::Undefined;
+};
+
+}  // namespace
+
+// Cast 1 took `to` as a string, 6+ as an int; later versions added types
+// (bfloat16 in 13, float8 in 19, int4 in 21, ...) and `saturate` (19).
+ONNXMINI_REGISTER_KERNEL("", "Cast", 6, INT_MAX, make_kernel<CastKernel>);
+ONNXMINI_REGISTER_KERNEL("", "CastLike", 15, INT_MAX, make_kernel<CastKernel>);
+
+}  // namespace ew
+}  // namespace onnxmini

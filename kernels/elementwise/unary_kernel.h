@@ -1,0 +1,67 @@
+// UnaryKernel<Op>: one kernel class for every one-input element-wise op
+// (Abs, Exp, Sigmoid, Elu, IsNaN, ...). An op is a small struct:
+//
+//   struct EluOp : UnaryOpDefaults {
+//     using Types = FloatTypes;                      // accepted input dtypes
+//     explicit EluOp(const KernelInfo& info) : alpha(info.attrs.get_float("alpha", 1.f)) {}
+//     template <class C> C operator()(C x) const { return x >= 0 ? x : C(alpha) * std::expm1(x); }
+//     float alpha;
+//   };
+//
+// Data layout: input and output dense with the same shape, so the fast path is
+// one flat loop split into chunks of kGrain elements across threads; the
+// reference path is the same loop on one thread.
+#pragma once
+#include "kernels/elementwise/elementwise.h"
+
+namespace onnxmini {
+namespace ew {
+
+struct UnaryOpDefaults {
+  template <class T> using Out = T;  // output storage type for input type T
+  void check(const KernelContext&, DType) const {}
+};
+
+template <typename Op>
+class UnaryKernel : public Kernel {
+ public:
+  explicit UnaryKernel(const KernelInfo& info) : op_(info) {}
+
+  void prepare(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    DType out_dtype = DType::Undefined;
+    const bool ok = visit(typename Op::Types{}, x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      out_dtype = storage_dtype<typename Op::template Out<T>>::value;
+    });
+    if (!ok)
+      ctx.unsupported("input has dtype {}; supported: {}", dtype_name(x.dtype()), type_names(typename Op::Types{}));
+    op_.check(ctx, x.dtype());
+    ctx.allocate_output(0, out_dtype, x.shape());
+  }
+
+  void compute(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    Tensor& y = ctx.output(0);
+    ctx.stats().flops = static_cast<double>(x.numel());
+    visit(typename Op::Types{}, x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using TO = typename Op::template Out<T>;
+      if (ctx.reference_mode())
+        unary_reference(cdata<T>(x), mdata<TO>(y), x.numel(), op_);
+      else
+        unary_fast(cdata<T>(x), mdata<TO>(y), x.numel(), op_, ctx.threads());
+    });
+  }
+
+ private:
+  const Op op_;
+};
+
+template <typename Op>
+std::unique_ptr<Kernel> make_unary(const KernelInfo& info) {
+  return std::make_unique<UnaryKernel<Op>>(info);
+}
+
+}  // namespace ew
+}  // namespace onnxmini

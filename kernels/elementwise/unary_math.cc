@@ -1,0 +1,143 @@
+// Unary math: Abs, Neg, Sign, Sqrt, Exp, Log, Reciprocal, Floor, Ceil, Round,
+// Erf, trigonometric and hyperbolic functions, Tanh, Sigmoid, IsNaN, IsInf,
+// Not, BitwiseNot. Each op is a functor run by UnaryKernel over a dense input
+// (one flat loop, chunks of kGrain elements per thread). float16/bfloat16 are
+// computed in float; float and double call the <cmath> function of their type.
+#include <cmath>
+#include <type_traits>
+
+#include "kernels/elementwise/unary_kernel.h"
+#include "kernels/registry.h"
+
+namespace onnxmini {
+namespace ew {
+namespace {
+
+// A float-only op whose value is one expression of x.
+#define ONNXMINI_FLOAT_UNARY(NAME, EXPR)                   \
+  struct NAME##Op : UnaryOpDefaults {                      \
+    using Types = FloatTypes;                              \
+    explicit NAME##Op(const KernelInfo&) {}                \
+    template <class C> C operator()(C x) const { return EXPR; } \
+  };
+
+ONNXMINI_FLOAT_UNARY(Sqrt, std::sqrt(x))
+ONNXMINI_FLOAT_UNARY(Exp, std::exp(x))
+ONNXMINI_FLOAT_UNARY(Log, std::log(x))
+ONNXMINI_FLOAT_UNARY(Reciprocal, C(1) / x)
+ONNXMINI_FLOAT_UNARY(Floor, std::floor(x))
+ONNXMINI_FLOAT_UNARY(Ceil, std::ceil(x))
+ONNXMINI_FLOAT_UNARY(Round, std::nearbyint(x))  // default FP mode: ties to even, as ONNX requires
+ONNXMINI_FLOAT_UNARY(Erf, std::erf(x))
+ONNXMINI_FLOAT_UNARY(Sin, std::sin(x))
+ONNXMINI_FLOAT_UNARY(Cos, std::cos(x))
+ONNXMINI_FLOAT_UNARY(Tan, std::tan(x))
+ONNXMINI_FLOAT_UNARY(Asin, std::asin(x))
+ONNXMINI_FLOAT_UNARY(Acos, std::acos(x))
+ONNXMINI_FLOAT_UNARY(Atan, std::atan(x))
+ONNXMINI_FLOAT_UNARY(Sinh, std::sinh(x))
+ONNXMINI_FLOAT_UNARY(Cosh, std::cosh(x))
+ONNXMINI_FLOAT_UNARY(Asinh, std::asinh(x))
+ONNXMINI_FLOAT_UNARY(Acosh, std::acosh(x))
+ONNXMINI_FLOAT_UNARY(Atanh, std::atanh(x))
+ONNXMINI_FLOAT_UNARY(Tanh, std::tanh(x))
+// Sigmoid without overflow: exp is only taken of a non-positive number.
+ONNXMINI_FLOAT_UNARY(Sigmoid, x >= C(0) ? C(1) / (C(1) + std::exp(-x)) : std::exp(x) / (C(1) + std::exp(x)))
+#undef ONNXMINI_FLOAT_UNARY
+
+struct AbsOp : UnaryOpDefaults {
+  using Types = NumericTypes;
+  explicit AbsOp(const KernelInfo&) {}
+  template <class C> C operator()(C x) const {
+    if constexpr (std::is_floating_point<C>::value) return std::fabs(x);  // also clears the sign of -0
+    else if constexpr (std::is_unsigned<C>::value) return x;
+    else return static_cast<C>(x < 0 ? -x : x);
+  }
+};
+
+struct NegOp : UnaryOpDefaults {
+  using Types = SignedTypes;
+  explicit NegOp(const KernelInfo&) {}
+  template <class C> C operator()(C x) const { return static_cast<C>(-x); }
+};
+
+// Sign: -1, 0 or 1; NaN stays NaN.
+struct SignOp : UnaryOpDefaults {
+  using Types = NumericTypes;
+  explicit SignOp(const KernelInfo&) {}
+  template <class C> C operator()(C x) const {
+    if (x > C(0)) return C(1);
+    if constexpr (std::is_signed<C>::value) {
+      if (x < C(0)) return C(-1);
+    }
+    return std::is_floating_point<C>::value ? x : C(0);  // x is 0 or NaN here
+  }
+};
+
+struct IsNaNOp : UnaryOpDefaults {
+  using Types = FloatTypes;
+  template <class T> using Out = bool;
+  explicit IsNaNOp(const KernelInfo&) {}
+  template <class C> bool operator()(C x) const { return x != x; }
+};
+
+struct IsInfOp : UnaryOpDefaults {
+  using Types = FloatTypes;
+  template <class T> using Out = bool;
+  explicit IsInfOp(const KernelInfo& info)
+      : negative(info.attrs.get_int("detect_negative", 1) != 0),
+        positive(info.attrs.get_int("detect_positive", 1) != 0) {}
+  template <class C> bool operator()(C x) const {
+    return (positive && x == std::numeric_limits<C>::infinity()) ||
+           (negative && x == -std::numeric_limits<C>::infinity());
+  }
+  bool negative, positive;
+};
+
+struct NotOp : UnaryOpDefaults {
+  using Types = BoolTypes;
+  explicit NotOp(const KernelInfo&) {}
+  bool operator()(bool x) const { return !x; }
+};
+
+struct BitwiseNotOp : UnaryOpDefaults {
+  using Types = IntTypes;
+  explicit BitwiseNotOp(const KernelInfo&) {}
+  template <class C> C operator()(C x) const { return static_cast<C>(~x); }
+};
+
+}  // namespace
+
+// Versions 1 and 6 differ only in the legacy consumed_inputs attribute, later
+// ones in their type lists; one kernel serves them all.
+ONNXMINI_REGISTER_KERNEL("", "Abs", 1, INT_MAX, make_unary<AbsOp>);
+ONNXMINI_REGISTER_KERNEL("", "Neg", 1, INT_MAX, make_unary<NegOp>);
+ONNXMINI_REGISTER_KERNEL("", "Sign", 9, INT_MAX, make_unary<SignOp>);
+ONNXMINI_REGISTER_KERNEL("", "Sqrt", 1, INT_MAX, make_unary<SqrtOp>);
+ONNXMINI_REGISTER_KERNEL("", "Exp", 1, INT_MAX, make_unary<ExpOp>);
+ONNXMINI_REGISTER_KERNEL("", "Log", 1, INT_MAX, make_unary<LogOp>);
+ONNXMINI_REGISTER_KERNEL("", "Reciprocal", 1, INT_MAX, make_unary<ReciprocalOp>);
+ONNXMINI_REGISTER_KERNEL("", "Floor", 1, INT_MAX, make_unary<FloorOp>);
+ONNXMINI_REGISTER_KERNEL("", "Ceil", 1, INT_MAX, make_unary<CeilOp>);
+ONNXMINI_REGISTER_KERNEL("", "Round", 11, INT_MAX, make_unary<RoundOp>);
+ONNXMINI_REGISTER_KERNEL("", "Erf", 9, INT_MAX, make_unary<ErfOp>);
+ONNXMINI_REGISTER_KERNEL("", "Sin", 7, INT_MAX, make_unary<SinOp>);
+ONNXMINI_REGISTER_KERNEL("", "Cos", 7, INT_MAX, make_unary<CosOp>);
+ONNXMINI_REGISTER_KERNEL("", "Tan", 7, INT_MAX, make_unary<TanOp>);
+ONNXMINI_REGISTER_KERNEL("", "Asin", 7, INT_MAX, make_unary<AsinOp>);
+ONNXMINI_REGISTER_KERNEL("", "Acos", 7, INT_MAX, make_unary<AcosOp>);
+ONNXMINI_REGISTER_KERNEL("", "Atan", 7, INT_MAX, make_unary<AtanOp>);
+ONNXMINI_REGISTER_KERNEL("", "Sinh", 9, INT_MAX, make_unary<SinhOp>);
+ONNXMINI_REGISTER_KERNEL("", "Cosh", 9, INT_MAX, make_unary<CoshOp>);
+ONNXMINI_REGISTER_KERNEL("", "Asinh", 9, INT_MAX, make_unary<AsinhOp>);
+ONNXMINI_REGISTER_KERNEL("", "Acosh", 9, INT_MAX, make_unary<AcoshOp>);
+ONNXMINI_REGISTER_KERNEL("", "Atanh", 9, INT_MAX, make_unary<AtanhOp>);
+ONNXMINI_REGISTER_KERNEL("", "Tanh", 1, INT_MAX, make_unary<TanhOp>);
+ONNXMINI_REGISTER_KERNEL("", "Sigmoid", 1, INT_MAX, make_unary<SigmoidOp>);
+ONNXMINI_REGISTER_KERNEL("", "IsNaN", 9, INT_MAX, make_unary<IsNaNOp>);
+ONNXMINI_REGISTER_KERNEL("", "IsInf", 10, INT_MAX, make_unary<IsInfOp>);
+ONNXMINI_REGISTER_KERNEL("", "Not", 1, INT_MAX, make_unary<NotOp>);
+ONNXMINI_REGISTER_KERNEL("", "BitwiseNot", 18, INT_MAX, make_unary<BitwiseNotOp>);
+
+}  // namespace ew
+}  // namespace onnxmini
