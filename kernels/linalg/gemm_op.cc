@@ -1,0 +1,171 @@
+// Gemm: Y = alpha * op(A) * op(B) + beta * C, float32 and float64.
+//
+// Layout: A is M x K (K x M with transA), B is K x N (N x K with transB), all
+// row-major. C (optional from opset 11) broadcasts to M x N: a scalar, a row
+// (N or 1 x N), a column (M x 1) or the full M x N.
+// Fast path (float32): when beta == 1 and C is a row or column, C becomes the
+// GEMM epilogue's bias (no copy of C); otherwise Y is first filled with C
+// broadcast and the engine accumulates with beta. A constant B is packed once
+// at session creation (sgemm_packed). float64 goes through dgemm.
+#include <cstring>
+
+#include "kernels/gemm/gemm.h"
+#include "kernels/registry.h"
+
+namespace onnxmini {
+namespace linalg {
+namespace {
+
+enum class CShape { None, Scalar, Row, Column, Full };
+
+class GemmKernel : public Kernel {
+ public:
+  explicit GemmKernel(const KernelInfo& info)
+      : alpha_(info.attrs.get_float("alpha", 1.0f)),
+        beta_(info.attrs.get_float("beta", 1.0f)),
+        trans_a_(info.attrs.get_int("transA", 0) != 0),
+        trans_b_(info.attrs.get_int("transB", 0) != 0) {
+    const Tensor* b = info.constant_input(1);
+    if (b && info.mode == KernelMode::Fast && b->dtype() == DType::Float32 && b->rank() == 2) {
+      const int64_t K = trans_b_ ? b->dim(1) : b->dim(0), N = trans_b_ ? b->dim(0) : b->dim(1);
+      packed_b_ = gemm::engine(info.gemm, info.mode).pack_b(trans_b_, K, N, b->data<float>(), b->dim(1));
+    }
+  }
+
+  void prepare(KernelContext& ctx) override {
+    int64_t M, N, K;
+    dims(ctx, M, N, K);
+    c_shape(ctx, M, N);
+    ctx.allocate_output(0, ctx.input(0).dtype(), {M, N});
+  }
+
+  void compute(KernelContext& ctx) override {
+    int64_t M, N, K;
+    dims(ctx, M, N, K);
+    const CShape cs = c_shape(ctx, M, N);
+    ctx.stats().flops = 2.0 * M * N * K;
+    if (ctx.input(0).dtype() == DType::Float32) compute_f32(ctx, M, N, K, cs);
+    else compute_f64(ctx, M, N, K, cs);
+  }
+
+ private:
+  void dims(const KernelContext& ctx, int64_t& M, int64_t& N, int64_t& K) const {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    if (a.dtype() != DType::Float32 && a.dtype() != DType::Float64) ctx.unsupported("dtype {} is not supported (float, double)", dtype_name(a.dtype()));
+    if (b.dtype() != a.dtype()) ctx.fail("A has dtype {}, B has {}", dtype_name(a.dtype()), dtype_name(b.dtype()));
+    if (a.rank() != 2 || b.rank() != 2)
+      ctx.fail("A {} and B {} must be 2-D", shape_to_string(a.shape()), shape_to_string(b.shape()));
+    M = trans_a_ ? a.dim(1) : a.dim(0);
+    K = trans_a_ ? a.dim(0) : a.dim(1);
+    const int64_t kb = trans_b_ ? b.dim(1) : b.dim(0);
+    N = trans_b_ ? b.dim(0) : b.dim(1);
+    if (K != kb)
+      ctx.fail("shape mismatch: op(A) is {}x{} (transA={}), op(B) is {}x{} (transB={}); inner dimensions {} and {} differ",
+               M, K, int(trans_a_), kb, N, int(trans_b_), K, kb);
+  }
+
+  CShape c_shape(const KernelContext& ctx, int64_t M, int64_t N) const {
+    if (!ctx.has_input(2)) return CShape::None;
+    const Tensor& c = ctx.input(2);
+    if (c.dtype() != ctx.input(0).dtype()) ctx.fail("C has dtype {}, A has {}", dtype_name(c.dtype()), dtype_name(ctx.input(0).dtype()));
+    const Shape& s = c.shape();
+    if (c.numel() == 1 && s.size() <= 2) return CShape::Scalar;
+    if ((s.size() == 1 && s[0] == N) || (s.size() == 2 && s[0] == 1 && s[1] == N)) return CShape::Row;
+    if (s.size() == 2 && s[0] == M && s[1] == 1) return CShape::Column;
+    if (s.size() == 2 && s[0] == M && s[1] == N) return CShape::Full;
+    ctx.fail("C has shape {}, which does not broadcast to the output {}x{}", shape_to_string(s), M, N);
+  }
+
+  // Y[i, j] = C broadcast at (i, j).
+  template <typename T>
+  static void fill_c(const T* c, CShape cs, int64_t M, int64_t N, T* y) {
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j)
+        y[i * N + j] = cs == CShape::Scalar ? c[0] : cs == CShape::Row ? c[j] : cs == CShape::Column ? c[i] : c[i * N + j];
+  }
+
+  // The reference: one dot product per output element, accumulated in double.
+  template <typename T>
+  void reference(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, CShape cs, T* y) const {
+    const Tensor& A = ctx.input(0);
+    const Tensor& B = ctx.input(1);
+    const T* a = A.template data<T>();
+    const T* b = B.template data<T>();
+    if (cs != CShape::None) fill_c(ctx.input(2).template data<T>(), cs, M, N, y);
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double acc = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          const T av = trans_a_ ? a[k * A.dim(1) + i] : a[i * A.dim(1) + k];
+          const T bv = trans_b_ ? b[j * B.dim(1) + k] : b[k * B.dim(1) + j];
+          acc += static_cast<double>(av) * bv;
+        }
+        const double cv = (cs == CShape::None || beta_ == 0.0f) ? 0.0 : static_cast<double>(beta_) * y[i * N + j];
+        y[i * N + j] = static_cast<T>(alpha_ * acc + cv);
+      }
+  }
+
+  void compute_f32(KernelContext& ctx, int64_t M, int64_t N, int64_t K, CShape cs) {
+    float* y = ctx.output(0).mutable_data<float>();
+    if (ctx.reference_mode()) {
+      ctx.stats().variant = "gemm_reference";
+      return reference<float>(ctx, M, N, K, cs, y);
+    }
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    gemm::SgemmArgs args;
+    args.trans_a = trans_a_, args.trans_b = trans_b_;
+    args.M = M, args.N = N, args.K = K, args.alpha = alpha_;
+    args.A = a.data<float>(), args.lda = a.dim(1);
+    args.B = b.data<float>(), args.ldb = b.dim(1);
+    args.C = y, args.ldc = N;
+    if (cs != CShape::None && beta_ == 1.0f && (cs == CShape::Row || cs == CShape::Column)) {
+      args.epilogue.bias = ctx.input(2).data<float>();  // C as a bias vector, fused into the store
+      args.epilogue.bias_per_row = cs == CShape::Column;
+    } else if (cs != CShape::None && beta_ != 0.0f) {
+      fill_c(ctx.input(2).data<float>(), cs, M, N, y);
+      args.beta = beta_;
+    }
+    if (packed_b_) {
+      ctx.stats().variant = "gemm_prepacked";
+      ctx.gemm().sgemm_packed(args, *packed_b_, ctx.threads());
+    } else {
+      ctx.stats().variant = "gemm_sgemm";
+      ctx.gemm().sgemm(args, ctx.threads());
+    }
+  }
+
+  void compute_f64(KernelContext& ctx, int64_t M, int64_t N, int64_t K, CShape cs) {
+    double* y = ctx.output(0).mutable_data<double>();
+    if (ctx.reference_mode()) {
+      ctx.stats().variant = "gemm_reference";
+      return reference<double>(ctx, M, N, K, cs, y);
+    }
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    gemm::DgemmArgs args;
+    args.trans_a = trans_a_, args.trans_b = trans_b_;
+    args.M = M, args.N = N, args.K = K, args.alpha = alpha_;
+    args.A = a.data<double>(), args.lda = a.dim(1);
+    args.B = b.data<double>(), args.ldb = b.dim(1);
+    args.C = y, args.ldc = N;
+    if (cs != CShape::None && beta_ != 0.0f) {
+      fill_c(ctx.input(2).data<double>(), cs, M, N, y);
+      args.beta = beta_;
+    }
+    ctx.stats().variant = "gemm_dgemm";
+    ctx.gemm().dgemm(args, ctx.threads());
+  }
+
+  float alpha_, beta_;
+  bool trans_a_, trans_b_;
+  std::shared_ptr<gemm::PackedB> packed_b_;  // constant B, packed at session creation
+};
+
+}  // namespace
+
+ONNXMINI_REGISTER_KERNEL("", "Gemm", 7, INT_MAX, make_kernel<GemmKernel>);
+
+}  // namespace linalg
+}  // namespace onnxmini

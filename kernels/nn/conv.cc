@@ -1,0 +1,274 @@
+// Conv (opset 1..): N-D convolution with groups, pads / auto_pad, strides,
+// dilations and bias, float32 and float64.
+//
+// Layout: X is N x C x D1..Dk, W is M x C/group x K1..Kk, B is M, Y is
+// N x M x O1..Ok, all dense row-major. For one image n and group g the
+// convolution is one GEMM:
+//   Y[n, g] (M/g x P)  =  W[g] (M/g x C/g*Kprod)  *  col (C/g*Kprod x P)
+// where P = O1*..*Ok and col is the im2col matrix of X[n, g]: row (c, k) holds,
+// for every output position, the input pixel that kernel tap k of channel c
+// sees (0 in the padding). Variants, chosen per call:
+//   conv_depthwise      one input and one output channel per group, 2-D: direct loops, no GEMM
+//   conv1x1_gemm        1x1 kernel, no padding, stride 1: X[n, g] *is* col, no copy
+//   conv1x1_strided_gemm 1x1 kernel, no padding, strides: col is a strided subsample of X
+//   conv<k>d_im2col     everything else
+// Bias goes into the GEMM epilogue (per output row = per output channel).
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/gemm/gemm.h"
+#include "kernels/nn/spatial.h"
+#include "kernels/registry.h"
+#include "runtime/thread_pool.h"
+
+namespace onnxmini {
+namespace nn {
+namespace {
+
+struct ConvGeom {
+  int64_t N, C, M, group;
+  Window win;
+};
+
+// ---- reference: the direct loops, one output element at a time ----------
+// For every image n, output channel m and output position o:
+//   y = bias[m] + sum over input channels c of m's group, over kernel taps k:
+//         x[n, c, o*stride - pad_begin + k*dilation] * w[m, c, k]
+// Taps that land in the padding contribute 0.
+template <typename T>
+void conv_reference(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y) {
+  const Window& win = g.win;
+  const int64_t cg = g.C / g.group, mg = g.M / g.group;
+  const int64_t P = win.out_size(), KP = win.kernel_size(), IP = win.in_size();
+  const auto in_st = row_major_strides(win.in);
+  std::vector<int64_t> oc(win.rank), kc(win.rank);
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t m = 0; m < g.M; ++m) {
+      const int64_t grp = m / mg;
+      for (int64_t o = 0; o < P; ++o) {
+        unravel(o, win.out, oc.data());
+        double acc = bias ? bias[m] : 0.0;
+        for (int64_t c = 0; c < cg; ++c) {
+          const T* xc = x + (n * g.C + grp * cg + c) * IP;
+          const T* wc = w + (m * cg + c) * KP;
+          for (int64_t k = 0; k < KP; ++k) {
+            unravel(k, win.kernel, kc.data());
+            int64_t off = 0;
+            bool inside = true;
+            for (size_t d = 0; d < win.rank; ++d) {
+              const int64_t i = oc[d] * win.stride[d] - win.pad_begin[d] + kc[d] * win.dilation[d];
+              if (i < 0 || i >= win.in[d]) { inside = false; break; }
+              off += i * in_st[d];
+            }
+            if (inside) acc += static_cast<double>(xc[off]) * wc[k];
+          }
+        }
+        y[(n * g.M + m) * P + o] = static_cast<T>(acc);
+      }
+    }
+}
+
+// ---- im2col ---------------------------------------------------------------
+// col is (channels * Kprod) x P, row-major. Row r = (c, k): loop over the
+// output positions with the last spatial axis innermost, so every write is
+// contiguous and reads are contiguous when stride is 1.
+template <typename T>
+void im2col(const Window& win, int64_t channels, const T* x, T* col, ThreadPool* pool) {
+  const int64_t KP = win.kernel_size(), P = win.out_size(), IP = win.in_size();
+  const size_t r = win.rank;
+  const int64_t OW = win.out[r - 1], outer = P / OW;
+  const auto in_st = row_major_strides(win.in);
+  std::vector<int64_t> outer_shape(win.out.begin(), win.out.end() - 1);
+  parallel_for(pool, channels * KP, 4, [&](int64_t r0, int64_t r1) {
+    std::vector<int64_t> kc(r), oc(r > 1 ? r - 1 : 1);
+    for (int64_t row = r0; row < r1; ++row) {
+      const T* xc = x + (row / KP) * IP;
+      unravel(row % KP, win.kernel, kc.data());
+      T* dst = col + row * P;
+      const int64_t s = win.stride[r - 1];
+      const int64_t off_w = kc[r - 1] * win.dilation[r - 1] - win.pad_begin[r - 1];
+      for (int64_t q = 0; q < outer; ++q, dst += OW) {
+        unravel(q, outer_shape, oc.data());
+        int64_t base = 0;
+        bool inside = true;
+        for (size_t d = 0; d + 1 < r; ++d) {
+          const int64_t i = oc[d] * win.stride[d] - win.pad_begin[d] + kc[d] * win.dilation[d];
+          if (i < 0 || i >= win.in[d]) { inside = false; break; }
+          base += i * in_st[d];
+        }
+        if (!inside) { std::fill(dst, dst + OW, T(0)); continue; }
+        const T* src = xc + base;
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const int64_t iw = ow * s + off_w;
+          dst[ow] = (iw >= 0 && iw < win.in[r - 1]) ? src[iw] : T(0);
+        }
+      }
+    }
+  });
+}
+
+// C (M x N) = A (M x K) * B (K x N, row stride ldb) + bias per row.
+inline void gemm_rows(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, const float* A, const float* B,
+                      int64_t ldb, const float* bias, float* C) {
+  gemm::SgemmArgs a;
+  a.M = M, a.N = N, a.K = K;
+  a.A = A, a.lda = K, a.B = B, a.ldb = ldb, a.C = C, a.ldc = N;
+  a.epilogue.bias = bias;
+  a.epilogue.bias_per_row = true;
+  ctx.gemm().sgemm(a, ctx.threads());
+}
+inline void gemm_rows(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, const double* A, const double* B,
+                      int64_t ldb, const double* bias, double* C) {
+  gemm::DgemmArgs a;
+  a.M = M, a.N = N, a.K = K;
+  a.A = A, a.lda = K, a.B = B, a.ldb = ldb, a.C = C, a.ldc = N;
+  ctx.gemm().dgemm(a, ctx.threads());
+  if (bias)  // dgemm has no epilogue
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) C[i * N + j] += bias[i];
+}
+
+// Depthwise 2-D (one input and one output channel per group). Per channel:
+// y[oh, ow] = bias + sum_{kh, kw} x[oh*sh - ph + kh*dh, ow*sw - pw + kw*dw] * w[kh, kw].
+// For each tap the valid ow range is computed once, so the inner loop has no
+// bounds checks (and is a plain axpy when sw == 1).
+template <typename T>
+void conv_depthwise2d(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y, ThreadPool* pool) {
+  const Window& win = g.win;
+  const int64_t H = win.in[0], W = win.in[1], OH = win.out[0], OW = win.out[1];
+  const int64_t KH = win.kernel[0], KW = win.kernel[1], sh = win.stride[0], sw = win.stride[1];
+  const int64_t dh = win.dilation[0], dw = win.dilation[1], ph = win.pad_begin[0], pw = win.pad_begin[1];
+  parallel_for(pool, g.N * g.C, 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t c = p % g.C;
+      const T* xc = x + p * H * W;
+      const T* wc = w + c * KH * KW;
+      T* yc = y + p * OH * OW;
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        T* yrow = yc + oh * OW;
+        std::fill(yrow, yrow + OW, bias ? bias[c] : T(0));
+        for (int64_t kh = 0; kh < KH; ++kh) {
+          const int64_t ih = oh * sh - ph + kh * dh;
+          if (ih < 0 || ih >= H) continue;
+          const T* xrow = xc + ih * W;
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            const int64_t off = kw * dw - pw;  // iw = ow*sw + off
+            const int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+            const int64_t hi = std::min<int64_t>(OW, W - 1 - off < 0 ? 0 : (W - 1 - off) / sw + 1);
+            const T wv = wc[kh * KW + kw];
+            if (sw == 1)
+              for (int64_t ow = lo; ow < hi; ++ow) yrow[ow] += wv * xrow[ow + off];
+            else
+              for (int64_t ow = lo; ow < hi; ++ow) yrow[ow] += wv * xrow[ow * sw + off];
+          }
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+const char* conv_fast(KernelContext& ctx, const ConvGeom& g, const T* x, const T* w, const T* bias, T* y) {
+  const Window& win = g.win;
+  const int64_t cg = g.C / g.group, mg = g.M / g.group;
+  const int64_t P = win.out_size(), KP = win.kernel_size(), IP = win.in_size(), K = cg * KP;
+  if (cg == 1 && mg == 1 && win.rank == 2) {
+    conv_depthwise2d(g, x, w, bias, y, ctx.threads());
+    return "conv_depthwise";
+  }
+  bool one_by_one = KP == 1, unit_stride = true;
+  for (size_t d = 0; d < win.rank; ++d) {
+    one_by_one = one_by_one && win.pad_begin[d] == 0 && win.pad_end[d] == 0;
+    unit_stride = unit_stride && win.stride[d] == 1;
+  }
+  const bool direct = one_by_one && unit_stride;  // X[n, g] is already the col matrix
+  Tensor col;
+  if (!direct) col = ctx.scratch(dtype_of<T>::value, {K, P});
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t grp = 0; grp < g.group; ++grp) {
+      const T* xg = x + (n * g.C + grp * cg) * IP;
+      const T* B = xg;
+      if (!direct) {
+        im2col(win, cg, xg, col.mutable_data<T>(), ctx.threads());  // 1x1 strided: im2col is the subsample
+        B = col.data<T>();
+      }
+      gemm_rows(ctx, mg, P, K, w + grp * mg * K, B, P, bias ? bias + grp * mg : nullptr,
+                y + (n * g.M + grp * mg) * P);
+    }
+  if (direct) return "conv1x1_gemm";
+  if (one_by_one) return "conv1x1_strided_gemm";
+  static const char* names[] = {"conv_im2col", "conv1d_im2col", "conv2d_im2col", "conv3d_im2col"};
+  return win.rank <= 3 ? names[win.rank] : names[0];
+}
+
+class ConvKernel : public Kernel {
+ public:
+  explicit ConvKernel(const KernelInfo& info) : attrs_(read_window_attrs(info)), group_(info.attrs.get_int("group", 1)) {
+    if (group_ <= 0) info.fail("group must be positive, got {}", group_);
+  }
+
+  void prepare(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    ConvGeom g = geometry(ctx, x, w);
+    if (ctx.has_input(2)) {
+      const Tensor& b = ctx.input(2);
+      if (b.dtype() != x.dtype()) ctx.fail("bias dtype {} differs from input dtype {}", dtype_name(b.dtype()), dtype_name(x.dtype()));
+      if (b.rank() != 1 || b.dim(0) != g.M) ctx.fail("bias has shape {}, expected [{}] (one per output channel)", shape_to_string(b.shape()), g.M);
+    }
+    Shape out{g.N, g.M};
+    out.insert(out.end(), g.win.out.begin(), g.win.out.end());
+    ctx.allocate_output(0, x.dtype(), out);
+  }
+
+  void compute(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    const ConvGeom g = geometry(ctx, x, w);
+    ctx.stats().flops = 2.0 * g.N * g.M * g.win.out_size() * (g.C / g.group) * g.win.kernel_size();
+    if (x.dtype() == DType::Float32) run<float>(ctx, g);
+    else run<double>(ctx, g);
+  }
+
+ private:
+  template <typename T>
+  void run(KernelContext& ctx, const ConvGeom& g) {
+    const T* x = ctx.input(0).data<T>();
+    const T* w = ctx.input(1).data<T>();
+    const T* b = ctx.has_input(2) ? ctx.input(2).data<T>() : nullptr;
+    T* y = ctx.output(0).mutable_data<T>();
+    if (ctx.reference_mode()) {
+      conv_reference(g, x, w, b, y);
+      ctx.stats().variant = "conv_reference";
+    } else {
+      ctx.stats().variant = conv_fast(ctx, g, x, w, b, y);
+    }
+  }
+
+  ConvGeom geometry(const KernelContext& ctx, const Tensor& x, const Tensor& w) const {
+    if (x.dtype() != DType::Float32 && x.dtype() != DType::Float64) ctx.unsupported("dtype {} is not supported (float, double)", dtype_name(x.dtype()));
+    if (w.dtype() != x.dtype()) ctx.fail("weight dtype {} differs from input dtype {}", dtype_name(w.dtype()), dtype_name(x.dtype()));
+    if (x.rank() < 3) ctx.fail("input has shape {}, expected N x C x D1 [x D2 ...]", shape_to_string(x.shape()));
+    if (w.rank() != x.rank()) ctx.fail("weight has rank {} ({}), input has rank {}", w.rank(), shape_to_string(w.shape()), x.rank());
+    ConvGeom g;
+    g.N = x.dim(0), g.C = x.dim(1), g.M = w.dim(0), g.group = group_;
+    if (g.C != w.dim(1) * group_)
+      ctx.fail("input has {} channels, weight expects {} (group {})", g.C, w.dim(1) * group_, group_);
+    if (g.M % group_ != 0) ctx.fail("weight has {} output channels, not divisible by group {}", g.M, group_);
+    std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end()), kernel(w.shape().begin() + 2, w.shape().end());
+    if (!attrs_.kernel.empty() && attrs_.kernel != kernel)
+      ctx.fail("kernel_shape [{}] does not match the weight's spatial shape [{}]", fmt::join(attrs_.kernel, ","), fmt::join(kernel, ","));
+    g.win = resolve_window(ctx, attrs_, in, kernel);
+    return g;
+  }
+
+  WindowAttrs attrs_;
+  int64_t group_;
+};
+
+}  // namespace
+
+ONNXMINI_REGISTER_KERNEL("", "Conv", 1, INT_MAX, make_kernel<ConvKernel>);
+
+}  // namespace nn
+}  // namespace onnxmini

@@ -1,0 +1,226 @@
+// BatchNormalization (inference), InstanceNormalization, LayerNormalization;
+// float32 and float64.
+//
+// Layout: X is N x C x D1..Dk (BatchNorm / InstanceNorm: per channel c,
+// "spatial" = the D block of one (n, c) plane, contiguous). LayerNorm views X
+// as rows x cols, rows = prod(shape[:axis]), cols = prod(shape[axis:]), and
+// normalises each contiguous row.
+// Statistics are accumulated in double (two passes: mean, then variance), so
+// the reference and fast paths differ only in threading and in folding
+// scale/shift into one multiply-add per element.
+#include <cmath>
+
+#include "kernels/registry.h"
+#include "runtime/thread_pool.h"
+
+namespace onnxmini {
+namespace nn {
+namespace {
+
+bool is_float(DType t) { return t == DType::Float32 || t == DType::Float64; }
+
+// ---- BatchNormalization: y = (x - mean[c]) / sqrt(var[c] + eps) * scale[c] + B[c]
+// Before opset 9, spatial = 0 gives per-element (C x D1..Dk) statistics.
+class BatchNormKernel : public Kernel {
+ public:
+  explicit BatchNormKernel(const KernelInfo& info)
+      : epsilon_(info.attrs.get_float("epsilon", 1e-5f)), spatial_(info.opset < 9 ? info.attrs.get_int("spatial", 1) != 0 : true) {
+    if (info.attrs.get_int("training_mode", 0) != 0)
+      info.unsupported("training_mode = 1 is not supported (inference only)");
+    for (size_t i = 1; i < info.num_outputs; ++i)
+      if (i < info.output_present.size() && info.output_present[i])
+        info.unsupported("training outputs (running mean / var, saved statistics) are not supported; inference only");
+  }
+  void prepare(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    if (!is_float(x.dtype())) ctx.unsupported("dtype {} is not supported (float, double)", dtype_name(x.dtype()));
+    if (x.rank() < 2) ctx.fail("input has shape {}, expected N x C [x D1 ...]", shape_to_string(x.shape()));
+    const Shape expect = spatial_ ? Shape{x.dim(1)} : Shape(x.shape().begin() + 1, x.shape().end());
+    static const char* names[] = {"X", "scale", "B", "mean", "var"};
+    for (size_t i = 1; i < 5; ++i) {
+      const Tensor& p = ctx.input(i);
+      if (p.dtype() != x.dtype()) ctx.fail("{} has dtype {}, input has {}", names[i], dtype_name(p.dtype()), dtype_name(x.dtype()));
+      if (p.numel() != shape_numel(expect))
+        ctx.fail("{} has shape {}, expected {} for input {}", names[i], shape_to_string(p.shape()), shape_to_string(expect), shape_to_string(x.shape()));
+    }
+    ctx.allocate_output(0, x.dtype(), x.shape());
+  }
+  void compute(KernelContext& ctx) override {
+    ctx.stats().flops = 2.0 * ctx.input(0).numel();
+    if (ctx.input(0).dtype() == DType::Float32) run<float>(ctx);
+    else run<double>(ctx);
+  }
+
+ private:
+  template <typename T>
+  void run(KernelContext& ctx) {
+    const Tensor& x = ctx.input(0);
+    const T *scale = ctx.input(1).data<T>(), *bias = ctx.input(2).data<T>(), *mean = ctx.input(3).data<T>(),
+            *var = ctx.input(4).data<T>();
+    const int64_t N = x.dim(0), C = x.dim(1), S = x.numel() / std::max<int64_t>(1, N * C);
+    const T* px = x.data<T>();
+    T* py = ctx.output(0).mutable_data<T>();
+    if (ctx.reference_mode()) {
+      ctx.stats().variant = "batchnorm_reference";
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t c = 0; c < C; ++c)
+          for (int64_t s = 0; s < S; ++s) {
+            const int64_t p = spatial_ ? c : c * S + s;  // parameter index
+            const int64_t i = (n * C + c) * S + s;
+            py[i] = static_cast<T>((px[i] - mean[p]) / std::sqrt(static_cast<double>(var[p]) + epsilon_) * scale[p] + bias[p]);
+          }
+      return;
+    }
+    // Fold into y = x * a + b per parameter: a = scale / sqrt(var + eps), b = B - mean * a.
+    const int64_t P = spatial_ ? C : C * S;
+    std::vector<T> a(P), b(P);
+    for (int64_t p = 0; p < P; ++p) {
+      const double k = scale[p] / std::sqrt(static_cast<double>(var[p]) + epsilon_);
+      a[p] = static_cast<T>(k);
+      b[p] = static_cast<T>(bias[p] - mean[p] * k);
+    }
+    ctx.stats().variant = "batchnorm_affine";
+    parallel_for(ctx.threads(), N * C, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, S)), [&](int64_t p0, int64_t p1) {
+      for (int64_t pl = p0; pl < p1; ++pl) {
+        const int64_t c = pl % C;
+        const T* xs = px + pl * S;
+        T* ys = py + pl * S;
+        if (spatial_) {
+          const T ac = a[c], bc = b[c];
+          for (int64_t s = 0; s < S; ++s) ys[s] = xs[s] * ac + bc;
+        } else {
+          const T *ac = &a[c * S], *bc = &b[c * S];
+          for (int64_t s = 0; s < S; ++s) ys[s] = xs[s] * ac[s] + bc[s];
+        }
+      }
+    });
+  }
+  float epsilon_;
+  bool spatial_;
+};
+
+// Normalises `rows` contiguous rows of length `len`; row r uses gamma/beta
+// at param(r, j) and optionally writes its mean and 1/stddev.
+template <typename T, typename Param>
+void normalize_rows(ThreadPool* pool, int64_t rows, int64_t len, double eps, const T* x, T* y, Param param,
+                    T* mean_out, T* inv_out) {
+  parallel_for(pool, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, len)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* xr = x + r * len;
+      double mean = 0, var = 0;
+      for (int64_t j = 0; j < len; ++j) mean += xr[j];
+      mean /= len;
+      for (int64_t j = 0; j < len; ++j) var += (xr[j] - mean) * (xr[j] - mean);
+      var /= len;
+      const double inv = 1.0 / std::sqrt(var + eps);
+      T* yr = y + r * len;
+      for (int64_t j = 0; j < len; ++j) {
+        double g, b;
+        param(r, j, g, b);
+        yr[j] = static_cast<T>((xr[j] - mean) * inv * g + b);
+      }
+      if (mean_out) mean_out[r] = static_cast<T>(mean);
+      if (inv_out) inv_out[r] = static_cast<T>(inv);
+    }
+  });
+}
+
+// ---- InstanceNormalization: per (n, c) plane, y = (x - mean) / sqrt(var + eps) * scale[c] + B[c]
+class InstanceNormKernel : public Kernel {
+ public:
+  explicit InstanceNormKernel(const KernelInfo& info) : epsilon_(info.attrs.get_float("epsilon", 1e-5f)) {}
+  void prepare(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    if (!is_float(x.dtype())) ctx.unsupported("dtype {} is not supported (float, double)", dtype_name(x.dtype()));
+    if (x.rank() < 3) ctx.fail("input has shape {}, expected N x C x D1 [x D2 ...]", shape_to_string(x.shape()));
+    for (size_t i = 1; i < 3; ++i)
+      if (ctx.input(i).numel() != x.dim(1) || ctx.input(i).dtype() != x.dtype())
+        ctx.fail("{} has shape {}, expected [{}] of dtype {}", i == 1 ? "scale" : "B", shape_to_string(ctx.input(i).shape()), x.dim(1), dtype_name(x.dtype()));
+    ctx.allocate_output(0, x.dtype(), x.shape());
+  }
+  void compute(KernelContext& ctx) override {
+    ctx.stats().flops = 5.0 * ctx.input(0).numel();
+    ctx.stats().variant = ctx.reference_mode() ? "instancenorm_reference" : "instancenorm_rows";
+    if (ctx.input(0).dtype() == DType::Float32) run<float>(ctx);
+    else run<double>(ctx);
+  }
+
+ private:
+  template <typename T>
+  void run(KernelContext& ctx) {
+    const Tensor& x = ctx.input(0);
+    const T *scale = ctx.input(1).data<T>(), *bias = ctx.input(2).data<T>();
+    const int64_t C = x.dim(1), planes = x.dim(0) * C, S = x.numel() / std::max<int64_t>(1, planes);
+    auto param = [&](int64_t r, int64_t, double& g, double& b) { g = scale[r % C], b = bias[r % C]; };
+    normalize_rows<T>(ctx.reference_mode() ? nullptr : ctx.threads(), planes, S, epsilon_, x.data<T>(),
+                      ctx.output(0).mutable_data<T>(), param, nullptr, nullptr);
+  }
+  float epsilon_;
+};
+
+// ---- LayerNormalization (opset 17): rows = shape[:axis], normalised over shape[axis:];
+// Scale and B broadcast to shape[axis:]. Mean / InvStdDev have shape[:axis] + 1s.
+class LayerNormKernel : public Kernel {
+ public:
+  explicit LayerNormKernel(const KernelInfo& info)
+      : axis_(info.attrs.get_int("axis", -1)), epsilon_(info.attrs.get_float("epsilon", 1e-5f)) {}
+  void prepare(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    if (!is_float(x.dtype())) ctx.unsupported("dtype {} is not supported (float, double)", dtype_name(x.dtype()));
+    const int64_t r = static_cast<int64_t>(x.rank());
+    if (axis_ < -r || axis_ >= r) ctx.fail("axis {} is out of range [{}, {})", axis_, -r, r);
+    const int64_t axis = axis_ < 0 ? axis_ + r : axis_;
+    const int64_t cols = shape_numel(Shape(x.shape().begin() + axis, x.shape().end()));
+    for (size_t i = 1; i < 3; ++i) {
+      if (!ctx.has_input(i)) continue;
+      const Tensor& p = ctx.input(i);
+      if (p.dtype() != x.dtype()) ctx.fail("{} has dtype {}, input has {}", i == 1 ? "Scale" : "B", dtype_name(p.dtype()), dtype_name(x.dtype()));
+      if (p.numel() != cols && p.numel() != 1)
+        ctx.fail("{} has shape {}, expected the normalised shape {}", i == 1 ? "Scale" : "B", shape_to_string(p.shape()),
+                 shape_to_string(Shape(x.shape().begin() + axis, x.shape().end())));
+    }
+    ctx.allocate_output(0, x.dtype(), x.shape());
+    Shape stat(x.shape().begin(), x.shape().begin() + axis);
+    stat.resize(x.rank(), 1);
+    for (size_t i = 1; i < 3; ++i)
+      if (ctx.output_wanted(i)) ctx.allocate_output(i, x.dtype(), stat);
+  }
+  void compute(KernelContext& ctx) override {
+    ctx.stats().flops = 5.0 * ctx.input(0).numel();
+    ctx.stats().variant = ctx.reference_mode() ? "layernorm_reference" : "layernorm_rows";
+    if (ctx.input(0).dtype() == DType::Float32) run<float>(ctx);
+    else run<double>(ctx);
+  }
+
+ private:
+  template <typename T>
+  void run(KernelContext& ctx) {
+    const Tensor& x = ctx.input(0);
+    const int64_t r = static_cast<int64_t>(x.rank()), axis = axis_ < 0 ? axis_ + r : axis_;
+    const int64_t cols = shape_numel(Shape(x.shape().begin() + axis, x.shape().end()));
+    const int64_t rows = cols == 0 ? 0 : x.numel() / cols;
+    const Tensor& sc = ctx.input(1);
+    const T* scale = sc.data<T>();
+    const T* bias = ctx.has_input(2) ? ctx.input(2).data<T>() : nullptr;
+    const bool scale_scalar = sc.numel() == 1, bias_scalar = bias && ctx.input(2).numel() == 1;
+    auto param = [&](int64_t, int64_t j, double& g, double& b) {
+      g = scale[scale_scalar ? 0 : j];
+      b = bias ? bias[bias_scalar ? 0 : j] : 0.0;
+    };
+    normalize_rows<T>(ctx.reference_mode() ? nullptr : ctx.threads(), rows, cols, epsilon_, x.data<T>(),
+                      ctx.output(0).mutable_data<T>(), param,
+                      ctx.output_wanted(1) ? ctx.output(1).mutable_data<T>() : nullptr,
+                      ctx.output_wanted(2) ? ctx.output(2).mutable_data<T>() : nullptr);
+  }
+  int64_t axis_;
+  float epsilon_;
+};
+
+}  // namespace
+
+ONNXMINI_REGISTER_KERNEL("", "BatchNormalization", 7, INT_MAX, make_kernel<BatchNormKernel>);
+ONNXMINI_REGISTER_KERNEL("", "InstanceNormalization", 6, INT_MAX, make_kernel<InstanceNormKernel>);
+ONNXMINI_REGISTER_KERNEL("", "LayerNormalization", 17, INT_MAX, make_kernel<LayerNormKernel>);
+
+}  // namespace nn
+}  // namespace onnxmini

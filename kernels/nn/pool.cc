@@ -1,0 +1,281 @@
+// MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool: N-D windows over
+// N x C x D1..Dk tensors (float, double; MaxPool also int8 / uint8).
+//
+// Layout: each (n, c) plane is a dense D1..Dk block; planes are independent,
+// so the fast path splits planes across threads. For one output position o
+// the window taps along axis d are  i = o*stride - pad_begin + k*dilation,
+// k in [0, K); taps outside [0, D) are padding: ignored by MaxPool, and counted
+// by AveragePool only with count_include_pad (and only inside the declared pads,
+// not the extra ceil_mode overhang, as onnxruntime does).
+// Variants: pool_reference (one tap at a time with bounds checks, single
+// thread), pool2d_direct (2-D: valid tap ranges computed once per output row
+// and column, no checks in the inner loop), pool_nd_direct, global_pool.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kernels/nn/spatial.h"
+#include "kernels/registry.h"
+#include "runtime/thread_pool.h"
+
+namespace onnxmini {
+namespace nn {
+namespace {
+
+enum class PoolKind { Max, Average };
+
+struct PoolParams {
+  PoolKind kind;
+  bool count_include_pad = false;
+  bool column_major_indices = false;  // MaxPool storage_order = 1
+};
+
+// First and one-past-last tap k with a valid input index along one axis, and
+// the number of taps inside the padded extent (for count_include_pad).
+struct TapRange {
+  int64_t lo, hi, padded;
+};
+inline TapRange tap_range(const Window& w, size_t d, int64_t o) {
+  const int64_t start = o * w.stride[d] - w.pad_begin[d], dil = w.dilation[d];
+  TapRange t{0, 0, 0};
+  for (int64_t k = 0; k < w.kernel[d]; ++k) {  // kernel sizes are small: a loop is clearer than the algebra
+    const int64_t i = start + k * dil;
+    if (i < 0) t.lo = k + 1;
+    if (i < w.in[d]) t.hi = k + 1;
+    if (i >= -w.pad_begin[d] && i < w.in[d] + w.pad_end[d]) ++t.padded;
+  }
+  t.hi = std::max(t.hi, t.lo);
+  return t;
+}
+
+// Spatial flat index of coordinates, row-major (storage_order 0) or column-major (1).
+inline int64_t spatial_index(const Window& w, const int64_t* c, bool column_major) {
+  int64_t idx = 0;
+  if (column_major)
+    for (size_t d = w.rank; d-- > 0;) idx = idx * w.in[d] + c[d];
+  else
+    for (size_t d = 0; d < w.rank; ++d) idx = idx * w.in[d] + c[d];
+  return idx;
+}
+
+// ---- reference: every tap of every window, checked one by one -------------
+template <typename T>
+void pool_reference(const Window& w, const PoolParams& p, int64_t planes, const T* x, T* y, int64_t* indices) {
+  const int64_t IP = w.in_size(), OP = w.out_size(), KP = w.kernel_size();
+  const size_t r = w.rank;
+  std::vector<int64_t> oc(r), kc(r), ic(r);
+  for (int64_t pl = 0; pl < planes; ++pl)
+    for (int64_t o = 0; o < OP; ++o) {
+      unravel(o, w.out, oc.data());
+      double sum = 0;
+      int64_t count = 0, padded_count = 1, best_idx = -1;
+      T best = std::numeric_limits<T>::lowest();
+      for (size_t d = 0; d < r; ++d) padded_count *= tap_range(w, d, oc[d]).padded;
+      for (int64_t k = 0; k < KP; ++k) {
+        unravel(k, w.kernel, kc.data());
+        bool inside = true;
+        for (size_t d = 0; d < r; ++d) {
+          ic[d] = oc[d] * w.stride[d] - w.pad_begin[d] + kc[d] * w.dilation[d];
+          inside = inside && ic[d] >= 0 && ic[d] < w.in[d];
+        }
+        if (!inside) continue;  // padding
+        const int64_t s = spatial_index(w, ic.data(), false);
+        const T v = x[pl * IP + s];
+        ++count;
+        sum += v;
+        if (best_idx < 0 || v > best) best = v, best_idx = spatial_index(w, ic.data(), p.column_major_indices);
+      }
+      if (p.kind == PoolKind::Max) {
+        y[pl * OP + o] = best;
+        if (indices) indices[pl * OP + o] = pl * IP + best_idx;
+      } else {
+        const int64_t div = p.count_include_pad ? padded_count : count;
+        y[pl * OP + o] = static_cast<T>(div > 0 ? sum / div : 0.0);
+      }
+    }
+}
+
+// ---- fast 2-D: tap ranges per output row / column, plain inner loops -------
+template <typename T>
+void pool2d_direct(const Window& w, const PoolParams& p, int64_t planes, const T* x, T* y, int64_t* indices,
+                   ThreadPool* pool) {
+  const int64_t H = w.in[0], W = w.in[1], OH = w.out[0], OW = w.out[1];
+  std::vector<TapRange> rows(OH), cols(OW);
+  for (int64_t o = 0; o < OH; ++o) rows[o] = tap_range(w, 0, o);
+  for (int64_t o = 0; o < OW; ++o) cols[o] = tap_range(w, 1, o);
+  const int64_t sh = w.stride[0], sw = w.stride[1], dh = w.dilation[0], dw = w.dilation[1];
+  const int64_t ph = w.pad_begin[0], pw = w.pad_begin[1];
+  parallel_for(pool, planes, 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t pl = p0; pl < p1; ++pl) {
+      const T* xp = x + pl * H * W;
+      T* yp = y + pl * OH * OW;
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        const TapRange& rr = rows[oh];
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const TapRange& cr = cols[ow];
+          if (p.kind == PoolKind::Max) {
+            T best = std::numeric_limits<T>::lowest();
+            int64_t bh = -1, bw = -1;
+            for (int64_t kh = rr.lo; kh < rr.hi; ++kh) {
+              const int64_t ih = oh * sh - ph + kh * dh;
+              for (int64_t kw = cr.lo; kw < cr.hi; ++kw) {
+                const int64_t iw = ow * sw - pw + kw * dw;
+                const T v = xp[ih * W + iw];
+                if (bh < 0 || v > best) best = v, bh = ih, bw = iw;
+              }
+            }
+            yp[oh * OW + ow] = best;
+            if (indices) indices[pl * OH * OW + oh * OW + ow] = pl * H * W + (p.column_major_indices ? bw * H + bh : bh * W + bw);
+          } else {
+            double sum = 0;
+            for (int64_t kh = rr.lo; kh < rr.hi; ++kh) {
+              const T* xrow = xp + (oh * sh - ph + kh * dh) * W + ow * sw - pw;
+              for (int64_t kw = cr.lo; kw < cr.hi; ++kw) sum += xrow[kw * dw];
+            }
+            const int64_t div = p.count_include_pad ? rr.padded * cr.padded : (rr.hi - rr.lo) * (cr.hi - cr.lo);
+            yp[oh * OW + ow] = static_cast<T>(div > 0 ? sum / div : 0.0);
+          }
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+const char* pool_run(KernelContext& ctx, const Window& w, const PoolParams& p, int64_t planes, int64_t* indices) {
+  const T* x = ctx.input(0).data<T>();
+  T* y = ctx.output(0).mutable_data<T>();
+  if (ctx.reference_mode()) {
+    pool_reference(w, p, planes, x, y, indices);
+    return "pool_reference";
+  }
+  if (w.rank == 2) {
+    pool2d_direct(w, p, planes, x, y, indices, ctx.threads());
+    return "pool2d_direct";
+  }
+  // Other ranks: the reference loop, one chunk of planes per thread.
+  const int64_t IP = w.in_size(), OP = w.out_size();
+  parallel_for(ctx.threads(), planes, 1, [&](int64_t p0, int64_t p1) {
+    pool_reference(w, p, p1 - p0, x + p0 * IP, y + p0 * OP, indices ? indices + p0 * OP : nullptr);
+    if (indices)  // the chunk numbered its planes from 0
+      for (int64_t i = p0 * OP; i < p1 * OP; ++i) indices[i] += p0 * IP;
+  });
+  return "pool_nd_direct";
+}
+
+class PoolKernel : public Kernel {
+ public:
+  PoolKernel(const KernelInfo& info, PoolKind kind) : attrs_(read_window_attrs(info)) {
+    params_.kind = kind;
+    params_.count_include_pad = info.attrs.get_int("count_include_pad", 0) != 0;
+    params_.column_major_indices = info.attrs.get_int("storage_order", 0) == 1;
+    if (attrs_.kernel.empty()) info.fail("attribute kernel_shape is required");
+    if (kind == PoolKind::Average && info.opset < 19 && !attrs_.dilations.empty())
+      info.fail("dilations need opset 19 for AveragePool (model imports opset {})", info.opset);
+  }
+
+  void prepare(KernelContext& ctx) override {
+    const Window w = window(ctx);
+    Shape out(ctx.input(0).shape().begin(), ctx.input(0).shape().begin() + 2);
+    out.insert(out.end(), w.out.begin(), w.out.end());
+    ctx.allocate_output(0, ctx.input(0).dtype(), out);
+    if (ctx.output_wanted(1)) {
+      if (params_.kind != PoolKind::Max) ctx.fail("only MaxPool has an Indices output");
+      ctx.allocate_output(1, DType::Int64, out);
+    }
+  }
+
+  void compute(KernelContext& ctx) override {
+    const Window w = window(ctx);
+    const Tensor& x = ctx.input(0);
+    const int64_t planes = x.dim(0) * x.dim(1);
+    int64_t* indices = ctx.output_wanted(1) ? ctx.output(1).mutable_data<int64_t>() : nullptr;
+    ctx.stats().flops = static_cast<double>(planes) * w.out_size() * w.kernel_size();
+    const char* v = nullptr;
+    switch (x.dtype()) {
+      case DType::Float32: v = pool_run<float>(ctx, w, params_, planes, indices); break;
+      case DType::Float64: v = pool_run<double>(ctx, w, params_, planes, indices); break;
+      case DType::Int8: v = pool_run<int8_t>(ctx, w, params_, planes, indices); break;
+      case DType::UInt8: v = pool_run<uint8_t>(ctx, w, params_, planes, indices); break;
+      default: ctx.unsupported("dtype {} is not supported", dtype_name(x.dtype()));
+    }
+    ctx.stats().variant = v;
+  }
+
+ private:
+  Window window(const KernelContext& ctx) const {
+    const Tensor& x = ctx.input(0);
+    const bool integer = x.dtype() == DType::Int8 || x.dtype() == DType::UInt8;
+    if (x.dtype() != DType::Float32 && x.dtype() != DType::Float64 && !(integer && params_.kind == PoolKind::Max))
+      ctx.unsupported("dtype {} is not supported", dtype_name(x.dtype()));
+    if (x.rank() != attrs_.kernel.size() + 2)
+      ctx.fail("input has shape {}, expected N x C and {} spatial axes (kernel_shape [{}])", shape_to_string(x.shape()),
+               attrs_.kernel.size(), fmt::join(attrs_.kernel, ","));
+    return resolve_window(ctx, attrs_, std::vector<int64_t>(x.shape().begin() + 2, x.shape().end()), attrs_.kernel);
+  }
+
+  WindowAttrs attrs_;
+  PoolParams params_;
+};
+
+// GlobalMaxPool / GlobalAveragePool: one window covering each whole plane.
+// Output N x C x 1 x .. x 1. Both paths are the same plain loop (it is already
+// one contiguous pass per plane); the fast one runs planes on threads.
+template <PoolKind kKind>
+class GlobalPoolKernel : public Kernel {
+ public:
+  explicit GlobalPoolKernel(const KernelInfo&) {}
+  void prepare(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    if (x.rank() < 3) ctx.fail("input has shape {}, expected N x C x D1 [x D2 ...]", shape_to_string(x.shape()));
+    if (x.dtype() != DType::Float32 && x.dtype() != DType::Float64) ctx.unsupported("dtype {} is not supported", dtype_name(x.dtype()));
+    Shape out(x.rank(), 1);
+    out[0] = x.dim(0), out[1] = x.dim(1);
+    ctx.allocate_output(0, x.dtype(), out);
+  }
+  void compute(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    ctx.stats().flops = static_cast<double>(x.numel());
+    ctx.stats().variant = "global_pool";
+    if (x.dtype() == DType::Float32) run<float>(ctx);
+    else run<double>(ctx);
+  }
+
+ private:
+  template <typename T>
+  void run(KernelContext& ctx) {
+    const Tensor& x = ctx.input(0);
+    const int64_t planes = x.dim(0) * x.dim(1), size = x.numel() / std::max<int64_t>(1, planes);
+    const T* px = x.data<T>();
+    T* py = ctx.output(0).mutable_data<T>();
+    auto body = [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const T* v = px + p * size;
+        if (kKind == PoolKind::Max) {
+          T m = size > 0 ? v[0] : T(0);
+          for (int64_t i = 1; i < size; ++i) m = v[i] > m ? v[i] : m;
+          py[p] = m;
+        } else {
+          double s = 0;
+          for (int64_t i = 0; i < size; ++i) s += v[i];
+          py[p] = static_cast<T>(size > 0 ? s / size : 0.0);
+        }
+      }
+    };
+    if (ctx.reference_mode()) body(0, planes);
+    else parallel_for(ctx.threads(), planes, 1, body);
+  }
+};
+
+std::unique_ptr<Kernel> make_max_pool(const KernelInfo& i) { return std::make_unique<PoolKernel>(i, PoolKind::Max); }
+std::unique_ptr<Kernel> make_avg_pool(const KernelInfo& i) { return std::make_unique<PoolKernel>(i, PoolKind::Average); }
+
+}  // namespace
+
+ONNXMINI_REGISTER_KERNEL("", "MaxPool", 1, INT_MAX, make_max_pool);
+ONNXMINI_REGISTER_KERNEL("", "AveragePool", 1, INT_MAX, make_avg_pool);
+ONNXMINI_REGISTER_KERNEL("", "GlobalMaxPool", 1, INT_MAX, make_kernel<GlobalPoolKernel<PoolKind::Max>>);
+ONNXMINI_REGISTER_KERNEL("", "GlobalAveragePool", 1, INT_MAX, make_kernel<GlobalPoolKernel<PoolKind::Average>>);
+
+}  // namespace nn
+}  // namespace onnxmini

@@ -1,0 +1,123 @@
+// Softmax and LogSoftmax, float32 and float64, numerically stable
+// (the row maximum is subtracted before exp, so large inputs do not overflow).
+//
+// Axis semantics differ by opset:
+//   opset < 13: X is flattened to 2-D at `axis` (default 1): rows = prod(shape[:axis]),
+//               and softmax runs over each whole row of prod(shape[axis:]) elements.
+//   opset >= 13: softmax runs along the single axis `axis` (default -1).
+// Both are expressed as outer x len x inner: element (o, j, i) sits at
+// (o * len + j) * inner + i; softmax runs over j. Pre-13 is inner = 1.
+// Fast path: inner == 1 rows are contiguous, processed one row per step on
+// threads; inner > 1 loops j outside and i inside so memory stays sequential.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernels/registry.h"
+#include "runtime/thread_pool.h"
+
+namespace onnxmini {
+namespace nn {
+namespace {
+
+template <bool kLog, typename T>
+void softmax_reference(int64_t outer, int64_t len, int64_t inner, const T* x, T* y) {
+  // For each softmax vector v (stride `inner`): m = max(v); s = sum exp(v - m);
+  // softmax = exp(v - m) / s; log-softmax = v - m - log(s).
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const T* v = x + o * len * inner + i;
+      T* out = y + o * len * inner + i;
+      double m = -std::numeric_limits<double>::infinity();
+      for (int64_t j = 0; j < len; ++j) m = std::max(m, static_cast<double>(v[j * inner]));
+      double s = 0;
+      for (int64_t j = 0; j < len; ++j) s += std::exp(v[j * inner] - m);
+      for (int64_t j = 0; j < len; ++j)
+        out[j * inner] = static_cast<T>(kLog ? v[j * inner] - m - std::log(s) : std::exp(v[j * inner] - m) / s);
+    }
+}
+
+template <bool kLog, typename T>
+void softmax_fast(ThreadPool* pool, int64_t outer, int64_t len, int64_t inner, const T* x, T* y) {
+  const int64_t grain = std::max<int64_t>(1, 8192 / std::max<int64_t>(1, len * inner));
+  parallel_for(pool, outer, grain, [&](int64_t o0, int64_t o1) {
+    std::vector<T> m(inner), s(inner);
+    for (int64_t o = o0; o < o1; ++o) {
+      const T* xb = x + o * len * inner;
+      T* yb = y + o * len * inner;
+      // Column-wise over the len x inner block, inner contiguous.
+      std::fill(m.begin(), m.end(), -std::numeric_limits<T>::infinity());
+      std::fill(s.begin(), s.end(), T(0));
+      for (int64_t j = 0; j < len; ++j)
+        for (int64_t i = 0; i < inner; ++i) m[i] = std::max(m[i], xb[j * inner + i]);
+      for (int64_t j = 0; j < len; ++j)
+        for (int64_t i = 0; i < inner; ++i) {
+          const T e = std::exp(xb[j * inner + i] - m[i]);
+          s[i] += e;
+          if (!kLog) yb[j * inner + i] = e;
+        }
+      if (kLog) {
+        for (int64_t i = 0; i < inner; ++i) s[i] = m[i] + std::log(s[i]);  // log-sum-exp
+        for (int64_t j = 0; j < len; ++j)
+          for (int64_t i = 0; i < inner; ++i) yb[j * inner + i] = xb[j * inner + i] - s[i];
+      } else {
+        for (int64_t i = 0; i < inner; ++i) s[i] = T(1) / s[i];
+        for (int64_t j = 0; j < len; ++j)
+          for (int64_t i = 0; i < inner; ++i) yb[j * inner + i] *= s[i];
+      }
+    }
+  });
+}
+
+template <bool kLog>
+class SoftmaxKernel : public Kernel {
+ public:
+  explicit SoftmaxKernel(const KernelInfo& info)
+      : flatten_(info.opset < 13), axis_(info.attrs.get_int("axis", info.opset < 13 ? 1 : -1)) {}
+  void prepare(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    if (x.dtype() != DType::Float32 && x.dtype() != DType::Float64) ctx.unsupported("dtype {} is not supported (float, double)", dtype_name(x.dtype()));
+    norm_axis(ctx, x);
+    ctx.allocate_output(0, x.dtype(), x.shape());
+  }
+  void compute(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    const int64_t axis = norm_axis(ctx, x);
+    int64_t outer = 1, len = 1, inner = 1;
+    for (int64_t d = 0; d < static_cast<int64_t>(x.rank()); ++d) {
+      if (d < axis) outer *= x.dim(d);
+      else if (d == axis || flatten_) len *= x.dim(d);
+      else inner *= x.dim(d);
+    }
+    ctx.stats().flops = 4.0 * x.numel();
+    ctx.stats().variant = ctx.reference_mode() ? "softmax_reference" : (inner == 1 ? "softmax_rows" : "softmax_strided");
+    if (x.dtype() == DType::Float32) run<float>(ctx, outer, len, inner);
+    else run<double>(ctx, outer, len, inner);
+  }
+
+ private:
+  template <typename T>
+  void run(KernelContext& ctx, int64_t outer, int64_t len, int64_t inner) {
+    const T* x = ctx.input(0).data<T>();
+    T* y = ctx.output(0).mutable_data<T>();
+    if (ctx.reference_mode()) softmax_reference<kLog>(outer, len, inner, x, y);
+    else softmax_fast<kLog>(ctx.threads(), outer, len, inner, x, y);
+  }
+  int64_t norm_axis(const KernelContext& ctx, const Tensor& x) const {
+    const int64_t r = static_cast<int64_t>(x.rank());
+    // A scalar has one element; treat it as rank 1 (pre-13 also allows axis == rank).
+    const int64_t hi = flatten_ ? std::max<int64_t>(r, 1) : std::max<int64_t>(r, 1) - 1;
+    if (axis_ < -std::max<int64_t>(r, 1) || axis_ > hi) ctx.fail("axis {} is out of range for input of rank {}", axis_, r);
+    return axis_ < 0 ? axis_ + std::max<int64_t>(r, 1) : axis_;
+  }
+  bool flatten_;
+  int64_t axis_;
+};
+
+}  // namespace
+
+ONNXMINI_REGISTER_KERNEL("", "Softmax", 1, INT_MAX, make_kernel<SoftmaxKernel<false>>);
+ONNXMINI_REGISTER_KERNEL("", "LogSoftmax", 1, INT_MAX, make_kernel<SoftmaxKernel<true>>);
+
+}  // namespace nn
+}  // namespace onnxmini

@@ -1,0 +1,264 @@
+// Pools, normalizations, Softmax / LogSoftmax: hand-computed values, fast vs
+// reference on random shapes, and error messages.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/kernels/nn/nn_test_util.h"
+
+namespace onnxmini {
+namespace test {
+namespace {
+
+struct PoolCase {
+  std::string op;
+  Shape x;
+  std::vector<int64_t> kernel, strides, dilations, pads;
+  std::string auto_pad = "NOTSET";
+  int64_t ceil_mode = 0, count_include_pad = 0;
+  bool indices = false;
+};
+
+void check_pool(const PoolCase& c, DType t, uint32_t seed) {
+  ModelBuilder mb(19);
+  mb.input("X", t, c.x);
+  std::vector<std::string> outs{"Y"};
+  if (c.indices) outs.push_back("I");
+  auto n = mb.node(c.op, {"X"}, outs).attr("kernel_shape", c.kernel).attr("auto_pad", c.auto_pad).attr("ceil_mode", c.ceil_mode);
+  if (c.op == "AveragePool") n.attr("count_include_pad", c.count_include_pad);
+  if (!c.strides.empty()) n.attr("strides", c.strides);
+  if (!c.dilations.empty()) n.attr("dilations", c.dilations);
+  if (!c.pads.empty()) n.attr("pads", c.pads);
+  for (const auto& o : outs) mb.output(o);
+  auto r = run_fast_and_reference(mb, {{"X", random_tensor(t, c.x, seed)}});
+  for (size_t i = 0; i < outs.size(); ++i)
+    EXPECT_TRUE(tensors_near(r.first.at(i), r.second.at(i), 1e-6, 1e-5)) << c.op << " " << shape_to_string(c.x) << " output " << i;
+}
+
+TEST(Pool, FastMatchesReference) {
+  std::vector<PoolCase> v;
+  for (const char* op : {"MaxPool", "AveragePool"}) {
+    v.push_back({op, {2, 3, 9, 7}, {3, 3}, {2, 2}, {}, {1, 1, 1, 1}});
+    v.push_back({op, {1, 2, 10, 11}, {3, 2}, {2, 3}, {2, 1}, {1, 0, 2, 1}, "NOTSET", 1, 1});
+    v.push_back({op, {1, 2, 8, 9}, {3, 3}, {2, 2}, {}, {}, "SAME_UPPER"});
+    v.push_back({op, {1, 2, 8, 9}, {4, 3}, {3, 2}, {}, {}, "SAME_LOWER", 0, 1});
+    v.push_back({op, {1, 2, 8, 9}, {2, 2}, {3, 3}, {}, {}, "NOTSET", 1});
+    v.push_back({op, {2, 3, 13}, {4}, {3}, {}, {2, 1}});
+    v.push_back({op, {1, 2, 5, 6, 7}, {2, 3, 2}, {2, 1, 2}, {}, {1, 1, 0, 0, 1, 1}, "NOTSET", 0, 1});
+  }
+  v.push_back({"MaxPool", {2, 3, 9, 7}, {3, 3}, {2, 1}, {2, 1}, {1, 1, 1, 1}, "NOTSET", 1, 0, true});
+  v.push_back({"MaxPool", {1, 2, 5, 6, 7}, {2, 2, 2}, {2, 2, 2}, {}, {}, "NOTSET", 0, 0, true});
+  uint32_t seed = 1;
+  for (const auto& c : v)
+    for (DType t : {DType::Float32, DType::Float64}) check_pool(c, t, seed++);
+}
+
+TEST(Pool, HandComputed) {
+  // 4x4 input 0..15, 2x2 windows stride 2: max = bottom-right, average = block mean.
+  Tensor x(DType::Float32, {1, 1, 4, 4});
+  for (int i = 0; i < 16; ++i) x.mutable_data<float>()[i] = static_cast<float>(i);
+  for (KernelMode m : {KernelMode::Fast, KernelMode::Reference}) {
+    ModelBuilder mb(12);
+    mb.input("X", DType::Float32, {1, 1, 4, 4});
+    mb.node("MaxPool", {"X"}, {"Y", "I"}).attr("kernel_shape", std::vector<int64_t>{2, 2}).attr("strides", std::vector<int64_t>{2, 2});
+    mb.node("AveragePool", {"X"}, {"A"}).attr("kernel_shape", std::vector<int64_t>{2, 2}).attr("strides", std::vector<int64_t>{2, 2});
+    // count_include_pad: a 3x3 window at the corner covers 4 real pixels and 5 pads.
+    mb.node("AveragePool", {"X"}, {"P"}).attr("kernel_shape", std::vector<int64_t>{3, 3}).attr("pads", std::vector<int64_t>{1, 1, 1, 1})
+        .attr("strides", std::vector<int64_t>{3, 3}).attr("count_include_pad", int64_t{1});
+    mb.output("Y").output("I").output("A").output("P");
+    auto s = mb.session(options_for(m));
+    auto out = run_all(*s, {{"X", x}});
+    EXPECT_TRUE(tensors_near(out[0], Tensor::from_vector<float>({1, 1, 2, 2}, {5, 7, 13, 15})));
+    EXPECT_EQ(out[1].to_int64_vector(), (std::vector<int64_t>{5, 7, 13, 15}));
+    EXPECT_TRUE(tensors_near(out[2], Tensor::from_vector<float>({1, 1, 2, 2}, {2.5f, 4.5f, 10.5f, 12.5f})));
+    // Windows start at -1 and 2: rows/cols {-1,0,1} and {2,3,4}, all inside the padded extent [-1, 5),
+    // so every divisor is 9 even though each window holds only 4 real pixels.
+    EXPECT_TRUE(tensors_near(out[3], Tensor::from_vector<float>({1, 1, 2, 2}, {(0 + 1 + 4 + 5) / 9.f, (2 + 3 + 6 + 7) / 9.f,
+                                                                               (8 + 9 + 12 + 13) / 9.f, (10 + 11 + 14 + 15) / 9.f})));
+  }
+}
+
+TEST(Pool, GlobalPools) {
+  Tensor x = random_tensor(DType::Float32, {2, 3, 4, 5}, 9);
+  ModelBuilder mb(13);
+  mb.input("X", DType::Float32, x.shape());
+  mb.node("GlobalAveragePool", {"X"}, {"A"});
+  mb.node("GlobalMaxPool", {"X"}, {"M"});
+  mb.output("A").output("M");
+  auto s = mb.session();
+  auto out = run_all(*s, {{"X", x}});
+  Tensor ea(DType::Float32, {2, 3, 1, 1}), em(DType::Float32, {2, 3, 1, 1});
+  for (int p = 0; p < 6; ++p) {
+    double sum = 0, mx = -1e30;
+    for (int i = 0; i < 20; ++i) sum += x.data<float>()[p * 20 + i], mx = std::max<double>(mx, x.data<float>()[p * 20 + i]);
+    ea.mutable_data<float>()[p] = static_cast<float>(sum / 20), em.mutable_data<float>()[p] = static_cast<float>(mx);
+  }
+  EXPECT_TRUE(tensors_near(out[0], ea));
+  EXPECT_TRUE(tensors_near(out[1], em, 0, 0));
+}
+
+TEST(Pool, Errors) {
+  ModelBuilder mb(13);
+  mb.input("X", DType::Float32, {1, 1, 3, 3});
+  mb.node("MaxPool", {"X"}, {"Y"}).name("p1").attr("kernel_shape", std::vector<int64_t>{5, 5});
+  mb.output("Y");
+  std::string e = error_message([&] { auto s = mb.session(); run_single(*s, {{"X", random_tensor(DType::Float32, {1, 1, 3, 3}, 1)}}); });
+  EXPECT_NE(e.find("MaxPool 'p1': kernel extent 5"), std::string::npos) << e;
+  EXPECT_NE(e.find("larger than the padded input 3"), std::string::npos) << e;
+  ModelBuilder mb2(13);
+  mb2.input("X", DType::Float32, {1, 1, 3});
+  mb2.node("AveragePool", {"X"}, {"Y"}).name("p2").attr("kernel_shape", std::vector<int64_t>{2, 2});
+  mb2.output("Y");
+  e = error_message([&] { auto s = mb2.session(); run_single(*s, {{"X", random_tensor(DType::Float32, {1, 1, 3}, 1)}}); });
+  EXPECT_NE(e.find("AveragePool 'p2': input has shape 1x1x3"), std::string::npos) << e;
+}
+
+// ---- normalization ----
+
+TEST(Norm, BatchNormHandComputed) {
+  // y = (x - mean) / sqrt(var + eps) * scale + B with eps = 0 so values are exact.
+  ModelBuilder mb(15);
+  mb.input("X", DType::Float32, {1, 2, 1, 2});
+  mb.initializer("s", Tensor::from_vector<float>({2}, {2, 3}));
+  mb.initializer("b", Tensor::from_vector<float>({2}, {1, -1}));
+  mb.initializer("m", Tensor::from_vector<float>({2}, {1, 2}));
+  mb.initializer("v", Tensor::from_vector<float>({2}, {4, 9}));
+  mb.node("BatchNormalization", {"X", "s", "b", "m", "v"}, {"Y"}).attr("epsilon", 0.0f);
+  mb.output("Y");
+  for (KernelMode m : {KernelMode::Fast, KernelMode::Reference}) {
+    auto s = mb.session(options_for(m));
+    Tensor y = run_single(*s, {{"X", Tensor::from_vector<float>({1, 2, 1, 2}, {3, 5, 8, 5})}});
+    EXPECT_TRUE(tensors_near(y, Tensor::from_vector<float>({1, 2, 1, 2}, {3, 5, 5, 2})));
+  }
+}
+
+TEST(Norm, FastMatchesReference) {
+  for (DType t : {DType::Float32, DType::Float64}) {
+    const Shape xs{2, 3, 5, 4};
+    {
+      ModelBuilder mb(15);
+      mb.input("X", t, xs);
+      mb.initializer("s", random_tensor(t, {3}, 1)).initializer("b", random_tensor(t, {3}, 2));
+      mb.initializer("m", random_tensor(t, {3}, 3)).initializer("v", random_tensor(t, {3}, 4, 0.5, 2.0));
+      mb.node("BatchNormalization", {"X", "s", "b", "m", "v"}, {"Y"});
+      mb.node("InstanceNormalization", {"X", "s", "b"}, {"Z"});
+      mb.output("Y").output("Z");
+      auto r = run_fast_and_reference(mb, {{"X", random_tensor(t, xs, 5)}});
+      EXPECT_TRUE(tensors_near(r.first[0], r.second[0], 1e-6, 1e-5));
+      EXPECT_TRUE(tensors_near(r.first[1], r.second[1], 1e-6, 1e-5));
+    }
+    for (int64_t axis : {0, 1, -1, -2}) {
+      ModelBuilder mb(17);
+      mb.input("X", t, xs);
+      Shape ps(xs.begin() + (axis < 0 ? axis + 4 : axis), xs.end());
+      mb.initializer("s", random_tensor(t, ps, 1)).initializer("b", random_tensor(t, ps, 2));
+      mb.node("LayerNormalization", {"X", "s", "b"}, {"Y", "M", "I"}).attr("axis", axis).attr("epsilon", 1e-3f);
+      mb.output("Y").output("M").output("I");
+      Tensor x = random_tensor(t, xs, 6);
+      auto r = run_fast_and_reference(mb, {{"X", x}});
+      for (int i = 0; i < 3; ++i) EXPECT_TRUE(tensors_near(r.first[i], r.second[i], 1e-6, 1e-5)) << "axis " << axis;
+      // Independent check of the statistics output shape: shape[:axis] + ones.
+      Shape stat(xs.begin(), xs.begin() + (axis < 0 ? axis + 4 : axis));
+      stat.resize(4, 1);
+      EXPECT_EQ(r.first[1].shape(), stat);
+    }
+  }
+}
+
+TEST(Norm, LayerNormHandComputed) {
+  // Row {1, 3}: mean 2, var 1, so y = x - 2 = {-1, 1} (eps 0), InvStdDev 1.
+  ModelBuilder mb(17);
+  mb.input("X", DType::Float32, {1, 2});
+  mb.initializer("s", Tensor::from_vector<float>({2}, {1, 1}));
+  mb.node("LayerNormalization", {"X", "s"}, {"Y", "", "I"}).attr("epsilon", 0.0f);
+  mb.output("Y").output("I");
+  auto s = mb.session();
+  auto out = run_all(*s, {{"X", Tensor::from_vector<float>({1, 2}, {1, 3})}});
+  EXPECT_TRUE(tensors_near(out[0], Tensor::from_vector<float>({1, 2}, {-1, 1})));
+  EXPECT_TRUE(tensors_near(out[1], Tensor::from_vector<float>({1, 1}, {1})));
+}
+
+TEST(Norm, Errors) {
+  ModelBuilder mb(15);
+  mb.input("X", DType::Float32, {1, 3, 2, 2});
+  for (const char* n : {"s", "b", "m", "v"}) mb.initializer(n, random_tensor(DType::Float32, {4}, 1));
+  mb.node("BatchNormalization", {"X", "s", "b", "m", "v"}, {"Y"}).name("bn");
+  mb.output("Y");
+  std::string e = error_message([&] { auto s = mb.session(); run_single(*s, {{"X", random_tensor(DType::Float32, {1, 3, 2, 2}, 1)}}); });
+  EXPECT_EQ(e, "BatchNormalization 'bn': scale has shape 4, expected 3 for input 1x3x2x2");
+  ModelBuilder mb2(15);
+  mb2.input("X", DType::Float32, {1, 3, 2, 2});
+  for (const char* n : {"s", "b", "m", "v"}) mb2.initializer(n, random_tensor(DType::Float32, {3}, 1));
+  mb2.node("BatchNormalization", {"X", "s", "b", "m", "v"}, {"Y", "rm", "rv"}).name("bt").attr("training_mode", int64_t{1});
+  mb2.output("Y");
+  e = error_message([&] { mb2.session(); });
+  EXPECT_NE(e.find("BatchNormalization 'bt': training_mode = 1 is not supported"), std::string::npos) << e;
+  ModelBuilder mb3(17);
+  mb3.input("X", DType::Float32, {2, 3});
+  mb3.initializer("s", random_tensor(DType::Float32, {2}, 1));
+  mb3.node("LayerNormalization", {"X", "s"}, {"Y"}).name("ln").attr("axis", int64_t{1});
+  mb3.output("Y");
+  e = error_message([&] { auto s = mb3.session(); run_single(*s, {{"X", random_tensor(DType::Float32, {2, 3}, 1)}}); });
+  EXPECT_EQ(e, "LayerNormalization 'ln': Scale has shape 2, expected the normalised shape 3");
+}
+
+// ---- softmax ----
+
+TEST(Softmax, HandComputedAndStable) {
+  // Softmax of {0, ln 3} is {1/4, 3/4}; adding 1000 must not overflow.
+  const float l3 = std::log(3.0f);
+  for (KernelMode m : {KernelMode::Fast, KernelMode::Reference}) {
+    ModelBuilder mb(13);
+    mb.input("X", DType::Float32, {2, 2});
+    mb.node("Softmax", {"X"}, {"Y"});
+    mb.node("LogSoftmax", {"X"}, {"L"});
+    mb.output("Y").output("L");
+    auto s = mb.session(options_for(m));
+    auto out = run_all(*s, {{"X", Tensor::from_vector<float>({2, 2}, {0, l3, 1000, 1000 + l3})}});
+    EXPECT_TRUE(tensors_near(out[0], Tensor::from_vector<float>({2, 2}, {0.25f, 0.75f, 0.25f, 0.75f})));
+    EXPECT_TRUE(tensors_near(out[1], Tensor::from_vector<float>({2, 2}, {std::log(0.25f), std::log(0.75f), std::log(0.25f), std::log(0.75f)})));
+  }
+}
+
+TEST(Softmax, OpsetAxisSemantics) {
+  // Opset 11, axis 1 on 2x2x2: softmax over the 4 flattened trailing values.
+  // Opset 13, axis 1: softmax over axis 1 only (pairs x[n, 0, k], x[n, 1, k]).
+  Tensor x = Tensor::from_vector<float>({1, 2, 2}, {0, 0, 0, 0});
+  for (int opset : {11, 13}) {
+    ModelBuilder mb(opset);
+    mb.input("X", DType::Float32, {1, 2, 2});
+    mb.node("Softmax", {"X"}, {"Y"}).attr("axis", int64_t{1});
+    mb.output("Y");
+    auto s = mb.session();
+    const float v = opset == 11 ? 0.25f : 0.5f;
+    EXPECT_TRUE(tensors_near(run_single(*s, {{"X", x}}), Tensor::from_vector<float>({1, 2, 2}, {v, v, v, v}))) << opset;
+  }
+}
+
+TEST(Softmax, FastMatchesReference) {
+  for (int opset : {11, 13})
+    for (int64_t axis : {0, 1, 2, -1})
+      for (DType t : {DType::Float32, DType::Float64}) {
+        ModelBuilder mb(opset);
+        mb.input("X", t, {3, 5, 7});
+        mb.node("Softmax", {"X"}, {"Y"}).attr("axis", axis);
+        mb.node("LogSoftmax", {"X"}, {"L"}).attr("axis", axis);
+        mb.output("Y").output("L");
+        auto r = run_fast_and_reference(mb, {{"X", random_tensor(t, {3, 5, 7}, 4, -20, 20)}});
+        EXPECT_TRUE(tensors_near(r.first[0], r.second[0], 1e-6, 1e-5)) << opset << " " << axis;
+        EXPECT_TRUE(tensors_near(r.first[1], r.second[1], 1e-5, 1e-5)) << opset << " " << axis;
+      }
+}
+
+TEST(Softmax, ErrorAxis) {
+  ModelBuilder mb(13);
+  mb.input("X", DType::Float32, {2, 3});
+  mb.node("Softmax", {"X"}, {"Y"}).name("sm").attr("axis", int64_t{2});
+  mb.output("Y");
+  std::string e = error_message([&] { auto s = mb.session(); run_single(*s, {{"X", random_tensor(DType::Float32, {2, 3}, 1)}}); });
+  EXPECT_EQ(e, "Softmax 'sm': axis 2 is out of range for input of rank 2");
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace onnxmini
