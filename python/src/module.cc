@@ -116,6 +116,13 @@ py::object dim_to_python(const Dim& d) {
 PYBIND11_MODULE(_onnxmini, m) {
   m.doc() = "C++ core of onnxmini (pybind11). Use the classes exported by the onnxmini package.";
   register_errors(m);
+  m.def(
+      "_feed_data_address",
+      [](py::handle array) {
+        Tensor t = tensor_from_array(array, "input", /*allow_copy=*/true);
+        return reinterpret_cast<uintptr_t>(t.raw());
+      },
+      "Test hook: address of the data a feed of `array` would read (equals array.ctypes.data when not copied).");
 
   py::class_<SessionOptions>(m, "SessionOptions", R"doc(
 Options of an InferenceSession, as onnxruntime.SessionOptions plus onnxmini's own.
