@@ -141,7 +141,7 @@ def compare(base: Trace, other: Trace, by: str = "shape", skip_runs: int = 0) ->
     """
     a = _keyed(base, by, skip_runs)
     b = _keyed(other, by, skip_runs)
-    m = a.join(b, how="outer", lsuffix="_base", rsuffix="_other")
+    m = a.add_suffix("_base").join(b.add_suffix("_other"), how="outer")
     m["status"] = "="
     m.loc[m["dur_other"].isna(), "status"] = "-"
     m.loc[m["dur_base"].isna(), "status"] = "+"
