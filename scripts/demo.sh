@@ -7,4 +7,4 @@ scripts/setup.sh
 scripts/build.sh
 BUILD_DIR=${ONNXMINI_BUILD_DIR:-build}
 "$BUILD_DIR"/tools/onnxmini info models/kmeans.onnx
-"$BUILD_DIR"/tools/onnxmini run models/kmeans.onnx --input X=models/kmeans_batch.npy --warmup 5 --repeat 50 --memory
+"$BUILD_DIR"/tools/onnxmini run models/kmeans.onnx --input input=models/kmeans_batch.npy --warmup 5 --repeat 50 --memory
