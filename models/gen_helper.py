@@ -98,8 +98,10 @@ def _linear_classifier(name, n_classes, post_transform, multi_class=0, string_la
     rng = np.random.default_rng(seed)
     n_features = 5
     rows = 1 if n_classes == 2 and multi_class == 0 and seed % 2 else n_classes
-    attrs = dict(coefficients=rng.standard_normal(rows * n_features).astype(np.float32).tolist(),
-                 intercepts=rng.uniform(-0.5, 0.5, rows).astype(np.float32).tolist(),
+    coef, bias = rng.standard_normal(rows * n_features), rng.uniform(-0.5, 0.5, rows)
+    if post_transform == "PROBIT":  # keep scores inside (0, 1), where probit is defined
+        coef, bias = coef * 0.04, bias * 0.4 + 0.5
+    attrs = dict(coefficients=coef.astype(np.float32).tolist(), intercepts=bias.astype(np.float32).tolist(),
                  post_transform=post_transform, multi_class=multi_class)
     if string_labels:
         labels = [f"class_{chr(ord('a') + i)}" for i in range(n_classes)]
@@ -146,6 +148,11 @@ def ml_linear_classifier_binary_one_row():
             "LinearClassifier with a single coefficient row for 2 classes (score and -score)")
 
 
+def ml_linear_classifier_binary_logistic():
+    return (_linear_classifier("lc_binary_logistic", 2, "LOGISTIC", seed=5),
+            "LinearClassifier with a single coefficient row, two labels, LOGISTIC: scores [1 - p, p]")
+
+
 def ml_linear_classifier_zipmap_strings():
     return (_linear_classifier("lc_zipmap_str", 3, "SOFTMAX", string_labels=True, zipmap=True, seed=8),
             "LinearClassifier SOFTMAX with string labels and a string-keyed ZipMap")
@@ -159,5 +166,6 @@ BUILDERS = [
     ("ml_linear_classifier_probit", ml_linear_classifier_probit),
     ("ml_linear_classifier_logistic_strings", ml_linear_classifier_logistic_strings),
     ("ml_linear_classifier_binary_one_row", ml_linear_classifier_binary_one_row),
+    ("ml_linear_classifier_binary_logistic", ml_linear_classifier_binary_logistic),
     ("ml_linear_classifier_zipmap_strings", ml_linear_classifier_zipmap_strings),
 ]
