@@ -9,6 +9,7 @@
 // for every output position, the input pixel that kernel tap k of channel c
 // sees (0 in the padding). Variants, chosen per call:
 //   conv_depthwise      one input and one output channel per group, 2-D: direct loops, no GEMM
+//   conv2d_direct       2-D with fewer than 4 output channels per group: the same direct loops
 //   conv1x1_gemm        1x1 kernel, no padding, stride 1: X[n, g] *is* col, no copy
 //   conv1x1_strided_gemm 1x1 kernel, no padding, strides: col is a strided subsample of X
 //   conv<k>d_im2col     everything else
@@ -128,38 +129,44 @@ inline void gemm_rows(const KernelContext& ctx, int64_t M, int64_t N, int64_t K,
       for (int64_t j = 0; j < N; ++j) C[i * N + j] += bias[i];
 }
 
-// Depthwise 2-D (one input and one output channel per group). Per channel:
-// y[oh, ow] = bias + sum_{kh, kw} x[oh*sh - ph + kh*dh, ow*sw - pw + kw*dw] * w[kh, kw].
+// Direct 2-D convolution, one output plane (n, m) per task. Used for
+// depthwise convolutions (one input and one output channel per group) and when
+// a group has very few output channels, where a GEMM with M = 1..3 rows would
+// spend its time in im2col. Per plane:
+//   y[oh, ow] = bias + sum_{c, kh, kw} x[c, oh*sh - ph + kh*dh, ow*sw - pw + kw*dw] * w[m, c, kh, kw].
 // For each tap the valid ow range is computed once, so the inner loop has no
 // bounds checks (and is a plain axpy when sw == 1).
 template <typename T>
-void conv_depthwise2d(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y, ThreadPool* pool) {
+void conv_direct2d(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y, ThreadPool* pool) {
   const Window& win = g.win;
   const int64_t H = win.in[0], W = win.in[1], OH = win.out[0], OW = win.out[1];
   const int64_t KH = win.kernel[0], KW = win.kernel[1], sh = win.stride[0], sw = win.stride[1];
   const int64_t dh = win.dilation[0], dw = win.dilation[1], ph = win.pad_begin[0], pw = win.pad_begin[1];
-  parallel_for(pool, g.N * g.C, 1, [&](int64_t p0, int64_t p1) {
+  const int64_t cg = g.C / g.group, mg = g.M / g.group;
+  parallel_for(pool, g.N * g.M, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
-      const int64_t c = p % g.C;
-      const T* xc = x + p * H * W;
-      const T* wc = w + c * KH * KW;
+      const int64_t n = p / g.M, m = p % g.M, grp = m / mg;
       T* yc = y + p * OH * OW;
-      for (int64_t oh = 0; oh < OH; ++oh) {
-        T* yrow = yc + oh * OW;
-        std::fill(yrow, yrow + OW, bias ? bias[c] : T(0));
-        for (int64_t kh = 0; kh < KH; ++kh) {
-          const int64_t ih = oh * sh - ph + kh * dh;
-          if (ih < 0 || ih >= H) continue;
-          const T* xrow = xc + ih * W;
-          for (int64_t kw = 0; kw < KW; ++kw) {
-            const int64_t off = kw * dw - pw;  // iw = ow*sw + off
-            const int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-            const int64_t hi = std::min<int64_t>(OW, W - 1 - off < 0 ? 0 : (W - 1 - off) / sw + 1);
-            const T wv = wc[kh * KW + kw];
-            if (sw == 1)
-              for (int64_t ow = lo; ow < hi; ++ow) yrow[ow] += wv * xrow[ow + off];
-            else
-              for (int64_t ow = lo; ow < hi; ++ow) yrow[ow] += wv * xrow[ow * sw + off];
+      std::fill(yc, yc + OH * OW, bias ? bias[m] : T(0));
+      for (int64_t c = 0; c < cg; ++c) {
+        const T* xc = x + (n * g.C + grp * cg + c) * H * W;
+        const T* wc = w + (m * cg + c) * KH * KW;
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          T* yrow = yc + oh * OW;
+          for (int64_t kh = 0; kh < KH; ++kh) {
+            const int64_t ih = oh * sh - ph + kh * dh;
+            if (ih < 0 || ih >= H) continue;
+            const T* xrow = xc + ih * W;
+            for (int64_t kw = 0; kw < KW; ++kw) {
+              const int64_t off = kw * dw - pw;  // iw = ow*sw + off
+              const int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+              const int64_t hi = std::min<int64_t>(OW, W - 1 - off < 0 ? 0 : (W - 1 - off) / sw + 1);
+              const T wv = wc[kh * KW + kw];
+              if (sw == 1)
+                for (int64_t ow = lo; ow < hi; ++ow) yrow[ow] += wv * xrow[ow + off];
+              else
+                for (int64_t ow = lo; ow < hi; ++ow) yrow[ow] += wv * xrow[ow * sw + off];
+            }
           }
         }
       }
@@ -172,9 +179,9 @@ const char* conv_fast(KernelContext& ctx, const ConvGeom& g, const T* x, const T
   const Window& win = g.win;
   const int64_t cg = g.C / g.group, mg = g.M / g.group;
   const int64_t P = win.out_size(), KP = win.kernel_size(), IP = win.in_size(), K = cg * KP;
-  if (cg == 1 && mg == 1 && win.rank == 2) {
-    conv_depthwise2d(g, x, w, bias, y, ctx.threads());
-    return "conv_depthwise";
+  if (win.rank == 2 && ((cg == 1 && mg == 1) || mg < 4)) {
+    conv_direct2d(g, x, w, bias, y, ctx.threads());
+    return cg == 1 && mg == 1 ? "conv_depthwise" : "conv2d_direct";
   }
   bool one_by_one = KP == 1, unit_stride = true;
   for (size_t d = 0; d < win.rank; ++d) {

@@ -58,7 +58,9 @@ std::vector<ConvCase> conv_cases() {
   v.push_back({{1, 4, 9, 9}, {6, 2, 3, 3}, 2, {2, 2}, {}, {1, 1, 1, 1}});              // groups
   v.push_back({{2, 6, 10, 7}, {6, 1, 3, 3}, 6, {1, 1}, {}, {1, 1, 1, 1}});             // depthwise
   v.push_back({{1, 5, 13, 11}, {5, 1, 5, 5}, 5, {2, 3}, {2, 1}, {2, 2, 1, 0}});        // depthwise strided dilated
-  v.push_back({{1, 4, 9, 9}, {8, 1, 3, 3}, 4, {}, {}, {}});                            // channel multiplier 2 (im2col)
+  v.push_back({{1, 4, 9, 9}, {8, 1, 3, 3}, 4, {}, {}, {}});                            // channel multiplier 2 (direct)
+  v.push_back({{1, 4, 9, 9}, {8, 2, 3, 3}, 2, {1, 2}, {2, 1}, {1, 1, 0, 2}});          // groups, 4 outputs each (im2col)
+  v.push_back({{2, 2, 12, 11}, {1, 2, 7, 7}, 1, {}, {}, {3, 3, 3, 3}});                // one output channel (direct)
   v.push_back({{2, 7, 5, 6}, {9, 7, 1, 1}, 1, {}, {}, {}});                            // 1x1
   v.push_back({{1, 6, 9, 7}, {4, 3, 1, 1}, 2, {2, 3}, {}, {}});                        // 1x1 strided, grouped
   v.push_back({{1, 3, 10, 8}, {5, 3, 3, 3}, 1, {2, 2}, {}, {}, "SAME_UPPER"});
