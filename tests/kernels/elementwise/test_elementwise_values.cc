@@ -1,0 +1,214 @@
+// Element-wise semantics checked against values worked out by hand or with
+// <cmath> in double precision (independent of the kernels): integer division
+// and modulo signs, rounding, Pow on integers, Cast conversions, Clip across
+// opsets, IsInf flags, activations; plus fast vs reference for every unary op.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "tests/kernels/elementwise/op_test_util.h"
+
+namespace onnxmini {
+namespace test {
+namespace {
+
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+const float kInf = std::numeric_limits<float>::infinity();
+
+TEST(ElementwiseValues, IntegerDivTruncatesTowardZero) {
+  Tensor a = Tensor::from_vector<int32_t>({4}, {7, -7, 7, INT32_MIN});
+  Tensor b = Tensor::from_vector<int32_t>({4}, {2, 2, -2, -1});
+  Tensor y = run_op(14, "Div", {a, b});
+  // INT32_MIN / -1 overflows: defined here as wrapping (it would trap in C++).
+  EXPECT_TRUE(tensors_near(y, Tensor::from_vector<int32_t>({4}, {3, -3, -3, INT32_MIN})));
+}
+
+TEST(ElementwiseValues, ModFollowsPythonSignUnlessFmod) {
+  Tensor a = Tensor::from_vector<int64_t>({6}, {7, -7, 7, -7, 6, -4});
+  Tensor b = Tensor::from_vector<int64_t>({6}, {3, 3, -3, -3, 3, 3});
+  // Python: 7 % 3 = 1, -7 % 3 = 2, 7 % -3 = -2, -7 % -3 = -1.
+  EXPECT_TRUE(tensors_near(run_op(13, "Mod", {a, b}), Tensor::from_vector<int64_t>({6}, {1, 2, -2, -1, 0, 2})));
+  // C fmod: the sign of the dividend.
+  auto fmod = [](NodeBuilder& n) { n.attr("fmod", 1); };
+  EXPECT_TRUE(tensors_near(run_op(13, "Mod", {a, b}, fmod), Tensor::from_vector<int64_t>({6}, {1, -1, 1, -1, 0, -1})));
+  Tensor fa = Tensor::from_vector<float>({2}, {-7.5f, 7.5f});
+  Tensor fb = Tensor::from_vector<float>({2}, {2.f, -2.f});
+  EXPECT_TRUE(tensors_near(run_op(13, "Mod", {fa, fb}, fmod), Tensor::from_vector<float>({2}, {-1.5f, 1.5f})));
+}
+
+TEST(ElementwiseValues, PowIntegerAndMixed) {
+  Tensor base = Tensor::from_vector<int64_t>({5}, {2, -3, 5, 1, -1});
+  Tensor exp = Tensor::from_vector<int64_t>({5}, {10, 3, 0, -4, -3});
+  EXPECT_TRUE(tensors_near(run_op(15, "Pow", {base, exp}), Tensor::from_vector<int64_t>({5}, {1024, -27, 1, 1, -1})));
+  Tensor fexp = Tensor::from_vector<float>({5}, {0.5f, 2.f, 1.f, 3.f, 2.f});
+  Tensor ib = Tensor::from_vector<int32_t>({5}, {16, 3, 4, 2, -2});
+  EXPECT_TRUE(tensors_near(run_op(15, "Pow", {ib, fexp}), Tensor::from_vector<int32_t>({5}, {4, 9, 4, 8, 4})));
+  Tensor fb = Tensor::from_vector<float>({3}, {2.f, 9.f, 0.5f});
+  Tensor iexp = Tensor::from_vector<int32_t>({3}, {3, -1, 2});
+  EXPECT_TRUE(tensors_near(run_op(15, "Pow", {fb, iexp}), Tensor::from_vector<float>({3}, {8.f, 1.f / 9.f, 0.25f})));
+}
+
+TEST(ElementwiseValues, RoundHalfToEvenAndSign) {
+  Tensor x = Tensor::from_vector<float>({8}, {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4f, -2.6f, kNaN});
+  EXPECT_TRUE(tensors_near(run_op(11, "Round", {x}), Tensor::from_vector<float>({8}, {0, 2, 2, -0.f, -2, 2, -3, kNaN})));
+  Tensor s = Tensor::from_vector<int32_t>({3}, {-5, 0, 9});
+  EXPECT_TRUE(tensors_near(run_op(13, "Sign", {s}), Tensor::from_vector<int32_t>({3}, {-1, 0, 1})));
+}
+
+TEST(ElementwiseValues, MaxMinPropagateNaN) {
+  Tensor a = Tensor::from_vector<float>({3}, {1.f, kNaN, 3.f});
+  Tensor b = Tensor::from_vector<float>({3}, {kNaN, 2.f, 1.f});
+  EXPECT_TRUE(tensors_near(run_op(13, "Max", {a, b}), Tensor::from_vector<float>({3}, {kNaN, kNaN, 3.f})));
+  EXPECT_TRUE(tensors_near(run_op(13, "Min", {a, b}), Tensor::from_vector<float>({3}, {kNaN, kNaN, 1.f})));
+  Tensor c = Tensor::from_vector<float>({1}, {6.f});
+  EXPECT_TRUE(tensors_near(run_op(13, "Mean", {Tensor::from_vector<float>({3}, {0, 3, 6}), c}),
+                           Tensor::from_vector<float>({3}, {3, 4.5f, 6})));
+}
+
+TEST(ElementwiseValues, CastConversions) {
+  Tensor f = Tensor::from_vector<float>({6}, {1.9f, -1.9f, 300.f, -1e20f, kNaN, 0.f});
+  // Truncation toward zero; out of range clamps; NaN gives 0.
+  auto to = [](DType d) { return [d](NodeBuilder& n) { n.attr("to", static_cast<int64_t>(d)); }; };
+  EXPECT_TRUE(tensors_near(run_op(13, "Cast", {f}, to(DType::Int32)),
+                           Tensor::from_vector<int32_t>({6}, {1, -1, 300, INT32_MIN, 0, 0})));
+  EXPECT_TRUE(tensors_near(run_op(13, "Cast", {f}, to(DType::UInt8)),
+                           Tensor::from_vector<uint8_t>({6}, {1, 0, 255, 0, 0, 0})));
+  EXPECT_TRUE(tensors_near(run_op(13, "Cast", {f}, to(DType::Bool)),
+                           Tensor::from_vector<bool>({6}, {true, true, true, true, true, false})));
+  // Integer narrowing wraps like numpy.
+  Tensor i = Tensor::from_vector<int64_t>({3}, {257, -1, 128});
+  EXPECT_TRUE(tensors_near(run_op(13, "Cast", {i}, to(DType::UInt8)), Tensor::from_vector<uint8_t>({3}, {1, 255, 128})));
+  // float16 rounds to nearest even: 2049 lies halfway between 2048 and 2050.
+  Tensor h = run_op(13, "Cast", {Tensor::from_vector<float>({3}, {2049.f, 2051.f, 1e6f})}, to(DType::Float16));
+  ASSERT_EQ(h.dtype(), DType::Float16);
+  EXPECT_EQ(h.get_as_double(0), 2048.0);
+  EXPECT_EQ(h.get_as_double(1), 2052.0);
+  EXPECT_EQ(h.get_as_double(2), std::numeric_limits<double>::infinity());
+  // CastLike takes the target type from its second input.
+  Tensor like = run_op(15, "CastLike", {Tensor::from_vector<int32_t>({2}, {3, -4}), Tensor::scalar<double>(0)});
+  EXPECT_TRUE(tensors_near(like, Tensor::from_vector<double>({2}, {3, -4})));
+}
+
+TEST(ElementwiseValues, CastStrings) {
+  Tensor s = Tensor::from_vector<std::string>({4}, {"1.5", "-2", "NaN", "inf"});
+  Tensor y = run_op(13, "Cast", {s}, [](NodeBuilder& n) { n.attr("to", static_cast<int64_t>(DType::Float32)); });
+  EXPECT_TRUE(tensors_near(y, Tensor::from_vector<float>({4}, {1.5f, -2.f, kNaN, kInf})));
+  Tensor back = run_op(13, "Cast", {Tensor::from_vector<float>({3}, {0.1f, -2.f, 1e-5f})},
+                       [](NodeBuilder& n) { n.attr("to", static_cast<int64_t>(DType::String)); });
+  ASSERT_EQ(back.dtype(), DType::String);
+  const std::string* t = static_cast<const std::string*>(back.raw());
+  EXPECT_EQ(t[0], "0.1");
+  EXPECT_EQ(t[1], "-2");
+  EXPECT_EQ(t[2], "1e-05");
+}
+
+TEST(ElementwiseValues, ClipAttributesAndInputs) {
+  Tensor x = Tensor::from_vector<float>({5}, {-3.f, -1.f, 0.5f, 2.f, kNaN});
+  // Opset 6: attributes.
+  Tensor y6 = run_op(6, "Clip", {x}, [](NodeBuilder& n) { n.attr("min", -1.5f).attr("max", 1.f); });
+  EXPECT_TRUE(tensors_near(y6, Tensor::from_vector<float>({5}, {-1.5f, -1.f, 0.5f, 1.f, kNaN})));
+  // Opset 13: optional inputs; only max given.
+  Tensor y13 = run_op(13, "Clip", {x, Tensor(), Tensor::scalar<float>(0.f)});
+  EXPECT_TRUE(tensors_near(y13, Tensor::from_vector<float>({5}, {-3.f, -1.f, 0.f, 0.f, kNaN})));
+  // min > max: everything becomes max.
+  Tensor inv = run_op(13, "Clip", {x, Tensor::scalar<float>(2.f), Tensor::scalar<float>(1.f)});
+  EXPECT_TRUE(tensors_near(inv, Tensor::from_vector<float>({5}, {1.f, 1.f, 1.f, 1.f, kNaN})));
+  Tensor i8 = run_op(13, "Clip", {Tensor::from_vector<int8_t>({3}, {-100, 5, 100}), Tensor::scalar<int8_t>(-10)});
+  EXPECT_TRUE(tensors_near(i8, Tensor::from_vector<int8_t>({3}, {-10, 5, 100})));
+}
+
+TEST(ElementwiseValues, IsInfFlagsAndIsNaN) {
+  Tensor x = Tensor::from_vector<float>({4}, {kInf, -kInf, kNaN, 1.f});
+  EXPECT_TRUE(tensors_near(run_op(10, "IsInf", {x}), Tensor::from_vector<bool>({4}, {true, true, false, false})));
+  EXPECT_TRUE(tensors_near(run_op(10, "IsInf", {x}, [](NodeBuilder& n) { n.attr("detect_positive", 0); }),
+                           Tensor::from_vector<bool>({4}, {false, true, false, false})));
+  EXPECT_TRUE(tensors_near(run_op(13, "IsNaN", {x}), Tensor::from_vector<bool>({4}, {false, false, true, false})));
+}
+
+TEST(ElementwiseValues, BitShiftAndNot) {
+  Tensor a = Tensor::from_vector<uint8_t>({3}, {1, 128, 255});
+  Tensor b = Tensor::from_vector<uint8_t>({3}, {3, 1, 9});
+  EXPECT_TRUE(tensors_near(run_op(11, "BitShift", {a, b}, [](NodeBuilder& n) { n.attr("direction", "LEFT"); }),
+                           Tensor::from_vector<uint8_t>({3}, {8, 0, 0})));
+  EXPECT_TRUE(tensors_near(run_op(11, "BitShift", {a, b}, [](NodeBuilder& n) { n.attr("direction", "RIGHT"); }),
+                           Tensor::from_vector<uint8_t>({3}, {0, 64, 0})));
+  EXPECT_TRUE(tensors_near(run_op(1, "Not", {Tensor::from_vector<bool>({2}, {true, false})}),
+                           Tensor::from_vector<bool>({2}, {false, true})));
+}
+
+// Unary float ops against the same formula evaluated in double with <cmath>.
+struct UnaryCase {
+  const char* op;
+  int64_t opset;
+  double (*f)(double);
+  double lo, hi;
+};
+
+TEST(ElementwiseValues, UnaryFloatOpsMatchDoubleFormulas) {
+  const std::vector<UnaryCase> cases = {
+      {"Abs", 13, [](double x) { return std::fabs(x); }, -5, 5},
+      {"Neg", 13, [](double x) { return -x; }, -5, 5},
+      {"Sqrt", 13, [](double x) { return std::sqrt(x); }, 0, 9},
+      {"Exp", 13, [](double x) { return std::exp(x); }, -5, 5},
+      {"Log", 13, [](double x) { return std::log(x); }, 0.1, 9},
+      {"Reciprocal", 13, [](double x) { return 1 / x; }, 0.5, 9},
+      {"Floor", 13, [](double x) { return std::floor(x); }, -5, 5},
+      {"Ceil", 13, [](double x) { return std::ceil(x); }, -5, 5},
+      {"Erf", 13, [](double x) { return std::erf(x); }, -3, 3},
+      {"Sin", 7, [](double x) { return std::sin(x); }, -3, 3},
+      {"Cos", 7, [](double x) { return std::cos(x); }, -3, 3},
+      {"Tan", 7, [](double x) { return std::tan(x); }, -1, 1},
+      {"Atan", 7, [](double x) { return std::atan(x); }, -3, 3},
+      {"Tanh", 13, [](double x) { return std::tanh(x); }, -5, 5},
+      {"Sigmoid", 13, [](double x) { return 1 / (1 + std::exp(-x)); }, -20, 20},
+      {"Relu", 14, [](double x) { return x > 0 ? x : 0; }, -5, 5},
+      {"LeakyRelu", 16, [](double x) { return x >= 0 ? x : 0.01 * x; }, -5, 5},
+      {"Elu", 6, [](double x) { return x >= 0 ? x : std::exp(x) - 1; }, -5, 5},
+      {"Selu", 6, [](double x) { return x > 0 ? 1.0507009873554805 * x : 1.0507009873554805 * 1.6732632423543772 * (std::exp(x) - 1); }, -5, 5},
+      {"Celu", 12, [](double x) { return std::max(0.0, x) + std::min(0.0, std::exp(x) - 1); }, -5, 5},
+      {"HardSigmoid", 6, [](double x) { return std::max(0.0, std::min(1.0, 0.2 * x + 0.5)); }, -5, 5},
+      {"HardSwish", 14, [](double x) { return x * std::max(0.0, std::min(1.0, x / 6 + 0.5)); }, -5, 5},
+      {"Softplus", 1, [](double x) { return std::log(1 + std::exp(x)); }, -20, 20},
+      {"Softsign", 1, [](double x) { return x / (1 + std::fabs(x)); }, -5, 5},
+      {"ThresholdedRelu", 10, [](double x) { return x > 1 ? x : 0; }, -5, 5},
+      {"Mish", 18, [](double x) { return x * std::tanh(std::log(1 + std::exp(x))); }, -5, 5},
+      {"Gelu", 20, [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }, -5, 5},
+  };
+  uint32_t seed = 900;
+  for (const auto& c : cases) {
+    Tensor x = random_values(DType::Float32, {50000}, seed++, c.lo, c.hi);  // > one chunk: threads split it
+    Tensor expected(DType::Float32, x.shape());
+    for (int64_t i = 0; i < x.numel(); ++i)
+      expected.mutable_data<float>()[i] = static_cast<float>(c.f(x.data<float>()[i]));
+    EXPECT_TRUE(tensors_near(run_op(c.opset, c.op, {x}, nullptr, KernelMode::Fast, 4), expected, 1e-6, 1e-5)) << c.op;
+    EXPECT_TRUE(fast_matches_reference(c.opset, c.op, {x})) << c.op;
+    Tensor xd = random_values(DType::Float64, {1000}, seed++, c.lo, c.hi);
+    Tensor xh = random_values(DType::Float16, {1000}, seed++, c.lo, c.hi);
+    EXPECT_TRUE(fast_matches_reference(c.opset, c.op, {xd})) << c.op << " double";
+    EXPECT_TRUE(fast_matches_reference(c.opset, c.op, {xh})) << c.op << " float16";
+  }
+}
+
+TEST(ElementwiseValues, GeluTanhApproximation) {
+  Tensor x = Tensor::from_vector<float>({3}, {-1.f, 0.5f, 2.f});
+  Tensor expected(DType::Float32, {3});
+  for (int i = 0; i < 3; ++i) {
+    const double v = x.data<float>()[i];
+    expected.mutable_data<float>()[i] = static_cast<float>(
+        0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))));
+  }
+  EXPECT_TRUE(tensors_near(run_op(20, "Gelu", {x}, [](NodeBuilder& n) { n.attr("approximate", "tanh"); }), expected));
+}
+
+TEST(ElementwiseValues, IntegerUnaryOps) {
+  Tensor x = Tensor::from_vector<int32_t>({4}, {-7, 0, 3, INT32_MIN + 1});
+  EXPECT_TRUE(tensors_near(run_op(13, "Abs", {x}), Tensor::from_vector<int32_t>({4}, {7, 0, 3, INT32_MAX})));
+  EXPECT_TRUE(tensors_near(run_op(13, "Neg", {x}), Tensor::from_vector<int32_t>({4}, {7, 0, -3, INT32_MAX})));
+  EXPECT_TRUE(tensors_near(run_op(14, "Relu", {x}), Tensor::from_vector<int32_t>({4}, {0, 0, 3, 0})));
+  EXPECT_TRUE(tensors_near(run_op(18, "BitwiseNot", {x}), Tensor::from_vector<int32_t>({4}, {6, -1, -4, INT32_MAX - 1})));
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace onnxmini
