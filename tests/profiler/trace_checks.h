@@ -58,11 +58,10 @@ struct ChecklistOptions {
   bool memory_counters = false;
 };
 
-// Checklist items 1-7 of the trace format. Returns the parsed events.
-inline nlohmann::json check_trace_text(const std::string& text, const ChecklistOptions& o) {
+// Checklist items 1-7 of the trace format on `text`, parsed into `events`.
+inline void check_trace_events(const std::string& text, const nlohmann::json& events, const ChecklistOptions& o) {
   SCOPED_TRACE("trace checklist");
   // 1. JSON array, "[" first line, "]" last line, trailing newline, one event per line.
-  nlohmann::json events = nlohmann::json::parse(text);
   EXPECT_TRUE(events.is_array());
   EXPECT_EQ(text.back(), '\n');
   auto lines = split_lines(text);
@@ -194,6 +193,12 @@ inline nlohmann::json check_trace_text(const std::string& text, const ChecklistO
       EXPECT_EQ(a["thread_scheduling_stats"], "");
     }
   }
+}
+
+// Parses (a parse error fails the test with an exception) and runs the checklist.
+inline nlohmann::json check_trace_text(const std::string& text, const ChecklistOptions& o) {
+  nlohmann::json events = nlohmann::json::parse(text);
+  check_trace_events(text, events, o);
   return events;
 }
 
