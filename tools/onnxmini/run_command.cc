@@ -32,6 +32,8 @@ struct RunArgs {
   bool profile = false;
   std::string profile_layout = "fences";
   int profile_skip = 0;
+  int profile_max_runs = -1;
+  size_t profile_max_events = 1000000;
   bool memory = false;
 };
 
@@ -97,6 +99,8 @@ int run_command(const RunArgs& a) {
     else if (a.profile_layout != "fences")
       throw Error(ErrorCode::InvalidArgument, "--profile-layout must be fences or kernel, got '" + a.profile_layout + "'");
     opts.profile_skip_runs = a.profile_skip;
+    opts.profile_max_runs = a.profile_max_runs;
+    opts.profile_max_events = a.profile_max_events;
     opts.profile_memory_counters = a.memory;
   }
   auto session = Session::load(a.model, opts);
@@ -198,6 +202,8 @@ CommandRegistrar reg("run", [](CLI::App& app) -> std::function<int()> {
                    ->expected(0, 1);
   sub->add_option("--profile-layout", args->profile_layout, "fences (default, onnxruntime <= 1.20) or kernel (>= 1.21)");
   sub->add_option("--profile-skip-runs", args->profile_skip, "runs (warm-up included) not recorded in the trace");
+  sub->add_option("--profile-max-runs", args->profile_max_runs, "runs recorded after the skipped ones (default: all)");
+  sub->add_option("--profile-max-events", args->profile_max_events, "event cap; a warning is printed when reached");
   sub->add_flag("--memory", args->memory, "report peak intermediates, weights and peak RSS");
   return [args, prof]() {
     args->profile = prof->count() > 0;
