@@ -29,11 +29,9 @@ SHARED_SMALL = REPO.parent / "shared" / "models" / "small.onnx"
 # length (sum of K products, each rounded: error ~ sqrt(K) * eps * |typical term|).
 DEFAULT_TOL = (1e-5, 1e-4)
 TOLERANCES = {
-    # conv 3x3 over 32 channels (K = 288), then again (K = 288): activations O(1..10)
-    "cnn_small.onnx": (1e-4, 1e-4),
-    # KMeans distances: ||x||^2 - 2 x.c + ||c||^2 of O(100) values, then sqrt
-    "kmeans.onnx": (1e-4, 1e-4),
-    # shared small.onnx: 3x3 convs over 64 channels (K = 576) at 112x112
+    # shared small.onnx: a chain of four convolutions (3x3 over 64 channels: K = 576) with
+    # attention and BatchNorm in between, on a 112x112 image; measured max error 2.9e-4
+    # on outputs of magnitude up to ~10.
     "small.onnx": (2e-4, 1e-4),
 }
 

@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""Runs the ONNX backend node tests of the covered ops through onnxmini, proposes the
+statuses of tests/conformance/manifest.txt and writes docs/conformance.md.
+
+    .venv/bin/python scripts/conformance.py [--build-dir build] [--write] [--node-root DIR]
+
+The tests run inside the gtest binary (ConformanceSweep.RunList), so the comparison is
+exactly the one CI applies (tests/conformance/conformance_runner.cc: onnx's backend-test
+tolerances rtol 1e-3, atol 1e-7). Without --write it only prints the proposal.
+
+Status rules: a test that passes is `pass`. A failing test becomes `skip: <reason>`; the
+reason is derived from the model (float8/int4/string types, training-mode
+BatchNormalization) or from onnxmini's error (an unimplemented op or attribute), and a
+wrong numeric result is written as "skip: WRONG RESULT ..." so that it stands out as a
+bug to fix, never as an accepted limitation. A hand-written reason already in the
+manifest is kept while the test still fails.
+"""
+import argparse
+import collections
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+
+import onnx
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+MANIFEST = REPO / "tests" / "conformance" / "manifest.txt"
+DOC = REPO / "docs" / "conformance.md"
+
+OPS = """Gemm MatMul Einsum Transpose Reshape Flatten Squeeze Unsqueeze Concat Split Slice Gather GatherElements
+Expand Tile Pad Shape Size Identity Cast CastLike Constant ConstantOfShape Range Where ArgMin ArgMax TopK Conv
+ConvTranspose MaxPool AveragePool GlobalAveragePool GlobalMaxPool BatchNormalization InstanceNormalization
+LayerNormalization Softmax LogSoftmax ReduceSum ReduceSumSquare ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1
+ReduceL2 ReduceLogSum ReduceLogSumExp Add Sub Mul Div Pow Mod Max Min Sum Mean Equal Less Greater LessOrEqual
+GreaterOrEqual And Or Not Xor Abs Neg Sqrt Exp Log Reciprocal Floor Ceil Round Sign Erf Sin Cos Tanh Sigmoid
+HardSigmoid Relu LeakyRelu Elu Selu PRelu Softplus Clip Gelu IsNaN IsInf""".split()
+
+P = onnx.TensorProto
+NARROW_TYPES = {P.FLOAT8E4M3FN: "float8", P.FLOAT8E4M3FNUZ: "float8", P.FLOAT8E5M2: "float8",
+                P.FLOAT8E5M2FNUZ: "float8", P.UINT4: "int4", P.INT4: "int4"}
+for _name in ("FLOAT4E2M1", "FLOAT8E8M0", "UINT2", "INT2"):
+    if hasattr(P, _name):
+        NARROW_TYPES[getattr(P, _name)] = _name.lower()
+
+
+def _elem_types(model):
+    types = set()
+    for vi in list(model.graph.input) + list(model.graph.output):
+        if vi.type.HasField("tensor_type"):
+            types.add(vi.type.tensor_type.elem_type)
+    for node in model.graph.node:
+        for a in node.attribute:
+            if a.name in ("to", "value") and a.type == onnx.AttributeProto.INT:
+                types.add(a.i)
+            if a.type == onnx.AttributeProto.TENSOR:
+                types.add(a.t.data_type)
+    return types
+
+
+def scope(node_root):
+    """{test folder: (op, model)} for the node tests of the covered ops."""
+    models, single_op = {}, {}
+    for d in sorted(node_root.iterdir()):
+        if not (d / "model.onnx").exists():
+            continue
+        m = onnx.load(str(d / "model.onnx"), load_external_data=False)
+        models[d.name] = m
+        if len(m.graph.node) == 1 and m.graph.node[0].domain in ("", "ai.onnx"):
+            single_op[d.name] = m.graph.node[0].op_type
+    out = {}
+    for name, m in models.items():
+        base = name.split("_expanded")[0]
+        op = single_op.get(name) or (single_op.get(base) if "_expanded" in name else None)
+        if op in OPS:
+            out[name] = (op, m)
+    return out
+
+
+def sweep(tests, binary, node_root):
+    """Runs `tests` in the gtest binary; {test: (passed, max_err, message)}. Survives crashes."""
+    if not binary.exists():
+        sys.exit(f"{binary} not found: build the onnxmini_tests target")
+    results, remaining = {}, list(tests)
+    with tempfile.TemporaryDirectory() as tmp:
+        while remaining:
+            lst, report = pathlib.Path(tmp) / "list.txt", pathlib.Path(tmp) / "report.txt"
+            lst.write_text("\n".join(remaining) + "\n")
+            report.unlink(missing_ok=True)
+            env = dict(os.environ, ONNXMINI_CONFORMANCE_LIST=str(lst), ONNXMINI_CONFORMANCE_REPORT=str(report),
+                       ONNXMINI_NODE_TESTS=str(node_root))
+            proc = subprocess.run([str(binary), "--gtest_filter=ConformanceSweep.RunList"], env=env,
+                                  capture_output=True, text=True)
+            started = None
+            for line in report.read_text().splitlines() if report.exists() else []:
+                if line.startswith("start "):
+                    started = line.split()[1]
+                elif line.startswith("done "):
+                    parts = line.split(" ", 4)
+                    results[parts[1]] = (parts[2] == "pass", float(parts[3]), parts[4] if len(parts) > 4 else "")
+                    started = None
+            if started:  # the process died inside this test
+                results[started] = (False, 0.0, f"CRASH (exit {proc.returncode})")
+            remaining = [t for t in remaining if t not in results]
+            if remaining and not started:
+                sys.exit(f"sweep stopped without a result for {remaining[0]}:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+    return results
+
+
+def reason_for(test, op, model, message):
+    narrow = sorted({NARROW_TYPES[t] for t in _elem_types(model) if t in NARROW_TYPES})
+    if narrow:
+        return f"{'/'.join(narrow)} types are not supported"
+    if P.STRING in _elem_types(model):
+        return "string tensors are not supported by this op"
+    if any(not vi.type.HasField("tensor_type") for vi in list(model.graph.input) + list(model.graph.output)):
+        return "sequence/optional graph inputs or outputs (SequenceProto/OptionalProto test data) are not supported"
+    node = model.graph.node[0]
+    if op == "BatchNormalization" and (len(node.output) > 1 or any(a.name == "training_mode" and a.i for a in node.attribute)):
+        return "training-mode BatchNormalization (running statistics outputs) is not supported"
+    m = re.match(r"input '([^']+)': (expected rank|dimension) .*", message)
+    if m:
+        return (f"test data bug: the input_*.pb for '{m.group(1)}' does not have the shape the model declares "
+                f"({message[:120]}); onnxmini enforces declared input shapes")
+    m = re.search(r"unsupported op: node '[^']*' op '([^']+)'", message)
+    if m and "_expanded" in test and m.group(1) != op:
+        return f"the expanded form uses {m.group(1)}, which is not implemented"
+    if m:
+        return f"not implemented: {m.group(1)} at this opset ({message[:160]})"
+    if "differ" in message or "shape" in message or "dtype" in message:
+        return f"WRONG RESULT (kernel bug to fix): {message[:200]}"
+    return f"fails: {message[:200]}"
+
+
+def read_manifest():
+    entries = {}
+    if MANIFEST.exists():
+        for line in MANIFEST.read_text().splitlines():
+            line = line.split("#", 1)[0].strip()
+            if line:
+                test, status = line.split(None, 1)
+                entries[test] = status
+    return entries
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build-dir", default=os.environ.get("ONNXMINI_BUILD_DIR", str(REPO / "build")))
+    ap.add_argument("--tests-binary", help="gtest binary (default: BUILD_DIR/tests/onnxmini_tests)")
+    ap.add_argument("--node-root", default="/usr/share/libonnx-testdata/data/node")
+    ap.add_argument("--write", action="store_true", help="rewrite manifest.txt and docs/conformance.md")
+    args = ap.parse_args()
+    node_root = pathlib.Path(args.node_root)
+    if not node_root.is_dir():
+        sys.exit(f"{node_root} is absent: install the ONNX test data (libonnx-testdata)")
+    tests = scope(node_root)
+    binary = pathlib.Path(args.tests_binary or pathlib.Path(args.build_dir) / "tests" / "onnxmini_tests").resolve()
+    results = sweep(sorted(tests), binary, node_root)
+    old = read_manifest()
+
+    statuses = {}
+    for test, (op, model) in sorted(tests.items()):
+        passed, _, message = results[test]
+        if passed:
+            statuses[test] = "pass"
+        elif old.get(test, "").startswith("skip:") and "WRONG RESULT" not in old[test] \
+                and not old[test].startswith("skip: fails"):
+            statuses[test] = old[test]  # keep a hand-written reason
+        else:
+            statuses[test] = "skip: " + reason_for(test, op, model, message)
+
+    changed = [t for t in statuses if old.get(t) != statuses[t]]
+    for t in changed:
+        print(f"{t}: {old.get(t, '(new)')} -> {statuses[t]}")
+    per_op = collections.defaultdict(lambda: [0, 0, 0.0, []])
+    for test, (op, _) in tests.items():
+        s = per_op[op]
+        s[1] += 1
+        if results[test][0]:
+            s[0] += 1
+            s[2] = max(s[2], results[test][1])
+        else:
+            s[3].append(test)
+    total_pass = sum(v[0] for v in per_op.values())
+    print(f"{total_pass} / {len(tests)} node tests pass ({len(changed)} manifest changes)")
+    if not args.write:
+        return
+    with open(MANIFEST, "w") as f:
+        f.write("# ONNX backend node tests run by tests/conformance/test_conformance.cc.\n"
+                "# <test folder> pass | skip: <reason>. Regenerate: .venv/bin/python scripts/conformance.py --write\n")
+        for test in sorted(statuses):
+            f.write(f"{test} {statuses[test]}\n")
+    write_doc(per_op, tests, statuses, total_pass)
+
+
+def write_doc(per_op, tests, statuses, total_pass):
+    lines = ["# Conformance: ONNX backend node tests", "",
+             "Generated by `scripts/conformance.py --write` from the node tests in",
+             "`/usr/share/libonnx-testdata/data/node` (the onnx version Debian ships). Every test folder whose",
+             "model is a single node of a covered op is included, plus its `_expanded` variants (the op's",
+             "function body, made of other ops). Outputs are compared as onnx's backend runner does:",
+             "`|got - expected| <= 1e-7 + 1e-3 * |expected|` (onnx's defaults), NaN equal to NaN, integer,",
+             "bool and string outputs exactly, same shape and dtype. `tests/conformance/manifest.txt` lists every",
+             "test with `pass` or `skip: <reason>`; CI (`onnxmini_tests --gtest_filter='Onnx/NodeTest.*'`)",
+             "fails when a `pass` test fails.", "",
+             f"**{total_pass} of {len(tests)} tests pass.**", "",
+             "| op | passed / total | largest abs error (passing tests) |", "|---|---|---|"]
+    for op in OPS:
+        if op not in per_op:
+            lines.append(f"| {op} | 0 / 0 (no node test in this onnx version) | |")
+            continue
+        p, t, err, _ = per_op[op]
+        lines.append(f"| {op} | {p} / {t} | {err:.3g} |")
+    lines += ["", "## Skipped tests", "", "| test | reason |", "|---|---|"]
+    for test in sorted(statuses):
+        if statuses[test] != "pass":
+            lines.append(f"| `{test}` | {statuses[test][len('skip: '):].replace('|', '/')} |")
+    DOC.write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

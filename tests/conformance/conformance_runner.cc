@@ -1,0 +1,169 @@
+#include "conformance_runner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "onnxmini/onnxmini.h"
+
+namespace fs = std::filesystem;
+
+namespace onnxmini {
+namespace conformance {
+namespace {
+
+// Compares one output; appends to `why` and returns false on a mismatch.
+bool outputs_match(const Tensor& got, const Tensor& want, const std::string& label, double& max_abs, std::string& why) {
+  if (got.dtype() != want.dtype()) {
+    why = fmt::format("{}: dtype {} vs expected {}", label, dtype_name(got.dtype()), dtype_name(want.dtype()));
+    return false;
+  }
+  if (got.shape() != want.shape()) {
+    why = fmt::format("{}: shape {} vs expected {}", label, shape_to_string(got.shape()), shape_to_string(want.shape()));
+    return false;
+  }
+  if (got.dtype() == DType::String) {
+    for (int64_t i = 0; i < got.numel(); ++i)
+      if (got.data<std::string>()[i] != want.data<std::string>()[i]) {
+        why = fmt::format("{}: string [{}] '{}' vs expected '{}'", label, i, got.data<std::string>()[i],
+                          want.data<std::string>()[i]);
+        return false;
+      }
+    return true;
+  }
+  const bool is_float = got.dtype() == DType::Float32 || got.dtype() == DType::Float64 ||
+                        got.dtype() == DType::Float16 || got.dtype() == DType::BFloat16;
+  // onnx's runner allows two bfloat16 ULPs: rtol = max(rtol, 2^-6).
+  const double rtol = got.dtype() == DType::BFloat16 ? std::max(kRtol, 1.0 / 64) : kRtol;
+  int64_t bad = 0, first_bad = -1;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    const double a = got.get_as_double(i), e = want.get_as_double(i);
+    if (std::isnan(a) || std::isnan(e)) {
+      if (std::isnan(a) != std::isnan(e)) {
+        if (first_bad < 0) first_bad = i;
+        ++bad;
+      }
+      continue;
+    }
+    if (a == e) continue;  // includes equal infinities
+    const double err = std::fabs(a - e);
+    // assert_allclose: |a - e| <= atol + rtol * |e|; integers and bools must be exact.
+    const bool ok = is_float && std::isfinite(err) && err <= kAtol + rtol * std::fabs(e);
+    if (is_float && std::isfinite(err)) max_abs = std::max(max_abs, err);
+    if (!ok) {
+      if (first_bad < 0) first_bad = i;
+      ++bad;
+    }
+  }
+  if (bad == 0) return true;
+  why = fmt::format("{}: {} of {} elements differ; first [{}] got {} expected {}", label, bad, got.numel(), first_bad,
+                    got.get_as_double(first_bad), want.get_as_double(first_bad));
+  return false;
+}
+
+// onnx wrote bfloat16 test tensors with data_type UINT16 (numpy has no bfloat16):
+// the bits are bfloat16, so reinterpret them when the other side is bfloat16.
+Tensor as_bfloat16_if(const Tensor& t, bool want_bf16) {
+  if (!want_bf16 || t.dtype() != DType::UInt16) return t;
+  return Tensor(DType::BFloat16, t.shape(), t.buffer(), t.offset());
+}
+
+std::vector<fs::path> numbered(const fs::path& dir, const std::string& prefix) {
+  std::vector<fs::path> files;
+  for (int k = 0;; ++k) {
+    fs::path p = dir / fmt::format("{}_{}.pb", prefix, k);
+    if (!fs::exists(p)) break;
+    files.push_back(p);
+  }
+  return files;
+}
+
+}  // namespace
+
+std::string node_test_root() {
+  const char* env = std::getenv("ONNXMINI_NODE_TESTS");
+  return env && *env ? env : "/usr/share/libonnx-testdata/data/node";
+}
+
+CaseResult run_case(const std::string& folder) {
+  CaseResult r;
+  try {
+    SessionOptions opts;
+    opts.intra_op_num_threads = 1;
+    auto session = Session::load((fs::path(folder) / "model.onnx").string(), opts);
+    std::vector<fs::path> sets;
+    for (const auto& e : fs::directory_iterator(folder))
+      if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
+    std::sort(sets.begin(), sets.end());
+    if (sets.empty()) throw Error(ErrorCode::InvalidArgument, "no test_data_set_* folder");
+    for (const auto& set : sets) {
+      std::vector<std::pair<std::string, Value>> feeds;
+      const auto inputs = numbered(set, "input");
+      for (size_t k = 0; k < inputs.size(); ++k) {
+        std::string name;
+        Tensor t = read_tensor_pb(inputs[k].string(), &name);
+        if (name.empty() && k < session->inputs().size()) name = session->inputs()[k].name;
+        for (const auto& in : session->inputs())
+          if (in.name == name) t = as_bfloat16_if(t, in.dtype == DType::BFloat16);
+        feeds.emplace_back(name, Value(t));
+      }
+      std::vector<Value> outs = session->run(feeds);
+      const auto expected = numbered(set, "output");
+      if (expected.size() != outs.size())
+        throw Error(ErrorCode::RuntimeError,
+                    fmt::format("{} outputs, expected {}", outs.size(), expected.size()));
+      for (size_t k = 0; k < outs.size(); ++k) {
+        const std::string label = fmt::format("{}/output_{}", set.filename().string(), k);
+        if (!outs[k].is_tensor()) throw Error(ErrorCode::RuntimeError, label + ": not a tensor");
+        std::string why;
+        const Tensor& got = outs[k].tensor();
+        const Tensor want = as_bfloat16_if(read_tensor_pb(expected[k].string()), got.dtype() == DType::BFloat16);
+        if (!outputs_match(got, want, label, r.max_abs_error, why)) {
+          r.message = why;
+          return r;
+        }
+      }
+    }
+    r.passed = true;
+  } catch (const std::exception& e) {
+    r.message = e.what();
+  }
+  return r;
+}
+
+std::vector<ManifestEntry> read_manifest(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw std::runtime_error("cannot open manifest " + path);
+  std::vector<ManifestEntry> entries;
+  std::string line;
+  int lineno = 0;
+  while (std::getline(f, line)) {
+    ++lineno;
+    const auto hash = line.find('#');
+    if (hash != std::string::npos) line.erase(hash);
+    std::istringstream ss(line);
+    ManifestEntry e;
+    std::string status;
+    if (!(ss >> e.test)) continue;  // blank or comment
+    if (!(ss >> status)) throw std::runtime_error(fmt::format("{}:{}: no status after '{}'", path, lineno, e.test));
+    if (status == "pass") {
+      e.pass = true;
+    } else if (status == "skip:") {
+      std::getline(ss, e.reason);
+      e.reason.erase(0, e.reason.find_first_not_of(' '));
+      if (e.reason.empty()) throw std::runtime_error(fmt::format("{}:{}: skip without a reason", path, lineno));
+    } else {
+      throw std::runtime_error(fmt::format("{}:{}: status '{}' is not 'pass' or 'skip: <reason>'", path, lineno, status));
+    }
+    entries.push_back(e);
+  }
+  return entries;
+}
+
+}  // namespace conformance
+}  // namespace onnxmini
