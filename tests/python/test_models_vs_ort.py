@@ -152,3 +152,27 @@ def test_comparison_detects_a_difference():
         _compare("x", ref + np.float32(1e-3), ref, DEFAULT_TOL)
     with pytest.raises(AssertionError):
         _compare("labels", np.array([1, 2, 4]), np.array([1, 2, 3]), DEFAULT_TOL)
+
+
+ZIPMAP_MODELS = ["logistic_regression.onnx", "scaler_logreg_pipeline.onnx", "ml_linear_classifier_zipmap_strings.onnx"]
+
+
+@pytest.mark.parametrize("name", ZIPMAP_MODELS)
+def test_zipmap_contents_via_python_package(name):
+    """ZipMap maps compared key by key, when the onnxmini Python package is importable
+    (the CLI cannot save maps). Without the package the twin-model comparison above and
+    tests/kernels/ml/test_zipmap.cc cover the contents."""
+    onnxmini = pytest.importorskip("onnxmini", reason="onnxmini Python package not built/installed")
+    path = MODELS / name
+    model = onnx.load(str(path))
+    feeds = _input_for(path, model)
+    expected = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)
+    got = onnxmini.InferenceSession(str(path)).run(None, feeds)
+    for ours, ref in zip(got, expected):
+        if not isinstance(ref, list):
+            _compare("label", np.asarray(ours), ref, DEFAULT_TOL)
+            continue
+        assert len(ours) == len(ref)
+        for row, (m_ours, m_ref) in enumerate(zip(ours, ref)):
+            assert list(m_ours.keys()) == list(m_ref.keys()), f"row {row}: keys {list(m_ours)} vs {list(m_ref)}"
+            np.testing.assert_allclose(list(m_ours.values()), list(m_ref.values()), rtol=1e-4, atol=1e-6)
