@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "common/model_builder.h"
+#include "tests/common/model_builder.h"
 #include "kernels/einsum/einsum_equation.h"
 #include "kernels/einsum/einsum_executor.h"
 #include "onnxmini/einsum.h"

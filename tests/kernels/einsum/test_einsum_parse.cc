@@ -1,7 +1,7 @@
 // Einsum equation parsing: shapes, implicit output, ellipsis, and one test per error.
 #include <gtest/gtest.h>
 
-#include "common/model_builder.h"
+#include "tests/common/model_builder.h"
 #include "kernels/einsum/einsum_equation.h"
 #include "kernels/einsum/einsum_planner.h"
 #include "onnxmini/einsum.h"
