@@ -39,19 +39,20 @@ DType dtype_from_numpy(const py::dtype& dt) {
 }
 
 py::dtype numpy_dtype(DType t) {
+  // py::dtype::of<T>() asks numpy for its cached descriptor: cheap on every output.
   switch (t) {
-    case DType::Float32: return py::dtype("float32");
-    case DType::Float64: return py::dtype("float64");
+    case DType::Float32: return py::dtype::of<float>();
+    case DType::Float64: return py::dtype::of<double>();
     case DType::Float16: return py::dtype("float16");
-    case DType::Int8: return py::dtype("int8");
-    case DType::Int16: return py::dtype("int16");
-    case DType::Int32: return py::dtype("int32");
-    case DType::Int64: return py::dtype("int64");
-    case DType::UInt8: return py::dtype("uint8");
-    case DType::UInt16: return py::dtype("uint16");
-    case DType::UInt32: return py::dtype("uint32");
-    case DType::UInt64: return py::dtype("uint64");
-    case DType::Bool: return py::dtype("bool");
+    case DType::Int8: return py::dtype::of<int8_t>();
+    case DType::Int16: return py::dtype::of<int16_t>();
+    case DType::Int32: return py::dtype::of<int32_t>();
+    case DType::Int64: return py::dtype::of<int64_t>();
+    case DType::UInt8: return py::dtype::of<uint8_t>();
+    case DType::UInt16: return py::dtype::of<uint16_t>();
+    case DType::UInt32: return py::dtype::of<uint32_t>();
+    case DType::UInt64: return py::dtype::of<uint64_t>();
+    case DType::Bool: return py::dtype::of<bool>();
     case DType::String: return py::dtype("O");
     default:
       throw Error(ErrorCode::NotImplemented,
@@ -60,6 +61,12 @@ py::dtype numpy_dtype(DType t) {
 }
 
 namespace {
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+constexpr bool kLittleEndian = false;
+#else
+constexpr bool kLittleEndian = true;
+#endif
 
 Shape shape_of(const py::array& a) {
   Shape s(static_cast<size_t>(a.ndim()));
@@ -104,7 +111,9 @@ Tensor tensor_from_array(py::handle obj, const std::string& what, bool allow_cop
     if (writable) throw Error(ErrorCode::InvalidArgument, what + ": string arrays cannot be bound in place");
     return string_tensor(a);
   }
-  if (!a.dtype().attr("isnative").cast<bool>()) {
+  const char order = a.dtype().byteorder();  // '=' native, '|' n/a, '<' / '>' explicit
+  const bool native = order == '=' || order == '|' || order == (kLittleEndian ? '<' : '>');
+  if (!native) {
     if (!allow_copy)
       throw Error(ErrorCode::InvalidArgument, what + ": array is not in native byte order; use arr.astype(arr.dtype.newbyteorder('='))");
     a = a.attr("astype")(a.dtype().attr("newbyteorder")("="));

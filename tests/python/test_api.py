@@ -329,3 +329,19 @@ def test_modelmeta_and_describe():
     d = sess.describe()
     assert [n["op_type"] for n in d["nodes"]] and {n["name"] for n in d["nodes"]} == {"add", "relu", "id"}
     assert sess.get_modelmeta().graph_name == "g"
+
+
+def test_non_native_byte_order_is_converted():
+    sess = onnxmini.InferenceSession(_add_model())
+    x = np.array([[1, -5, 2]], dtype=">f4")
+    (y,) = sess.run(["Y"], {"X": x})
+    np.testing.assert_array_equal(y, [[2, 0, 5]])
+    b = sess.io_binding()
+    with pytest.raises(onnxmini.InvalidArgument, match="native byte order"):
+        b.bind_input("X", x)
+
+
+def test_list_input_goes_through_numpy_asarray():
+    sess = onnxmini.InferenceSession(_add_model())
+    with pytest.raises(onnxmini.InvalidArgument, match="expected dtype float, got double"):
+        sess.run(None, {"X": [[1.0, 2.0, 3.0]]})  # numpy's default float64: no silent cast
