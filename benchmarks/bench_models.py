@@ -1,11 +1,16 @@
 """Whole-model latency, onnxmini vs onnxruntime, side by side in one run.
 
 For each model and thread count: onnxruntime (all graph optimizations on) timed
-in-process with session.run, onnxmini timed by `onnxmini run --json` (the
-median of its timed runs; session creation and process start excluded on both
-sides). Reports medians and the ratio onnxruntime / onnxmini (> 1: onnxmini faster).
+in-process with session.run, onnxmini timed by `onnxmini run --json --optimize N`
+(graph fusions on by default, level 1; the median of its timed runs; session
+creation and process start excluded on both sides). The machine is shared, so
+the two are measured alternately for --rounds rounds and each side reports the
+median of its per-round medians. Reports the ratio onnxruntime / onnxmini
+(> 1: onnxmini faster). onnxruntime's figure includes the Python call overhead
+of session.run (a few microseconds), onnxmini's is the C++ Session::run call.
 
-    .venv/bin/python benchmarks/bench_models.py [--repeat 200] [--threads 1 2] [--out benchmarks/results/models.csv]
+    .venv/bin/python benchmarks/bench_models.py [--repeat 200] [--rounds 3] [--threads 1 2] [--optimize 1]
+        [--only small] [--out benchmarks/results/models.csv]
 """
 import argparse
 import csv
@@ -64,7 +69,7 @@ def cases(tmp):
         g = onnx.load(lr).graph.input[0]
         feats = g.type.tensor_type.shape.dim[1].dim_value
         out.append(("linear_regression 1000x%d" % feats, lr, {g.name: rng.standard_normal((1000, feats)).astype(np.float32)}))
-    mlp = os.path.join(ROOT, "models", "mlp.onnx")
+    mlp = os.path.join(ROOT, "models", "mlp_gemm.onnx")
     if os.path.exists(mlp):
         g = onnx.load(mlp).graph.input[0]
         feats = g.type.tensor_type.shape.dim[1].dim_value
@@ -86,24 +91,28 @@ def time_ort(path, feeds, threads, repeat, warmup):
     s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
     for _ in range(warmup):
         s.run(None, feeds)
-    ts = []
+    ts, cs = [], []
     for _ in range(repeat):
+        c0 = time.process_time()
         t0 = time.perf_counter()
         s.run(None, feeds)
         ts.append((time.perf_counter() - t0) * 1e3)
-    return float(np.median(ts))
+        cs.append((time.process_time() - c0) * 1e3)
+    return {"median": float(np.median(ts)), "min": float(np.min(ts)), "cpu": float(np.median(cs))}
 
 
-def time_onnxmini(path, feeds, threads, repeat, warmup, tmp):
-    args = [CLI, "run", path, "--json", "--threads", str(threads), "--repeat", str(repeat), "--warmup", str(warmup)]
+def time_onnxmini(path, feeds, threads, repeat, warmup, tmp, optimize):
+    args = [CLI, "run", path, "--json", "--threads", str(threads), "--repeat", str(repeat), "--warmup", str(warmup),
+            "--optimize", str(optimize)]
     for name, arr in feeds.items():
-        p = os.path.join(tmp, f"feed_{abs(hash(name))}.npy")
+        p = os.path.join(tmp, f"feed_{abs(hash(name))}_{os.getpid()}.npy")
         np.save(p, arr)
         args += ["--input", f"{name}={p}"]
     r = subprocess.run(args, capture_output=True, text=True)
     if r.returncode != 0:
         return None, r.stderr.strip()
-    return json.loads(r.stdout)["latency_ms"]["median"], ""
+    j = json.loads(r.stdout)
+    return {"median": j["latency_ms"]["median"], "min": j["latency_ms"]["min"], "cpu": j["cpu_ms"]["median"]}, ""
 
 
 def main():
@@ -111,20 +120,41 @@ def main():
     ap.add_argument("--repeat", type=int, default=100)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--rounds", type=int, default=3, help="alternating onnxruntime / onnxmini rounds per case")
+    ap.add_argument("--optimize", type=int, default=1, help="onnxmini graph optimization level")
+    ap.add_argument("--only", default="", help="run only the cases whose label contains this text")
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "models.csv"))
     a = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for label, path, feeds in cases(tmp):
+            if a.only and a.only not in label:
+                continue
             for t in a.threads:
-                ort_ms = time_ort(path, feeds, t, a.repeat, a.warmup)
-                mini_ms, err = time_onnxmini(path, feeds, t, a.repeat, a.warmup, tmp)
-                ratio = ort_ms / mini_ms if mini_ms else float("nan")
+                ort_r, mini_r, err = [], [], ""
+                for _ in range(a.rounds):
+                    ort_r.append(time_ort(path, feeds, t, a.repeat, a.warmup))
+                    m, err = time_onnxmini(path, feeds, t, a.repeat, a.warmup, tmp, a.optimize)
+                    if m is None:
+                        break
+                    mini_r.append(m)
+                med = lambda rs, k: float(np.median([r[k] for r in rs])) if rs else float("nan")
+                ort_ms, mini_ms = med(ort_r, "median"), med(mini_r, "median")
+                ort_min, mini_min = min(r["min"] for r in ort_r), (min(r["min"] for r in mini_r) if mini_r else float("nan"))
+                ort_cpu, mini_cpu = med(ort_r, "cpu"), med(mini_r, "cpu")
+                ratio = ort_ms / mini_ms
+                load = os.getloadavg()[0]
                 rows.append({"model": label, "threads": t, "onnxruntime_ms": round(ort_ms, 4),
-                             "onnxmini_ms": round(mini_ms, 4) if mini_ms else "", "ratio_ort_over_onnxmini": round(ratio, 3),
-                             "note": err})
-                print(f"{label:32s} threads={t}  onnxruntime {ort_ms:9.3f} ms  onnxmini "
-                      f"{(mini_ms if mini_ms else float('nan')):9.3f} ms  ratio {ratio:5.2f} {err}", flush=True)
+                             "onnxmini_ms": round(mini_ms, 4), "ratio_ort_over_onnxmini": round(ratio, 3),
+                             "onnxruntime_min_ms": round(ort_min, 4), "onnxmini_min_ms": round(mini_min, 4),
+                             "ratio_min": round(ort_min / mini_min, 3),
+                             "onnxruntime_cpu_ms": round(ort_cpu, 4), "onnxmini_cpu_ms": round(mini_cpu, 4),
+                             "ratio_cpu": round(ort_cpu / mini_cpu, 3),
+                             "load1": round(load, 1), "note": err})
+                print(f"{label:32s} threads={t}  median ort {ort_ms:9.3f} mini {mini_ms:9.3f} ratio {ratio:5.2f} | "
+                      f"min ort {ort_min:8.3f} mini {mini_min:8.3f} ratio {ort_min / mini_min:5.2f} | "
+                      f"cpu ort {ort_cpu:8.3f} mini {mini_cpu:8.3f} ratio {ort_cpu / mini_cpu:5.2f} | load {load:.1f} {err}",
+                      flush=True)
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     with open(a.out, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
@@ -132,10 +162,14 @@ def main():
         w.writerows(rows)
     import onnxruntime
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
-    print(f"\nmachine: {cpu}, {os.cpu_count()} cores; onnxruntime {onnxruntime.__version__}; repeat {a.repeat}")
-    print("\n| model | threads | onnxruntime ms | onnxmini ms | ratio ort/onnxmini |\n|---|---|---|---|---|")
+    print(f"\nmachine: {cpu}, {os.cpu_count()} cores; onnxruntime {onnxruntime.__version__}; repeat {a.repeat} x "
+          f"{a.rounds} rounds; onnxmini --optimize {a.optimize}; load average now {os.getloadavg()}")
+    print("\n| model | threads | ort median ms | onnxmini median ms | ratio | ort min ms | onnxmini min ms | ratio min "
+          "| ort CPU ms | onnxmini CPU ms | ratio CPU | load |\n|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['model']} | {r['threads']} | {r['onnxruntime_ms']} | {r['onnxmini_ms']} | {r['ratio_ort_over_onnxmini']} |")
+        print(f"| {r['model']} | {r['threads']} | {r['onnxruntime_ms']} | {r['onnxmini_ms']} | {r['ratio_ort_over_onnxmini']} "
+              f"| {r['onnxruntime_min_ms']} | {r['onnxmini_min_ms']} | {r['ratio_min']} | {r['onnxruntime_cpu_ms']} "
+              f"| {r['onnxmini_cpu_ms']} | {r['ratio_cpu']} | {r['load1']} |")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@
 #include "profiler/profiler.h"
 #include "runtime/buffer_pool.h"
 #include "runtime/graph.h"
+#include "runtime/graph_fusion.h"
 #include "runtime/thread_pool.h"
 
 namespace onnxmini {
@@ -86,6 +87,7 @@ std::string known_dtypes_note(const ValueInfo& decl) {
 
 void Session::Impl::build(int64_t t_load_begin, int64_t t_load_end, bool from_path) {
   const int64_t t_init = Profiler::now_ns();
+  fuse_graph(graph, options.graph_optimization_level);  // no-op at level 0
   int threads = options.intra_op_num_threads;
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (threads > 1024) throw Error(ErrorCode::InvalidArgument, fmt::format("intra_op_num_threads {} is absurd", threads));

@@ -31,7 +31,7 @@ struct SessionOptions {
   int intra_op_num_threads = 1;  // 0: one per hardware thread
   GemmBackend gemm = GemmBackend::Builtin;
   KernelMode kernels = KernelMode::Fast;
-  int graph_optimization_level = 0;  // accepted for API parity; no graph rewrites yet
+  int graph_optimization_level = 0;  // 0: none (nodes as in the model); >= 1: fusions (runtime/graph_fusion.h)
   int log_severity_level = 2;
 
   // Profiling (see docs/profiler.md).

@@ -85,6 +85,52 @@ void GemmEngine::sgemm_packed(const SgemmArgs& args, const PackedB& packed, Thre
   sgemm(a, pool);
 }
 
+namespace {
+// op(A) as a plain row-major M x K copy.
+class PlainPackedA : public PackedA {
+ public:
+  PlainPackedA(bool trans_a, int64_t M, int64_t K, const float* A, int64_t lda) : M_(M), K_(K) {
+    data_.resize(static_cast<size_t>(M * K));
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t k = 0; k < K; ++k) data_[i * K + k] = trans_a ? A[k * lda + i] : A[i * lda + k];
+  }
+  int64_t M() const override { return M_; }
+  int64_t K() const override { return K_; }
+  int64_t M_, K_;
+  std::vector<float> data_;
+};
+}  // namespace
+
+std::shared_ptr<PackedA> GemmEngine::pack_a(bool trans_a, int64_t M, int64_t K, const float* A, int64_t lda) const {
+  return std::make_shared<PlainPackedA>(trans_a, M, K, A, lda);
+}
+
+void GemmEngine::sgemm_packed_a(const SgemmArgs& args, const PackedA& packed, ThreadPool* pool) const {
+  const auto& p = dynamic_cast<const PlainPackedA&>(packed);
+  SgemmArgs a = args;
+  a.trans_a = false;
+  a.A = p.data_.data();
+  a.lda = p.K_;
+  sgemm(a, pool);
+}
+
+// B is gathered into a plain K x N matrix, row by row of runs.
+void GemmEngine::sgemm_implicit(const SgemmArgs& args, const PackedA* packed, const ImplicitB& b,
+                                ThreadPool* pool) const {
+  const int64_t N = b.rows * b.row_len;
+  std::vector<float> B(static_cast<size_t>(args.K * N));
+  for (int64_t k = 0; k < args.K; ++k)
+    for (int64_t r = 0; r < b.rows; ++r)
+      std::memcpy(&B[k * N + r * b.row_len], b.base + b.k_offset[k] + r * b.row_stride, sizeof(float) * b.row_len);
+  SgemmArgs a = args;
+  a.N = N;
+  a.trans_b = false;
+  a.B = B.data();
+  a.ldb = N;
+  if (packed) sgemm_packed_a(a, *packed, pool);
+  else sgemm(a, pool);
+}
+
 // ---- reference: the definition, loop by loop ----
 
 namespace {

@@ -67,6 +67,26 @@ class PackedB {
   virtual int64_t N() const = 0;
 };
 
+// An A operand packed once (constant weights: Conv filters) for repeated use.
+class PackedA {
+ public:
+  virtual ~PackedA() = default;
+  virtual int64_t M() const = 0;
+  virtual int64_t K() const = 0;
+};
+
+// The B operand of an implicit GEMM (a convolution without an im2col matrix).
+// op(B) is K x N with N = rows * row_len and
+//   B[k][r * row_len + w] = base[k_offset[k] + r * row_stride + w]
+// so every (k, r) pair is a contiguous run of row_len floats. For a 2-D
+// convolution on a zero-padded input: k = (c, kh, kw), r = output row,
+// w = output column (stride 1 along w; see kernels/nn/conv_implicit.cc).
+struct ImplicitB {
+  const float* base = nullptr;
+  const int64_t* k_offset = nullptr;  // K entries
+  int64_t rows = 0, row_len = 0, row_stride = 0;
+};
+
 class GemmEngine {
  public:
   virtual ~GemmEngine() = default;
@@ -80,6 +100,14 @@ class GemmEngine {
   virtual std::shared_ptr<PackedB> pack_b(bool trans_b, int64_t K, int64_t N, const float* B, int64_t ldb) const;
   // args.B / ldb / trans_b are ignored; `packed` supplies B.
   virtual void sgemm_packed(const SgemmArgs& args, const PackedB& packed, ThreadPool* pool) const;
+  // A prepacked (op(A) is M x K); the default keeps a plain row-major copy.
+  virtual std::shared_ptr<PackedA> pack_a(bool trans_a, int64_t M, int64_t K, const float* A, int64_t lda) const;
+  // args.A / lda / trans_a are ignored; `packed` supplies A.
+  virtual void sgemm_packed_a(const SgemmArgs& args, const PackedA& packed, ThreadPool* pool) const;
+  // C (M x N, N = b.rows * b.row_len, row stride ldc) = alpha * op(A) * B + beta * C, then the
+  // epilogue. A comes from `packed` when non-null, else from args.A / lda / trans_a; args.B, ldb,
+  // trans_b and N are ignored. The default materialises B and calls sgemm.
+  virtual void sgemm_implicit(const SgemmArgs& args, const PackedA* packed, const ImplicitB& b, ThreadPool* pool) const;
 };
 
 // The engine for a backend; KernelMode::Reference always gives the reference loop.

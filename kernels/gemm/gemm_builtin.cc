@@ -171,19 +171,19 @@ TileEpi base_epi(const Epilogue& e) {
 
 // A fully packed once (small A, shared by all tasks): for each K block pc,
 // the MR slivers of all M rows, block base = pc * round_up(M, MR).
-struct PackedA {
+struct ALayout {
   const float* data = nullptr;
   int64_t mpad = 0;
 };
 
 // C[m0:m1, n0:n1] with the loop nest above. With `pa`, A comes prepacked
-// (m0 = 0, m1 = M) and B panels are `nc` wide; otherwise nc = NC.
-void gemm_rect(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPackedB* pb, const PackedA* pa,
+// (m0 a multiple of MR) and B panels are `nc` wide; otherwise nc = NC.
+void gemm_rect(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPackedB* pb, const ALayout* pa,
                int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t nc_block) {
   const bool epi_on = has_epilogue(g.epilogue);
   const TileEpi epi0 = base_epi(g.epilogue);
   const int mr = ks.mr, nr = ks.nr;
-  const int64_t mc_block = pa ? m1 - m0 : ks.mc;
+  const int64_t mc_block = ks.mc;
   float* abuf = pa ? nullptr : t_pack_a.get(static_cast<size_t>(std::min(ks.mc, round_up(m1 - m0, mr)) * ks.kc));
   float* bbuf = pb ? nullptr : t_pack_b.get(static_cast<size_t>(std::min(nc_block, round_up(n1 - n0, nr)) * ks.kc));
   for (int64_t jc = n0; jc < n1; jc += nc_block) {
@@ -196,7 +196,7 @@ void gemm_rect(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPacked
       if (!pb) pack_b(ks, g.trans_b, g.B, g.ldb, pc, kc, jc, nc, bbuf);
       for (int64_t ic = m0; ic < m1; ic += mc_block) {
         const int64_t mc = std::min(mc_block, m1 - ic);
-        const float* ap = pa ? pa->data + pc * pa->mpad : abuf;
+        const float* ap = pa ? pa->data + pc * pa->mpad + ic * kc : abuf;  // sliver of row ic
         if (!pa) pack_a(ks, g, ic, mc, pc, kc, abuf);
         for (int64_t jr = 0; jr < nc; jr += nr) {
           const int64_t n = std::min<int64_t>(nr, nc - jr);
@@ -242,17 +242,22 @@ constexpr int64_t kResidentNC = 256;
 // Runs the GEMM: small A -> shared packed A + tasks over N; otherwise C is
 // split into rectangles along its longer side (units of MR rows or NR columns),
 // about two per thread, each packing its own A and B.
-void run(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPackedB* pb, ThreadPool* pool) {
+void run(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPackedB* pb, ThreadPool* pool,
+         const ALayout* prepacked_a = nullptr) {
   if (g.M <= 0 || g.N <= 0) return;
   if (g.K <= 0) return scale_only(g);
   const int t = threads_of(pool);
   const bool parallel = t > 1 && 2.0 * g.M * g.N * g.K > 2.0 * 128 * 128 * 128;  // below: wake-up cost dominates
-  if (g.M * g.K <= kResidentA && g.N > ks.nr) {
-    PackedA pa;
-    pa.mpad = round_up(g.M, ks.mr);
-    float* buf = t_pack_a.get(static_cast<size_t>(pa.mpad * g.K));
-    for (int64_t pc = 0; pc < g.K; pc += ks.kc) pack_a(ks, g, 0, g.M, pc, std::min(ks.kc, g.K - pc), buf + pc * pa.mpad);
-    pa.data = buf;
+  if (prepacked_a || (g.M * g.K <= kResidentA && g.N > ks.nr)) {
+    ALayout pa;
+    if (prepacked_a) {
+      pa = *prepacked_a;
+    } else {
+      pa.mpad = round_up(g.M, ks.mr);
+      float* buf = t_pack_a.get(static_cast<size_t>(pa.mpad * g.K));
+      for (int64_t pc = 0; pc < g.K; pc += ks.kc) pack_a(ks, g, 0, g.M, pc, std::min(ks.kc, g.K - pc), buf + pc * pa.mpad);
+      pa.data = buf;
+    }
     if (!parallel) return gemm_rect(ks, g, pb, &pa, 0, g.M, 0, g.N, kResidentNC);
     const int64_t units = (g.N + ks.nr - 1) / ks.nr;
     const int64_t per = std::max<int64_t>(1, units / (4 * t)) * ks.nr;
@@ -277,6 +282,87 @@ void run(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPackedB* pb,
       const int64_t lo = x * per, hi = std::min(len, lo + per);
       if (split_n) gemm_rect(ks, g, pb, nullptr, 0, g.M, lo, hi, ks.nc);
       else gemm_rect(ks, g, pb, nullptr, lo, hi, 0, g.N, ks.nc);
+    }
+  });
+}
+
+// ---- prepacked A: op(A) for all K in the resident layout above ----
+class BuiltinPackedA : public gemm::PackedA {
+ public:
+  BuiltinPackedA(const SgemmKernelSet& ks, bool trans_a, int64_t M, int64_t K, const float* A, int64_t lda)
+      : ks_(ks), M_(M), K_(K) {
+    layout_.mpad = round_up(std::max<int64_t>(M, 1), ks.mr);
+    data_ = static_cast<float*>(std::aligned_alloc(64, round_up(std::max<int64_t>(1, layout_.mpad * K) * 4, 64)));
+    if (!data_) throw std::bad_alloc();
+    SgemmArgs g;
+    g.trans_a = trans_a, g.A = A, g.lda = lda, g.M = M, g.K = K;
+    for (int64_t pc = 0; pc < K; pc += ks.kc) pack_a(ks, g, 0, M, pc, std::min(ks.kc, K - pc), data_ + pc * layout_.mpad);
+    layout_.data = data_;
+  }
+  ~BuiltinPackedA() override { std::free(data_); }
+  int64_t M() const override { return M_; }
+  int64_t K() const override { return K_; }
+  const ALayout& layout() const { return layout_; }
+  const SgemmKernelSet& ks_;
+
+ private:
+  int64_t M_, K_;
+  ALayout layout_;
+  float* data_ = nullptr;
+};
+
+// ---- implicit GEMM: B read in place (convolution on a padded input) ----
+// C is cut into column tiles of NR along each of the b.rows runs; a tile never
+// crosses a run, so its B row k is the NR contiguous floats at
+// base + k_offset[k] + r * row_stride + w0 and the micro-kernel loads them
+// directly (kernels_ib), with no im2col matrix and no B packing. Edge tiles
+// (n < NR) are packed into one zero-padded sliver and use the normal kernel.
+// Per tile, for each K block, all M rows: the tile's input window (C * KH rows
+// of NR + KW floats) stays in L1 while A (the filter, prepacked) streams from L2.
+// Threads take whole tiles, so results do not depend on the thread count.
+void run_implicit(const SgemmKernelSet& ks, const SgemmArgs& g, const ALayout& pa, const ImplicitB& ib,
+                  ThreadPool* pool) {
+  const int64_t N = ib.rows * ib.row_len;
+  if (g.M <= 0 || N <= 0) return;
+  const int nr = ks.nr, mr = ks.mr;
+  const bool epi_on = has_epilogue(g.epilogue);
+  const TileEpi epi0 = base_epi(g.epilogue);
+  const int64_t per_row = (ib.row_len + nr - 1) / nr;
+  const int64_t tiles = ib.rows * per_row;
+  const bool parallel = threads_of(pool) > 1 && 2.0 * g.M * N * g.K > 2.0 * 128 * 128 * 128;
+  parallel_for(parallel ? pool : nullptr, tiles, 1, [&](int64_t t0, int64_t t1) {
+    float* edge = t_pack_b.get(static_cast<size_t>(ks.kc * nr));
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t r = t / per_row, w0 = (t % per_row) * nr;
+      const int64_t n = std::min<int64_t>(nr, ib.row_len - w0);
+      const float* bbase = ib.base + r * ib.row_stride + w0;
+      const int64_t col = r * ib.row_len + w0;
+      for (int64_t pc = 0; pc < g.K; pc += ks.kc) {
+        const int64_t kc = std::min(ks.kc, g.K - pc);
+        const float beta = pc == 0 ? g.beta : 1.0f;
+        const bool last = pc + kc >= g.K;
+        if (n < nr)
+          for (int64_t k = 0; k < kc; ++k) {
+            std::memcpy(edge + k * nr, bbase + ib.k_offset[pc + k], n * sizeof(float));
+            std::memset(edge + k * nr + n, 0, (nr - n) * sizeof(float));
+          }
+        for (int64_t ic = 0; ic < g.M; ic += mr) {
+          const int m = static_cast<int>(std::min<int64_t>(mr, g.M - ic));
+          TileEpi te;
+          const TileEpi* tep = nullptr;
+          if (last && epi_on) {
+            te = epi0;
+            const int64_t off = te.per_row ? ic : col;
+            if (te.bias) te.bias += off;
+            if (te.slope) te.slope += off;
+            tep = &te;
+          }
+          const float* a = pa.data + pc * pa.mpad + ic * kc;
+          float* c = g.C + ic * g.ldc + col;
+          if (n == nr) ks.kernels_ib[m](kc, a, bbase, ib.k_offset + pc, c, g.ldc, n, g.alpha, beta, tep);
+          else ks.kernels[m](kc, a, edge, c, g.ldc, n, g.alpha, beta, tep);
+        }
+      }
     }
   });
 }
@@ -345,6 +431,24 @@ class BuiltinEngine : public GemmEngine {
     const auto* p = dynamic_cast<const BuiltinPackedB*>(&packed);
     if (!p) return GemmEngine::sgemm_packed(args, packed, pool);  // packed by another engine
     run(p->ks_, args, p, pool);
+  }
+
+  std::shared_ptr<gemm::PackedA> pack_a(bool trans_a, int64_t M, int64_t K, const float* A, int64_t lda) const override {
+    return std::make_shared<BuiltinPackedA>(ks_, trans_a, M, K, A, lda);
+  }
+  void sgemm_packed_a(const SgemmArgs& args, const gemm::PackedA& packed, ThreadPool* pool) const override {
+    const auto* p = dynamic_cast<const BuiltinPackedA*>(&packed);
+    if (!p || &p->ks_ != &ks_) return GemmEngine::sgemm_packed_a(args, packed, pool);
+    run(ks_, args, nullptr, pool, &p->layout());
+  }
+  void sgemm_implicit(const SgemmArgs& args, const gemm::PackedA* packed, const ImplicitB& b,
+                      ThreadPool* pool) const override {
+    const auto* p = dynamic_cast<const BuiltinPackedA*>(packed);
+    if (packed && (!p || &p->ks_ != &ks_)) return GemmEngine::sgemm_implicit(args, packed, b, pool);
+    if (p) return run_implicit(ks_, args, p->layout(), b, pool);
+    if (args.K <= 0) return GemmEngine::sgemm_implicit(args, nullptr, b, pool);
+    BuiltinPackedA local(ks_, args.trans_a, args.M, args.K, args.A, args.lda);
+    run_implicit(ks_, args, local.layout(), b, pool);
   }
 
  private:

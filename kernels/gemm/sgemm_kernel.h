@@ -31,6 +31,12 @@ struct TileEpi {
 using SgemmMicroKernel = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t n,
                                   float alpha, float beta, const TileEpi* epi);
 
+// The same tile with B read in place: row k of the tile is the NR floats at
+// b + boff[k] (implicit GEMM, e.g. a convolution reading its padded input).
+// Only for full tiles (n == NR); the driver packs edge tiles instead.
+using SgemmIndirectKernel = void (*)(int64_t kc, const float* a, const float* b, const int64_t* boff, float* c,
+                                     int64_t ldc, int64_t n, float alpha, float beta, const TileEpi* epi);
+
 constexpr int kMaxMR = 16;
 
 // Transposing pack: dst[k * stride + i] = src[i * ld + k] for i < rows, k < kc;
@@ -43,6 +49,7 @@ struct SgemmKernelSet {
   int64_t mc, kc, nc;   // cache blocks (multiples of mr / nr)
   SgemmMicroKernel kernels[kMaxMR + 1];  // kernels[m] handles m rows, 1..mr
   PackTransposed pack_t;  // SIMD transposing pack, or nullptr for the scalar one
+  SgemmIndirectKernel kernels_ib[kMaxMR + 1];  // kernels_ib[m]: m rows, B read in place
 };
 
 const SgemmKernelSet& sgemm_kernels_portable();

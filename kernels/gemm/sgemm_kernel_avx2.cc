@@ -64,9 +64,12 @@ inline __m256 epilogue(__m256 v, const TileEpi& e, int i, const float* bias_cols
   return v;
 }
 
-template <int M>
-void kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t n, float alpha, float beta,
-            const TileEpi* epi) {
+// kIndirect: B row k is the NR floats at b + boff[k] (implicit GEMM straight
+// from a convolution's padded input: unaligned loads, full tiles only, n == NR);
+// otherwise the packed sliver b[k * NR + j].
+template <int M, bool kIndirect>
+inline void kernel_body(int64_t kc, const float* a, const float* b, const int64_t* boff, float* c, int64_t ldc,
+                        int64_t n, float alpha, float beta, const TileEpi* epi) {
   __m256 acc0[M], acc1[M];
 #pragma GCC unroll 8
   for (int i = 0; i < M; ++i) {
@@ -76,9 +79,10 @@ void kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, i
     _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 15), _MM_HINT_T0);
   }
   for (int64_t k = 0; k < kc; ++k) {
-    __m256 b0 = _mm256_load_ps(b);
-    __m256 b1 = _mm256_load_ps(b + 8);
-    _mm_prefetch(reinterpret_cast<const char*>(b + 8 * NR), _MM_HINT_T0);
+    const float* bk = kIndirect ? b + boff[k] : b;
+    __m256 b0 = kIndirect ? _mm256_loadu_ps(bk) : _mm256_load_ps(bk);
+    __m256 b1 = kIndirect ? _mm256_loadu_ps(bk + 8) : _mm256_load_ps(bk + 8);
+    if (!kIndirect) _mm_prefetch(reinterpret_cast<const char*>(b + 8 * NR), _MM_HINT_T0);
 #pragma GCC unroll 8
     for (int i = 0; i < M; ++i) {
       __m256 av = _mm256_broadcast_ss(a + i);
@@ -86,7 +90,7 @@ void kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, i
       acc1[i] = _mm256_fmadd_ps(av, b1, acc1[i]);
     }
     a += MR;
-    b += NR;
+    if (!kIndirect) b += NR;
   }
   // Partial tiles: C, bias and slope columns go through padded local copies.
   const bool full = n == NR;
@@ -122,9 +126,20 @@ void kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, i
   }
 }
 
+template <int M>
+void kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t n, float alpha, float beta,
+            const TileEpi* epi) {
+  kernel_body<M, false>(kc, a, b, nullptr, c, ldc, n, alpha, beta, epi);
+}
+template <int M>
+void kernel_ib(int64_t kc, const float* a, const float* b, const int64_t* boff, float* c, int64_t ldc, int64_t n,
+               float alpha, float beta, const TileEpi* epi) {
+  kernel_body<M, true>(kc, a, b, boff, c, ldc, n, alpha, beta, epi);
+}
+
 template <int... Ms>
 constexpr SgemmKernelSet make_set(std::integer_sequence<int, Ms...>) {
-  return SgemmKernelSet{cpu::Isa::Avx2, MR, NR, 6 * 48, 256, 4096, {nullptr, &kernel<Ms + 1>...}, nullptr};
+  return SgemmKernelSet{cpu::Isa::Avx2, MR, NR, 6 * 48, 256, 4096, {nullptr, &kernel<Ms + 1>...}, nullptr, {nullptr, &kernel_ib<Ms + 1>...}};
 }
 
 }  // namespace

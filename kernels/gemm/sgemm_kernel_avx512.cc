@@ -71,9 +71,12 @@ inline __m512 epilogue(__m512 v, const TileEpi& e, int i, int j0, __mmask16 mask
   return v;
 }
 
-template <int M>
-void kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t n, float alpha, float beta,
-            const TileEpi* epi) {
+// kIndirect: B row k is the NR floats at b + boff[k] (implicit GEMM straight
+// from a convolution's padded input: unaligned loads, full tiles only, n == NR);
+// otherwise the packed sliver b[k * NR + j].
+template <int M, bool kIndirect>
+inline void kernel_body(int64_t kc, const float* a, const float* b, const int64_t* boff, float* c, int64_t ldc,
+                        int64_t n, float alpha, float beta, const TileEpi* epi) {
   __m512 acc0[M], acc1[M];
 #pragma GCC unroll 16
   for (int i = 0; i < M; ++i) {
@@ -83,9 +86,10 @@ void kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, i
     _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 31), _MM_HINT_T0);
   }
   for (int64_t k = 0; k < kc; ++k) {
-    __m512 b0 = _mm512_load_ps(b);
-    __m512 b1 = _mm512_load_ps(b + 16);
-    _mm_prefetch(reinterpret_cast<const char*>(b + 8 * NR), _MM_HINT_T0);
+    const float* bk = kIndirect ? b + boff[k] : b;
+    __m512 b0 = kIndirect ? _mm512_loadu_ps(bk) : _mm512_load_ps(bk);
+    __m512 b1 = kIndirect ? _mm512_loadu_ps(bk + 16) : _mm512_load_ps(bk + 16);
+    if (!kIndirect) _mm_prefetch(reinterpret_cast<const char*>(b + 8 * NR), _MM_HINT_T0);
 #pragma GCC unroll 16
     for (int i = 0; i < M; ++i) {
       __m512 av = _mm512_set1_ps(a[i]);
@@ -93,7 +97,7 @@ void kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, i
       acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);
     }
     a += MR;
-    b += NR;
+    if (!kIndirect) b += NR;
   }
   const __mmask16 m0 = n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
   const __mmask16 m1 = n >= 32 ? __mmask16(0xFFFF) : n > 16 ? __mmask16((1u << (n - 16)) - 1) : __mmask16(0);
@@ -151,9 +155,20 @@ void pack_transposed(const float* src, int64_t ld, int rows, int64_t kc, float* 
   }
 }
 
+template <int M>
+void kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t n, float alpha, float beta,
+            const TileEpi* epi) {
+  kernel_body<M, false>(kc, a, b, nullptr, c, ldc, n, alpha, beta, epi);
+}
+template <int M>
+void kernel_ib(int64_t kc, const float* a, const float* b, const int64_t* boff, float* c, int64_t ldc, int64_t n,
+               float alpha, float beta, const TileEpi* epi) {
+  kernel_body<M, true>(kc, a, b, boff, c, ldc, n, alpha, beta, epi);
+}
+
 template <int... Ms>
 constexpr SgemmKernelSet make_set(std::integer_sequence<int, Ms...>) {
-  return SgemmKernelSet{cpu::Isa::Avx512, MR, NR, 14 * 8, 512, 4096, {nullptr, &kernel<Ms + 1>...}, &pack_transposed};
+  return SgemmKernelSet{cpu::Isa::Avx512, MR, NR, 14 * 8, 512, 4096, {nullptr, &kernel<Ms + 1>...}, &pack_transposed, {nullptr, &kernel_ib<Ms + 1>...}};
 }
 
 }  // namespace

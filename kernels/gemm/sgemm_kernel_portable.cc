@@ -27,17 +27,19 @@ inline float epilogue(float v, const TileEpi& e, int i, int64_t j) {
   }
 }
 
-template <int M>
-void kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t n, float alpha, float beta,
-            const TileEpi* epi) {
+// kIndirect: B row k is the NR floats at b + boff[k] (implicit GEMM on a
+// convolution's padded input, full tiles only); otherwise the sliver b[k * NR + j].
+template <int M, bool kIndirect>
+void kernel_body(int64_t kc, const float* a, const float* b, const int64_t* boff, float* c, int64_t ldc, int64_t n,
+                 float alpha, float beta, const TileEpi* epi) {
   float acc[M][NR] = {};
   for (int64_t k = 0; k < kc; ++k) {
+    const float* bk = kIndirect ? b + boff[k] : b + k * NR;
     for (int i = 0; i < M; ++i) {
       const float av = a[i];
-      for (int j = 0; j < NR; ++j) acc[i][j] += av * b[j];
+      for (int j = 0; j < NR; ++j) acc[i][j] += av * bk[j];
     }
     a += MR;
-    b += NR;
   }
   for (int i = 0; i < M; ++i) {
     float* cr = c + i * ldc;
@@ -49,9 +51,20 @@ void kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, i
   }
 }
 
+template <int M>
+void kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t n, float alpha, float beta,
+            const TileEpi* epi) {
+  kernel_body<M, false>(kc, a, b, nullptr, c, ldc, n, alpha, beta, epi);
+}
+template <int M>
+void kernel_ib(int64_t kc, const float* a, const float* b, const int64_t* boff, float* c, int64_t ldc, int64_t n,
+               float alpha, float beta, const TileEpi* epi) {
+  kernel_body<M, true>(kc, a, b, boff, c, ldc, n, alpha, beta, epi);
+}
+
 template <int... Ms>
 constexpr SgemmKernelSet make_set(std::integer_sequence<int, Ms...>) {
-  return SgemmKernelSet{cpu::Isa::Portable, MR, NR, 4 * 32, 256, 2048, {nullptr, &kernel<Ms + 1>...}, nullptr};
+  return SgemmKernelSet{cpu::Isa::Portable, MR, NR, 4 * 32, 256, 2048, {nullptr, &kernel<Ms + 1>...}, nullptr, {nullptr, &kernel_ib<Ms + 1>...}};
 }
 
 }  // namespace

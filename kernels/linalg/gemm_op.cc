@@ -7,8 +7,11 @@
 // GEMM epilogue's bias (no copy of C); otherwise Y is first filled with C
 // broadcast and the engine accumulates with beta. A constant B is packed once
 // at session creation (sgemm_packed). float64 goes through dgemm.
+// An activation fused by the graph pass (Relu / Sigmoid / Clip,
+// gemm/fused_activation.h) runs in the epilogue, after alpha/beta and C.
 #include <cstring>
 
+#include "kernels/gemm/fused_activation.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/registry.h"
 
@@ -24,7 +27,9 @@ class GemmKernel : public Kernel {
       : alpha_(info.attrs.get_float("alpha", 1.0f)),
         beta_(info.attrs.get_float("beta", 1.0f)),
         trans_a_(info.attrs.get_int("transA", 0) != 0),
-        trans_b_(info.attrs.get_int("transB", 0) != 0) {
+        trans_b_(info.attrs.get_int("transB", 0) != 0),
+        fused_(gemm::FusedActivation::read(info)) {
+    if (fused_.act == gemm::Epilogue::Activation::PRelu) info.unsupported("a fused PRelu is not supported on Gemm");
     const Tensor* b = info.constant_input(1);
     if (b && info.mode == KernelMode::Fast && b->dtype() == DType::Float32 && b->rank() == 2) {
       const int64_t K = trans_b_ ? b->dim(1) : b->dim(0), N = trans_b_ ? b->dim(0) : b->dim(1);
@@ -110,7 +115,13 @@ class GemmKernel : public Kernel {
     float* y = ctx.output(0).mutable_data<float>();
     if (ctx.reference_mode()) {
       ctx.stats().variant = "gemm_reference";
-      return reference<float>(ctx, M, N, K, cs, y);
+      reference<float>(ctx, M, N, K, cs, y);
+      if (fused_.active()) {
+        gemm::Epilogue e;
+        fused_.set(e);
+        for (int64_t i = 0; i < M; ++i) gemm::apply_epilogue(e, y + i * N, N, i, 0);
+      }
+      return;
     }
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
@@ -127,6 +138,7 @@ class GemmKernel : public Kernel {
       fill_c(ctx.input(2).data<float>(), cs, M, N, y);
       args.beta = beta_;
     }
+    fused_.set(args.epilogue);
     if (packed_b_) {
       ctx.stats().variant = "gemm_prepacked";
       ctx.gemm().sgemm_packed(args, *packed_b_, ctx.threads());
@@ -137,6 +149,7 @@ class GemmKernel : public Kernel {
   }
 
   void compute_f64(KernelContext& ctx, int64_t M, int64_t N, int64_t K, CShape cs) {
+    if (fused_.active()) ctx.unsupported("a fused activation needs float32, got float64");
     double* y = ctx.output(0).mutable_data<double>();
     if (ctx.reference_mode()) {
       ctx.stats().variant = "gemm_reference";
@@ -161,6 +174,7 @@ class GemmKernel : public Kernel {
   float alpha_, beta_;
   bool trans_a_, trans_b_;
   std::shared_ptr<gemm::PackedB> packed_b_;  // constant B, packed at session creation
+  gemm::FusedActivation fused_;              // set by the graph fusion pass
 };
 
 }  // namespace

@@ -12,12 +12,21 @@
 //   conv2d_direct       2-D with fewer than 4 output channels per group: the same direct loops
 //   conv1x1_gemm        1x1 kernel, no padding, stride 1: X[n, g] *is* col, no copy
 //   conv1x1_strided_gemm 1x1 kernel, no padding, strides: col is a strided subsample of X
+//   conv2d_implicit_gemm other 2-D float32: the GEMM reads a padded copy of X in place
+//                       (conv_implicit.cc), no im2col matrix
 //   conv<k>d_im2col     everything else
-// Bias goes into the GEMM epilogue (per output row = per output channel).
+// A constant float32 filter is packed for the GEMM once, at session creation.
+// Bias goes into the GEMM epilogue (per output row = per output channel), and so
+// does an activation fused by the graph pass (gemm/fused_activation.h). A
+// BatchNormalization fused in front (attributes _fused_input_scale/_shift) is
+// applied while X is copied (implicit path) or into a scratch copy of X.
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
+#include "kernels/gemm/fused_activation.h"
 #include "kernels/gemm/gemm.h"
+#include "kernels/nn/conv_implicit.h"
 #include "kernels/nn/spatial.h"
 #include "kernels/registry.h"
 #include "runtime/thread_pool.h"
@@ -25,11 +34,6 @@
 namespace onnxmini {
 namespace nn {
 namespace {
-
-struct ConvGeom {
-  int64_t N, C, M, group;
-  Window win;
-};
 
 // ---- reference: the direct loops, one output element at a time ----------
 // For every image n, output channel m and output position o:
@@ -108,18 +112,38 @@ void im2col(const Window& win, int64_t channels, const T* x, T* col, ThreadPool*
   });
 }
 
-// C (M x N) = A (M x K) * B (K x N, row stride ldb) + bias per row.
+// The per-call extras of the float32 fast path: prepacked filters (one per
+// group, may be empty), the fused activation (for output channel 0 of the whole
+// Conv; offset per group) and a fused input affine.
+struct ConvExtras {
+  const std::vector<std::shared_ptr<gemm::PackedA>>* packed = nullptr;
+  gemm::Epilogue act;  // activation part only
+  InputAffine affine;
+  // The epilogue for group `grp` of `mg` output channels.
+  gemm::Epilogue epilogue(const float* bias, int64_t grp, int64_t mg) const {
+    gemm::Epilogue e = act;
+    e.bias_per_row = true;
+    e.bias = bias ? bias + grp * mg : nullptr;
+    if (act.prelu_slope) e.prelu_slope = act.prelu_slope + grp * mg;
+    return e;
+  }
+};
+
+// C (M x N) = A (M x K) * B (K x N, row stride ldb) + bias and activation per
+// row; A is group `grp`'s filter, prepacked when available.
 inline void gemm_rows(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, const float* A, const float* B,
-                      int64_t ldb, const float* bias, float* C) {
+                      int64_t ldb, const float* bias, const ConvExtras& ex, int64_t grp, float* C) {
   gemm::SgemmArgs a;
   a.M = M, a.N = N, a.K = K;
   a.A = A, a.lda = K, a.B = B, a.ldb = ldb, a.C = C, a.ldc = N;
-  a.epilogue.bias = bias;
-  a.epilogue.bias_per_row = true;
-  ctx.gemm().sgemm(a, ctx.threads());
+  a.epilogue = ex.epilogue(bias, grp, M);
+  if (ex.packed && !ex.packed->empty()) ctx.gemm().sgemm_packed_a(a, *(*ex.packed)[grp], ctx.threads());
+  else ctx.gemm().sgemm(a, ctx.threads());
 }
+// float64: no extras (the fusion pass only fuses float32 convolutions).
 inline void gemm_rows(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, const double* A, const double* B,
-                      int64_t ldb, const double* bias, double* C) {
+                      int64_t ldb, const double* bias, const ConvExtras&, int64_t grp, double* C) {
+  if (bias) bias += grp * M;
   gemm::DgemmArgs a;
   a.M = M, a.N = N, a.K = K;
   a.A = A, a.lda = K, a.B = B, a.ldb = ldb, a.C = C, a.ldc = N;
@@ -174,14 +198,40 @@ void conv_direct2d(const ConvGeom& g, const T* x, const T* w, const T* bias, T* 
   });
 }
 
+// A fused activation on paths without a GEMM epilogue: one pass per output plane.
+void apply_activation(const gemm::Epilogue& act, const ConvGeom& g, float* y) {
+  if (act.activation == gemm::Epilogue::Activation::None) return;
+  gemm::Epilogue e = act;
+  e.bias = nullptr;
+  e.bias_per_row = true;  // PRelu slope indexed by output channel
+  const int64_t P = g.win.out_size();
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t m = 0; m < g.M; ++m) gemm::apply_epilogue(e, y + (n * g.M + m) * P, P, m, 0);
+}
+void apply_activation(const gemm::Epilogue&, const ConvGeom&, double*) {}
+
+bool uses_direct2d(const ConvGeom& g) {
+  const int64_t cg = g.C / g.group, mg = g.M / g.group;
+  return g.win.rank == 2 && ((cg == 1 && mg == 1) || mg < 4);
+}
+
 template <typename T>
-const char* conv_fast(KernelContext& ctx, const ConvGeom& g, const T* x, const T* w, const T* bias, T* y) {
+const char* conv_fast(KernelContext& ctx, const ConvGeom& g, const T* x, const T* w, const T* bias,
+                      const ConvExtras& ex, T* y) {
   const Window& win = g.win;
   const int64_t cg = g.C / g.group, mg = g.M / g.group;
   const int64_t P = win.out_size(), KP = win.kernel_size(), IP = win.in_size(), K = cg * KP;
-  if (win.rank == 2 && ((cg == 1 && mg == 1) || mg < 4)) {
+  if (uses_direct2d(g)) {
     conv_direct2d(g, x, w, bias, y, ctx.threads());
+    apply_activation(ex.act, g, y);
     return cg == 1 && mg == 1 ? "conv_depthwise" : "conv2d_direct";
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (implicit_conv_applies(g)) {
+      static const std::vector<std::shared_ptr<gemm::PackedA>> none;
+      conv2d_implicit(ctx, g, x, w, ex.packed ? *ex.packed : none, ex.epilogue(bias, 0, mg), ex.affine, y);
+      return "conv2d_implicit_gemm";
+    }
   }
   bool one_by_one = KP == 1, unit_stride = true;
   for (size_t d = 0; d < win.rank; ++d) {
@@ -199,8 +249,7 @@ const char* conv_fast(KernelContext& ctx, const ConvGeom& g, const T* x, const T
         im2col(win, cg, xg, col.mutable_data<T>(), ctx.threads());  // 1x1 strided: im2col is the subsample
         B = col.data<T>();
       }
-      gemm_rows(ctx, mg, P, K, w + grp * mg * K, B, P, bias ? bias + grp * mg : nullptr,
-                y + (n * g.M + grp * mg) * P);
+      gemm_rows(ctx, mg, P, K, w + grp * mg * K, B, P, bias, ex, grp, y + (n * g.M + grp * mg) * P);
     }
   if (direct) return "conv1x1_gemm";
   if (one_by_one) return "conv1x1_strided_gemm";
@@ -210,8 +259,24 @@ const char* conv_fast(KernelContext& ctx, const ConvGeom& g, const T* x, const T
 
 class ConvKernel : public Kernel {
  public:
-  explicit ConvKernel(const KernelInfo& info) : attrs_(read_window_attrs(info)), group_(info.attrs.get_int("group", 1)) {
+  explicit ConvKernel(const KernelInfo& info)
+      : attrs_(read_window_attrs(info)),
+        group_(info.attrs.get_int("group", 1)),
+        fused_(gemm::FusedActivation::read(info)),
+        in_scale_(info.attrs.get_floats("_fused_input_scale", {})),
+        in_shift_(info.attrs.get_floats("_fused_input_shift", {})) {
     if (group_ <= 0) info.fail("group must be positive, got {}", group_);
+    if (in_scale_.size() != in_shift_.size()) info.fail("fused input scale and shift differ in length");
+    // A constant float32 filter is the GEMM's A operand for every call: pack it once.
+    const Tensor* w = info.constant_input(1);
+    if (w && info.mode == KernelMode::Fast && w->dtype() == DType::Float32 && w->rank() >= 3 && w->dim(0) > 0 &&
+        w->dim(0) % group_ == 0 && w->dim(0) / group_ >= 4) {
+      const int64_t M = w->dim(0), mg = M / group_, K = w->numel() / M;
+      const auto& engine = gemm::engine(info.gemm, info.mode);
+      for (int64_t grp = 0; grp < group_; ++grp)
+        packed_.push_back(engine.pack_a(false, mg, K, w->data<float>() + grp * mg * K, K));
+      packed_m_ = M, packed_k_ = K;
+    }
   }
 
   void prepare(KernelContext& ctx) override {
@@ -244,11 +309,46 @@ class ConvKernel : public Kernel {
     const T* w = ctx.input(1).data<T>();
     const T* b = ctx.has_input(2) ? ctx.input(2).data<T>() : nullptr;
     T* y = ctx.output(0).mutable_data<T>();
+    ConvExtras ex;
+    const bool fused = fused_.active() || !in_scale_.empty();
+    if constexpr (std::is_same_v<T, float>) {
+      fused_.set(ex.act);
+      if (fused_.act == gemm::Epilogue::Activation::PRelu && static_cast<int64_t>(fused_.params.size()) != g.M)
+        ctx.fail("fused PRelu has {} slopes, the Conv has {} output channels", fused_.params.size(), g.M);
+      if (!in_scale_.empty()) {
+        if (static_cast<int64_t>(in_scale_.size()) != g.C)
+          ctx.fail("fused input affine has {} channels, the input has {}", in_scale_.size(), g.C);
+        ex.affine.scale = in_scale_.data(), ex.affine.shift = in_shift_.data();
+      }
+      if (!packed_.empty() && g.M == packed_m_ && g.M / g.group * (g.C / g.group) * g.win.kernel_size() == packed_k_)
+        ex.packed = &packed_;
+    } else if (fused) {
+      ctx.unsupported("fused Conv is float32 only, got {}", dtype_name(ctx.input(0).dtype()));
+    }
+    // The input affine, when the chosen path cannot apply it on the fly: X' = scratch copy.
+    Tensor xa;
+    const bool implicit = !ctx.reference_mode() && !uses_direct2d(g) && implicit_conv_applies(g);
+    if constexpr (std::is_same_v<T, float>) {
+      if (ex.affine && !implicit) {
+        xa = ctx.scratch(DType::Float32, ctx.input(0).shape());
+        float* xd = xa.mutable_data<float>();
+        const int64_t IP = g.win.in_size();
+        for (int64_t n = 0; n < g.N; ++n)
+          for (int64_t c = 0; c < g.C; ++c) {
+            const float *src = x + (n * g.C + c) * IP, s = in_scale_[c], t = in_shift_[c];
+            float* dst = xd + (n * g.C + c) * IP;
+            for (int64_t i = 0; i < IP; ++i) dst[i] = src[i] * s + t;
+          }
+        x = xd;
+        ex.affine = InputAffine();
+      }
+    }
     if (ctx.reference_mode()) {
       conv_reference(g, x, w, b, y);
+      apply_activation(ex.act, g, y);
       ctx.stats().variant = "conv_reference";
     } else {
-      ctx.stats().variant = conv_fast(ctx, g, x, w, b, y);
+      ctx.stats().variant = conv_fast(ctx, g, x, w, b, ex, y);
     }
   }
 
@@ -271,6 +371,10 @@ class ConvKernel : public Kernel {
 
   WindowAttrs attrs_;
   int64_t group_;
+  gemm::FusedActivation fused_;              // set by the graph fusion pass
+  std::vector<float> in_scale_, in_shift_;   // fused BatchNormalization in front, per input channel
+  std::vector<std::shared_ptr<gemm::PackedA>> packed_;  // constant filter, one per group
+  int64_t packed_m_ = 0, packed_k_ = 0;
 };
 
 }  // namespace

@@ -1,0 +1,47 @@
+// Shared pieces of the Conv kernel (conv.cc) and its implicit-GEMM path
+// (conv_implicit.cc).
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "kernels/gemm/gemm.h"
+#include "kernels/kernel.h"
+#include "kernels/nn/spatial.h"
+
+namespace onnxmini {
+namespace nn {
+
+struct ConvGeom {
+  int64_t N, C, M, group;
+  Window win;
+};
+
+// A per-input-channel affine map applied to X before the convolution:
+// x'[c] = x[c] * scale[c] + shift[c] (a BatchNormalization folded in front of
+// the Conv by the graph fusion pass). The zero padding is not transformed, as
+// in the unfused graph where the Conv pads BatchNormalization's output.
+struct InputAffine {
+  const float* scale = nullptr;
+  const float* shift = nullptr;
+  explicit operator bool() const { return scale != nullptr; }
+};
+
+// True when conv2d_implicit handles the geometry: 2-D and not a 1x1 kernel
+// without padding (that one is a plain GEMM on X or on a subsample).
+bool implicit_conv_applies(const ConvGeom& g);
+
+// Implicit-GEMM 2-D convolution, float32. Per image and group, X is copied once
+// into a zero-padded buffer (split into `stride_w` column-parity planes so that
+// every output row reads contiguous input), then
+//   Y[n, g] (M/g x OH*OW) = W[g] (M/g x C/g*KH*KW) * B
+// where B's row k = (c, kh, kw) is read in place from the padded buffer through
+// an offset table (gemm::ImplicitB); no im2col matrix is built.
+// `packed` holds one prepacked filter per group (may be empty: W packed per call).
+// `epi` carries the bias / activation of output channel 0 of the whole Conv;
+// its per-channel arrays are offset per group here.
+void conv2d_implicit(KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,
+                     const std::vector<std::shared_ptr<gemm::PackedA>>& packed, const gemm::Epilogue& epi,
+                     const InputAffine& affine, float* y);
+
+}  // namespace nn
+}  // namespace onnxmini

@@ -1,0 +1,28 @@
+// Graph fusions, applied by the session when SessionOptions::graph_optimization_level
+// > 0, after loading and before kernels are created. Level 0 (the default) keeps the
+// model's nodes one for one, so profiles line up with onnxruntime's no-optimization
+// traces. Every rewrite keeps the graph's outputs bit-for-bit in meaning (results equal
+// the unfused graph within float rounding); see docs/performance.md.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "runtime/graph.h"
+
+namespace onnxmini {
+
+struct FusionReport {
+  std::vector<std::string> applied;  // "Conv 'n0' + PRelu 'n1'", in order
+};
+
+// Rewrites `g` in place:
+//   Conv -> BatchNormalization        BN folded into the filter and bias (new constants)
+//   BatchNormalization -> Conv        BN becomes the Conv's per-input-channel affine, applied
+//                                     while the Conv copies its input (padding stays zero)
+//   Conv -> Relu | Sigmoid | Clip | PRelu (per-channel constant slope)
+//   Gemm -> Relu | Sigmoid | Clip     the activation moves into the GEMM epilogue
+// A pattern applies only when the intermediate value has that single consumer, is not a
+// graph output, and the weights involved are float32 constants.
+FusionReport fuse_graph(Graph& g, int level);
+
+}  // namespace onnxmini
