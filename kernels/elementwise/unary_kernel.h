@@ -10,8 +10,11 @@
 //
 // Data layout: input and output dense with the same shape, so the fast path is
 // one flat loop split into chunks of kGrain elements across threads; the
-// reference path is the same loop on one thread.
+// reference path is the same loop on one thread. Ops with kFastFloat use a
+// vectorisable approximation (fast_math.h) for float32 in the fast path.
 #pragma once
+#include <type_traits>
+
 #include "kernels/elementwise/elementwise.h"
 
 namespace onnxmini {
@@ -19,6 +22,10 @@ namespace ew {
 
 struct UnaryOpDefaults {
   template <class T> using Out = T;  // output storage type for input type T
+  // true: the op has `static void fast_run(const float* x, float* y, int64_t n)`,
+  // a vectorised approximation the fast path uses for float32 (the reference
+  // path keeps operator()).
+  static constexpr bool kFastFloat = false;
   void check(const KernelContext&, DType) const {}
 };
 
@@ -47,10 +54,15 @@ class UnaryKernel : public Kernel {
     visit(typename Op::Types{}, x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using TO = typename Op::template Out<T>;
-      if (ctx.reference_mode())
+      if (ctx.reference_mode()) {
         unary_reference(cdata<T>(x), mdata<TO>(y), x.numel(), op_);
-      else
+      } else if constexpr (Op::kFastFloat && std::is_same<T, float>::value) {
+        const float* px = cdata<float>(x);
+        float* py = mdata<float>(y);
+        parallel_for(ctx.threads(), x.numel(), kGrain, [&](int64_t b, int64_t e) { Op::fast_run(px + b, py + b, e - b); });
+      } else {
         unary_fast(cdata<T>(x), mdata<TO>(y), x.numel(), op_, ctx.threads());
+      }
     });
   }
 

@@ -2,10 +2,12 @@
 // Erf, trigonometric and hyperbolic functions, Tanh, Sigmoid, IsNaN, IsInf,
 // Not, BitwiseNot. Each op is a functor run by UnaryKernel over a dense input
 // (one flat loop, chunks of kGrain elements per thread). float16/bfloat16 are
-// computed in float; float and double call the <cmath> function of their type.
+// computed in float; float and double call the <cmath> function of their type,
+// except the float32 fast path of Exp, Tanh and Sigmoid (fast_math.h).
 #include <cmath>
 #include <type_traits>
 
+#include "kernels/elementwise/fast_math.h"
 #include "kernels/elementwise/unary_kernel.h"
 #include "kernels/registry.h"
 
@@ -22,7 +24,6 @@ namespace {
   };
 
 ONNXMINI_FLOAT_UNARY(Sqrt, std::sqrt(x))
-ONNXMINI_FLOAT_UNARY(Exp, std::exp(x))
 ONNXMINI_FLOAT_UNARY(Log, std::log(x))
 ONNXMINI_FLOAT_UNARY(Reciprocal, C(1) / x)
 ONNXMINI_FLOAT_UNARY(Floor, std::floor(x))
@@ -40,10 +41,40 @@ ONNXMINI_FLOAT_UNARY(Cosh, std::cosh(x))
 ONNXMINI_FLOAT_UNARY(Asinh, std::asinh(x))
 ONNXMINI_FLOAT_UNARY(Acosh, std::acosh(x))
 ONNXMINI_FLOAT_UNARY(Atanh, std::atanh(x))
-ONNXMINI_FLOAT_UNARY(Tanh, std::tanh(x))
-// Sigmoid without overflow: exp is only taken of a non-positive number.
-ONNXMINI_FLOAT_UNARY(Sigmoid, x >= C(0) ? C(1) / (C(1) + std::exp(-x)) : std::exp(x) / (C(1) + std::exp(x)))
 #undef ONNXMINI_FLOAT_UNARY
+
+// Exp, Tanh and Sigmoid are the hot ones in real models: their float32 fast
+// path uses the vectorisable approximations of fast_math.h.
+struct ExpOp : UnaryOpDefaults {
+  using Types = FloatTypes;
+  static constexpr bool kFastFloat = true;
+  explicit ExpOp(const KernelInfo&) {}
+  template <class C> C operator()(C x) const { return std::exp(x); }
+  ONNXMINI_NO_TRAPPING_MATH static void fast_run(const float* x, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = fast_expf(x[i]);
+  }
+};
+struct TanhOp : UnaryOpDefaults {
+  using Types = FloatTypes;
+  static constexpr bool kFastFloat = true;
+  explicit TanhOp(const KernelInfo&) {}
+  template <class C> C operator()(C x) const { return std::tanh(x); }
+  ONNXMINI_NO_TRAPPING_MATH static void fast_run(const float* x, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = fast_tanhf(x[i]);
+  }
+};
+// Sigmoid without overflow: exp is only taken of a non-positive number.
+struct SigmoidOp : UnaryOpDefaults {
+  using Types = FloatTypes;
+  static constexpr bool kFastFloat = true;
+  explicit SigmoidOp(const KernelInfo&) {}
+  template <class C> C operator()(C x) const {
+    return x >= C(0) ? C(1) / (C(1) + std::exp(-x)) : std::exp(x) / (C(1) + std::exp(x));
+  }
+  ONNXMINI_NO_TRAPPING_MATH static void fast_run(const float* x, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = fast_sigmoidf(x[i]);
+  }
+};
 
 struct AbsOp : UnaryOpDefaults {
   using Types = NumericTypes;
