@@ -36,6 +36,7 @@ struct Builder {
   const Canonical& c;
   const std::vector<int>& rank;
   Plan& p;
+  int variant = 0;  // GemmVariant bits
 
   std::vector<int> by_rank(std::vector<int> letters) const {
     std::sort(letters.begin(), letters.end(), [&](int a, int b) { return rank[a] < rank[b]; });
@@ -195,7 +196,8 @@ struct Builder {
     // A: in place as [m, k] (k contiguous) or [k, m] (m contiguous, trans_a); else pack [bt, m, k].
     Strides va = view(a);
     bool ta = false;
-    if (!(chained(m, va) && chained(k, va) && (va[k.back()] == 1 || va[m.back()] == 1))) {
+    const bool pack = variant & kGemmPackOperands;
+    if (pack || !(chained(m, va) && chained(k, va) && (va[k.back()] == 1 || va[m.back()] == 1))) {
       const int packed = new_slot(cat(bt, m, k));
       copy(a, packed);
       a = packed;
@@ -203,7 +205,7 @@ struct Builder {
     }
     ta = va[k.back()] != 1;
     Strides vb = view(b);
-    if (!(chained(k, vb) && chained(n, vb) && (vb[n.back()] == 1 || vb[k.back()] == 1))) {
+    if (pack || !(chained(k, vb) && chained(n, vb) && (vb[n.back()] == 1 || vb[k.back()] == 1))) {
       const int packed = new_slot(cat(bt, k, n));
       copy(b, packed);
       b = packed;
@@ -293,7 +295,8 @@ struct Builder {
     Plan first = p;
     p = saved;
     const int r2 = gemm(b, a, out, bt, n, m, k);
-    if (first.cost_ns <= p.cost_ns) {
+    const bool keep_first = variant & kGemmOtherRoles ? first.cost_ns > p.cost_ns : first.cost_ns <= p.cost_ns;
+    if (keep_first) {
       p = std::move(first);
       return r1;
     }
@@ -327,7 +330,7 @@ const char* step_kind_name(StepKind k) {
 }
 
 Plan build_plan(const EinsumSpec& spec, const Canonical& c, const ContractionOrder& order,
-                const std::vector<int>& rank) {
+                const std::vector<int>& rank, int variant) {
   Plan p;
   p.equation = spec.equation;
   p.input_shapes = spec.operand_shapes;
@@ -336,7 +339,7 @@ Plan build_plan(const EinsumSpec& spec, const Canonical& c, const ContractionOrd
   p.letter_name = c.name;
   p.letter_size = c.size;
   p.output_letters = c.output;
-  Builder b{c, rank, p};
+  Builder b{c, rank, p, variant};
   for (const auto& t : c.operands) b.new_slot(t);
   const int out = b.new_slot(c.output);
   {

@@ -25,10 +25,15 @@ using ContractionOrder = std::vector<std::pair<int, int>>;
 // Best orders by a flops + intermediate-size estimate (exhaustive up to 6 operands, greedy after), best first.
 std::vector<ContractionOrder> contraction_orders(const Canonical& c, size_t max_orders);
 
+// Variants of how pairwise GEMM steps are set up (bits), as extra candidates:
+// the cost model picks the cheaper operand roles and reads operands in place when
+// it can; these force the other roles, or packing both operands contiguously.
+enum GemmVariant { kGemmAuto = 0, kGemmPackOperands = 1, kGemmOtherRoles = 2 };
+
 // Builds the plan for one contraction order and one letter order (`rank[letter]`:
 // position of the letter in the order used to lay out intermediates).
 Plan build_plan(const EinsumSpec& spec, const Canonical& c, const ContractionOrder& order,
-                const std::vector<int>& rank);
+                const std::vector<int>& rank, int variant = kGemmAuto);
 
 // All candidate plans considered by the cost model, cheapest first, deduplicated
 // (plans with the same steps). `limit` bounds how many are returned.

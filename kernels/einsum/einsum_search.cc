@@ -70,8 +70,21 @@ std::string signature(const Plan& p) {
 std::vector<Plan> candidate_plans(const EinsumSpec& spec, size_t limit) {
   const Canonical c = canonicalize(spec);
   std::vector<Plan> plans;
-  for (const auto& order : contraction_orders(c, 3))
-    for (const auto& letters : letter_orders(c)) plans.push_back(build_plan(spec, c, order, rank_of(letters)));
+  const auto orders = letter_orders(c);
+  for (const auto& order : contraction_orders(c, 3)) {
+    size_t best = plans.size();
+    std::vector<int> best_letters;
+    for (const auto& letters : orders) {
+      plans.push_back(build_plan(spec, c, order, rank_of(letters)));
+      if (best_letters.empty() || plans.back().cost_ns < plans[best].cost_ns) {
+        best = plans.size() - 1;
+        best_letters = letters;
+      }
+    }
+    // The GEMM set-up variants, for the best letter order only (for optimize=time to measure).
+    for (int variant : {int{kGemmPackOperands}, int{kGemmOtherRoles}, kGemmPackOperands | kGemmOtherRoles})
+      plans.push_back(build_plan(spec, c, order, rank_of(best_letters), variant));
+  }
   std::stable_sort(plans.begin(), plans.end(), [](const Plan& a, const Plan& b) { return a.cost_ns < b.cost_ns; });
   std::vector<Plan> out;
   std::set<std::string> seen;

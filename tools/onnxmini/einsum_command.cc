@@ -117,9 +117,8 @@ int einsum_command(const EinsumArgs& a) {
     if (!plan.candidates.empty()) {
       std::cout << "timed candidates (fastest first):\n";
       for (const auto& c : plan.candidates)
-        std::cout << fmt::format("  {:9.2f} us measured  {:9.2f} us estimated  order {}{}\n", c.measured_us,
-                                 c.estimated_us, c.letter_order,
-                                 c.contraction_order.empty() ? "" : "  pairs " + c.contraction_order);
+        std::cout << fmt::format("  {:9.2f} us measured  {:9.2f} us estimated  {}\n", c.measured_us, c.estimated_us,
+                                 c.summary);
     }
   }
   if (!a.export_path.empty()) {

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include "tests/common/model_builder.h"
 #include "kernels/einsum/einsum_equation.h"
@@ -245,4 +248,29 @@ TEST(EinsumExport, ExportedGraphMatchesReferenceOnOnnxmini) {
 TEST(EinsumExport, RejectsUnsupportedOpset) {
   EXPECT_NE(error_message([] { einsum_decompose("ij->ji", {{2, 3}}, EinsumOptimize::Cost, 5); }).find("opset"),
             std::string::npos);
+}
+
+// ---- the profile shows the plan ----
+
+TEST(EinsumKernel, ProfileCarriesThePlanAndLetterOrder) {
+  const std::string bytes = einsum_model("bsnh,btnh->bnts", {{2, 3, 4, 5}, {2, 6, 4, 5}}, 13);
+  SessionOptions so;
+  so.enable_profiling = true;
+  so.profile_file_prefix = ::testing::TempDir() + "einsum_profile_";
+  auto s = Session::load_from_bytes(bytes.data(), bytes.size(), so);
+  run_single(*s, {{"in0", random_tensor(DType::Float32, {2, 3, 4, 5}, 1)},
+                  {"in1", random_tensor(DType::Float32, {2, 6, 4, 5}, 2)}});
+  const std::string file = s->end_profiling();
+  std::ifstream f(file);
+  ASSERT_TRUE(f) << file;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string trace = ss.str();
+  const size_t at = trace.find("\"kernel_variant\" : \"");
+  ASSERT_NE(at, std::string::npos) << trace;
+  const std::string variant = trace.substr(at, trace.find('"', at + 20) - at);
+  EXPECT_NE(variant.find("einsum bsnh,btnh"), std::string::npos) << variant;
+  EXPECT_NE(variant.find("order="), std::string::npos) << variant;
+  EXPECT_NE(variant.find("gemm"), std::string::npos) << variant;
+  std::remove(file.c_str());
 }
