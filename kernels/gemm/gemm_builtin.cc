@@ -213,7 +213,8 @@ void gemm_rect(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPacked
               if (te.slope) te.slope += off;
               tep = &te;
             }
-            ks.kernels[m](kc, ap + ir * kc, bs, g.C + row * g.ldc + col, g.ldc, n, g.alpha, beta, tep);
+            const SgemmMicroKernel kern = n * 2 <= nr && ks.kernels_half[m] ? ks.kernels_half[m] : ks.kernels[m];
+            kern(kc, ap + ir * kc, bs, g.C + row * g.ldc + col, g.ldc, n, g.alpha, beta, tep);
           }
         }
       }
@@ -316,10 +317,10 @@ class BuiltinPackedA : public gemm::PackedA {
 // crosses a run, so its B row k is the NR contiguous floats at
 // base + k_offset[k] + r * row_stride + w0 and the micro-kernel loads them
 // directly (kernels_ib), with no im2col matrix and no B packing. Edge tiles
-// (n < NR) are packed into one zero-padded sliver and use the normal kernel.
-// Per tile, for each K block, all M rows: the tile's input window (C * KH rows
-// of NR + KW floats) stays in L1 while A (the filter, prepacked) streams from L2.
-// Threads take whole tiles, so results do not depend on the thread count.
+// (n < NR) use the masked in-place kernels when the ISA has them (AVX-512:
+// half-width for n <= 16, so a 112-wide row is 3 x 32 + 16 with no waste);
+// otherwise they are packed into one zero-padded sliver for the normal kernel.
+// Threads take whole groups of tiles, so results do not depend on the thread count.
 void run_implicit(const SgemmKernelSet& ks, const SgemmArgs& g, const ALayout& pa, const ImplicitB& ib,
                   ThreadPool* pool) {
   const int64_t N = ib.rows * ib.row_len;
@@ -330,37 +331,55 @@ void run_implicit(const SgemmKernelSet& ks, const SgemmArgs& g, const ALayout& p
   const int64_t per_row = (ib.row_len + nr - 1) / nr;
   const int64_t tiles = ib.rows * per_row;
   const bool parallel = threads_of(pool) > 1 && 2.0 * g.M * N * g.K > 2.0 * 128 * 128 * 128;
-  parallel_for(parallel ? pool : nullptr, tiles, 1, [&](int64_t t0, int64_t t1) {
-    float* edge = t_pack_b.get(static_cast<size_t>(ks.kc * nr));
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t r = t / per_row, w0 = (t % per_row) * nr;
-      const int64_t n = std::min<int64_t>(nr, ib.row_len - w0);
-      const float* bbase = ib.base + r * ib.row_stride + w0;
-      const int64_t col = r * ib.row_len + w0;
+  // Tiles go in groups of kGroup: for each K block and MR-row sliver of A, the
+  // group's tiles run back to back, so the A sliver (MR x KC, 28 KiB) stays in
+  // L1 while the group's input windows come from L2.
+  constexpr int64_t kGroup = 4;
+  parallel_for(parallel ? pool : nullptr, (tiles + kGroup - 1) / kGroup, 1, [&](int64_t g0, int64_t g1) {
+    float* edge = t_pack_b.get(static_cast<size_t>(ks.kc * nr * kGroup));
+    for (int64_t grp = g0; grp < g1; ++grp) {
+      const int64_t ta = grp * kGroup, tb = std::min(tiles, ta + kGroup);
       for (int64_t pc = 0; pc < g.K; pc += ks.kc) {
         const int64_t kc = std::min(ks.kc, g.K - pc);
         const float beta = pc == 0 ? g.beta : 1.0f;
         const bool last = pc + kc >= g.K;
-        if (n < nr)
+        // Edge tiles without in-place kernels: pack their B once per K block.
+        for (int64_t t = ta; t < tb; ++t) {
+          const int64_t w0 = (t % per_row) * nr, n = std::min<int64_t>(nr, ib.row_len - w0);
+          if (n == nr || ks.ib_any_n) continue;
+          const float* bbase = ib.base + (t / per_row) * ib.row_stride + w0;
+          float* e = edge + (t - ta) * ks.kc * nr;
           for (int64_t k = 0; k < kc; ++k) {
-            std::memcpy(edge + k * nr, bbase + ib.k_offset[pc + k], n * sizeof(float));
-            std::memset(edge + k * nr + n, 0, (nr - n) * sizeof(float));
+            std::memcpy(e + k * nr, bbase + ib.k_offset[pc + k], n * sizeof(float));
+            std::memset(e + k * nr + n, 0, (nr - n) * sizeof(float));
           }
+        }
         for (int64_t ic = 0; ic < g.M; ic += mr) {
           const int m = static_cast<int>(std::min<int64_t>(mr, g.M - ic));
-          TileEpi te;
-          const TileEpi* tep = nullptr;
-          if (last && epi_on) {
-            te = epi0;
-            const int64_t off = te.per_row ? ic : col;
-            if (te.bias) te.bias += off;
-            if (te.slope) te.slope += off;
-            tep = &te;
-          }
           const float* a = pa.data + pc * pa.mpad + ic * kc;
-          float* c = g.C + ic * g.ldc + col;
-          if (n == nr) ks.kernels_ib[m](kc, a, bbase, ib.k_offset + pc, c, g.ldc, n, g.alpha, beta, tep);
-          else ks.kernels[m](kc, a, edge, c, g.ldc, n, g.alpha, beta, tep);
+          for (int64_t t = ta; t < tb; ++t) {
+            const int64_t r = t / per_row, w0 = (t % per_row) * nr;
+            const int64_t n = std::min<int64_t>(nr, ib.row_len - w0);
+            const int64_t col = r * ib.row_len + w0;
+            const bool in_place = n == nr || ks.ib_any_n;
+            const bool half = n * 2 <= nr && ks.kernels_half[1] != nullptr;
+            TileEpi te;
+            const TileEpi* tep = nullptr;
+            if (last && epi_on) {
+              te = epi0;
+              const int64_t off = te.per_row ? ic : col;
+              if (te.bias) te.bias += off;
+              if (te.slope) te.slope += off;
+              tep = &te;
+            }
+            float* c = g.C + ic * g.ldc + col;
+            if (in_place)
+              (half ? ks.kernels_ib_half[m] : ks.kernels_ib[m])(kc, a, ib.base + r * ib.row_stride + w0,
+                                                                 ib.k_offset + pc, c, g.ldc, n, g.alpha, beta, tep);
+            else
+              (half ? ks.kernels_half[m] : ks.kernels[m])(kc, a, edge + (t - ta) * ks.kc * nr, c, g.ldc, n, g.alpha,
+                                                          beta, tep);
+          }
         }
       }
     }

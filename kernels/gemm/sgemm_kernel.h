@@ -33,7 +33,8 @@ using SgemmMicroKernel = void (*)(int64_t kc, const float* a, const float* b, fl
 
 // The same tile with B read in place: row k of the tile is the NR floats at
 // b + boff[k] (implicit GEMM, e.g. a convolution reading its padded input).
-// Only for full tiles (n == NR); the driver packs edge tiles instead.
+// Full tiles only (n == NR) unless the set has ib_any_n; otherwise the driver
+// packs edge tiles into a sliver.
 using SgemmIndirectKernel = void (*)(int64_t kc, const float* a, const float* b, const int64_t* boff, float* c,
                                      int64_t ldc, int64_t n, float alpha, float beta, const TileEpi* epi);
 
@@ -50,6 +51,11 @@ struct SgemmKernelSet {
   SgemmMicroKernel kernels[kMaxMR + 1];  // kernels[m] handles m rows, 1..mr
   PackTransposed pack_t;  // SIMD transposing pack, or nullptr for the scalar one
   SgemmIndirectKernel kernels_ib[kMaxMR + 1];  // kernels_ib[m]: m rows, B read in place
+  // Optional (null when the ISA has none): tiles of at most NR / 2 columns at half the
+  // cost, and in-place B for them.
+  SgemmMicroKernel kernels_half[kMaxMR + 1];
+  SgemmIndirectKernel kernels_ib_half[kMaxMR + 1];
+  bool ib_any_n;  // kernels_ib(_half) mask their loads: any n up to the width, no packing of edges
 };
 
 const SgemmKernelSet& sgemm_kernels_portable();

@@ -71,51 +71,55 @@ inline __m512 epilogue(__m512 v, const TileEpi& e, int i, int j0, __mmask16 mask
   return v;
 }
 
-// kIndirect: B row k is the NR floats at b + boff[k] (implicit GEMM straight
-// from a convolution's padded input: unaligned loads, full tiles only, n == NR);
-// otherwise the packed sliver b[k * NR + j].
-template <int M, bool kIndirect>
+// kIndirect: B row k is read in place at b + boff[k] (implicit GEMM straight
+// from a convolution's padded input: unaligned loads, masked to the tile's n
+// columns so nothing past the run is touched); otherwise the packed sliver
+// b[k * NR + j]. H = 2 computes the full 32-column tile, H = 1 only its first
+// 16 columns (n <= 16: edge tiles, N = 8 GEMMs, a 112-wide output row's last
+// 16 columns) with half the FMAs and registers.
+template <int M, bool kIndirect, int H, bool kMasked = true>
 inline void kernel_body(int64_t kc, const float* a, const float* b, const int64_t* boff, float* c, int64_t ldc,
                         int64_t n, float alpha, float beta, const TileEpi* epi) {
+  const __mmask16 m0 = n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
+  const __mmask16 m1 = n >= 32 ? __mmask16(0xFFFF) : n > 16 ? __mmask16((1u << (n - 16)) - 1) : __mmask16(0);
   __m512 acc0[M], acc1[M];
 #pragma GCC unroll 16
   for (int i = 0; i < M; ++i) {
     acc0[i] = _mm512_setzero_ps();
-    acc1[i] = _mm512_setzero_ps();
+    if (H == 2) acc1[i] = _mm512_setzero_ps();
     _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 31), _MM_HINT_T0);
+    if (H == 2) _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 31), _MM_HINT_T0);
   }
   for (int64_t k = 0; k < kc; ++k) {
     const float* bk = kIndirect ? b + boff[k] : b;
-    __m512 b0 = kIndirect ? _mm512_loadu_ps(bk) : _mm512_load_ps(bk);
-    __m512 b1 = kIndirect ? _mm512_loadu_ps(bk + 16) : _mm512_load_ps(bk + 16);
+    const __m512 b0 = !kIndirect ? _mm512_load_ps(bk) : kMasked ? _mm512_maskz_loadu_ps(m0, bk) : _mm512_loadu_ps(bk);
+    __m512 b1 = b0;
+    if (H == 2)
+      b1 = !kIndirect ? _mm512_load_ps(bk + 16) : kMasked ? _mm512_maskz_loadu_ps(m1, bk + 16) : _mm512_loadu_ps(bk + 16);
     if (!kIndirect) _mm_prefetch(reinterpret_cast<const char*>(b + 8 * NR), _MM_HINT_T0);
 #pragma GCC unroll 16
     for (int i = 0; i < M; ++i) {
       __m512 av = _mm512_set1_ps(a[i]);
       acc0[i] = _mm512_fmadd_ps(av, b0, acc0[i]);
-      acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);
+      if (H == 2) acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);
     }
     a += MR;
     if (!kIndirect) b += NR;
   }
-  const __mmask16 m0 = n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
-  const __mmask16 m1 = n >= 32 ? __mmask16(0xFFFF) : n > 16 ? __mmask16((1u << (n - 16)) - 1) : __mmask16(0);
   const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
 #pragma GCC unroll 16
   for (int i = 0; i < M; ++i) {
     float* cr = c + i * ldc;
-    __m512 r0 = _mm512_mul_ps(acc0[i], va), r1 = _mm512_mul_ps(acc1[i], va);
-    if (beta != 0.0f) {  // beta == 0: C is write-only
-      r0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m0, cr), vb, r0);
-      r1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m1, cr + 16), vb, r1);
-    }
-    if (epi) {
-      r0 = epilogue(r0, *epi, i, 0, m0);
-      r1 = epilogue(r1, *epi, i, 16, m1);
-    }
+    __m512 r0 = _mm512_mul_ps(acc0[i], va);
+    if (beta != 0.0f) r0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m0, cr), vb, r0);  // beta == 0: C is write-only
+    if (epi) r0 = epilogue(r0, *epi, i, 0, m0);
     _mm512_mask_storeu_ps(cr, m0, r0);
-    _mm512_mask_storeu_ps(cr + 16, m1, r1);
+    if (H == 2) {
+      __m512 r1 = _mm512_mul_ps(acc1[i], va);
+      if (beta != 0.0f) r1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m1, cr + 16), vb, r1);
+      if (epi) r1 = epilogue(r1, *epi, i, 16, m1);
+      _mm512_mask_storeu_ps(cr + 16, m1, r1);
+    }
   }
 }
 
@@ -155,20 +159,34 @@ void pack_transposed(const float* src, int64_t ld, int rows, int64_t kc, float* 
   }
 }
 
+// kernels[m]: n <= 32 from a packed sliver; half[m]: n <= 16; ib / ib_half[m]:
+// the same reading B in place (any n up to the width, masked).
 template <int M>
 void kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t n, float alpha, float beta,
             const TileEpi* epi) {
-  kernel_body<M, false>(kc, a, b, nullptr, c, ldc, n, alpha, beta, epi);
+  kernel_body<M, false, 2>(kc, a, b, nullptr, c, ldc, n, alpha, beta, epi);
+}
+template <int M>
+void kernel_half(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t n, float alpha,
+                 float beta, const TileEpi* epi) {
+  kernel_body<M, false, 1>(kc, a, b, nullptr, c, ldc, n, alpha, beta, epi);
 }
 template <int M>
 void kernel_ib(int64_t kc, const float* a, const float* b, const int64_t* boff, float* c, int64_t ldc, int64_t n,
                float alpha, float beta, const TileEpi* epi) {
-  kernel_body<M, true>(kc, a, b, boff, c, ldc, n, alpha, beta, epi);
+  if (n == NR) kernel_body<M, true, 2, false>(kc, a, b, boff, c, ldc, n, alpha, beta, epi);
+  else kernel_body<M, true, 2>(kc, a, b, boff, c, ldc, n, alpha, beta, epi);
+}
+template <int M>
+void kernel_ib_half(int64_t kc, const float* a, const float* b, const int64_t* boff, float* c, int64_t ldc, int64_t n,
+                    float alpha, float beta, const TileEpi* epi) {
+  kernel_body<M, true, 1>(kc, a, b, boff, c, ldc, n, alpha, beta, epi);
 }
 
 template <int... Ms>
 constexpr SgemmKernelSet make_set(std::integer_sequence<int, Ms...>) {
-  return SgemmKernelSet{cpu::Isa::Avx512, MR, NR, 14 * 8, 512, 4096, {nullptr, &kernel<Ms + 1>...}, &pack_transposed, {nullptr, &kernel_ib<Ms + 1>...}};
+  return SgemmKernelSet{cpu::Isa::Avx512, MR, NR, 14 * 8, 512, 4096, {nullptr, &kernel<Ms + 1>...}, &pack_transposed, {nullptr, &kernel_ib<Ms + 1>...},
+                        {nullptr, &kernel_half<Ms + 1>...}, {nullptr, &kernel_ib_half<Ms + 1>...}, true};
 }
 
 }  // namespace

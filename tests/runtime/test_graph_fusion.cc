@@ -32,7 +32,7 @@ size_t check_fusion(const ModelBuilder& mb, const std::vector<std::pair<std::str
     EXPECT_TRUE(tensors_near(c[i], d[i], reduction_atol(DType::Float32, k), 1e-4)) << "fused ref vs unfused ref";
     EXPECT_TRUE(tensors_near(b[i], d[i], reduction_atol(DType::Float32, k), 1e-4)) << "fused fast vs unfused ref";
   }
-  EXPECT_EQ(plain->describe().nodes.size(), mb.proto().graph().node_size());
+  EXPECT_EQ(plain->describe().nodes.size(), static_cast<size_t>(const_cast<ModelBuilder&>(mb).proto().graph().node_size()));
   return fused->describe().nodes.size();
 }
 
