@@ -10,6 +10,8 @@
 // Fast path: inner == 1 rows are contiguous, processed one row per step on
 // threads; inner > 1 loops j outside and i inside so memory stays sequential.
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 #include <limits>
 #include <vector>
 
@@ -37,8 +39,63 @@ void softmax_reference(int64_t outer, int64_t len, int64_t inner, const T* x, T*
     }
 }
 
+// exp(x) for x <= 0 (softmax arguments after subtracting the max), branch-free
+// so the row loop vectorises: x = n ln2 + r, |r| <= ln2/2, e^r by a degree-6
+// polynomial (Cephes expf coefficients, ~1 ulp), times 2^n built in the
+// exponent bits. Below -87 the result is 0 (true value < 1.7e-38; -inf gives 0).
+inline float exp_nonpositive(float x0) {
+  const float x = x0 < -87.0f ? -87.0f : x0;
+  const float t = x * 1.44269504088896341f;
+  const float n = (t + 12582912.0f) - 12582912.0f;  // round to nearest (|t| < 2^22)
+  float r = x - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  return x0 < -87.0f ? 0.0f : p * scale;
+}
+
+// Softmax over contiguous rows (inner == 1, float): max, exp + sum, scale; three
+// vectorisable passes per row.
+void softmax_rows_f32(ThreadPool* pool, int64_t outer, int64_t len, const float* x, float* y) {
+  const int64_t grain = std::max<int64_t>(1, 8192 / std::max<int64_t>(1, len));
+  parallel_for(pool, outer, grain, [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) {
+      const float* xr = x + o * len;
+      float* yr = y + o * len;
+      float m = -std::numeric_limits<float>::infinity();
+      for (int64_t j = 0; j < len; ++j) m = std::max(m, xr[j]);
+      if (!(m > -std::numeric_limits<float>::infinity() && m < std::numeric_limits<float>::infinity())) {
+        // inf / NaN rows: the general path's semantics (std::exp) apply.
+        float s = 0;
+        for (int64_t j = 0; j < len; ++j) s += (yr[j] = std::exp(xr[j] - m));
+        for (int64_t j = 0; j < len; ++j) yr[j] /= s;
+        continue;
+      }
+      float s = 0;
+      for (int64_t j = 0; j < len; ++j) {
+        const float e = exp_nonpositive(xr[j] - m);
+        yr[j] = e;
+        s += e;
+      }
+      const float inv = 1.0f / s;
+      for (int64_t j = 0; j < len; ++j) yr[j] *= inv;
+    }
+  });
+}
+
 template <bool kLog, typename T>
 void softmax_fast(ThreadPool* pool, int64_t outer, int64_t len, int64_t inner, const T* x, T* y) {
+  if constexpr (!kLog && std::is_same_v<T, float>) {
+    if (inner == 1) return softmax_rows_f32(pool, outer, len, x, y);
+  }
   const int64_t grain = std::max<int64_t>(1, 8192 / std::max<int64_t>(1, len * inner));
   parallel_for(pool, outer, grain, [&](int64_t o0, int64_t o1) {
     std::vector<T> m(inner), s(inner);
