@@ -3,4 +3,4 @@
 # --no-build-isolation reuses the venv's scikit-build-core and pybind11.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-.venv/bin/python -m pip install -q --no-build-isolation .
+.venv/bin/python -m pip install -q --no-build-isolation -Cbuild-dir=build-py/wheel .
