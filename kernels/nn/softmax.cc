@@ -15,6 +15,7 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/elementwise/fast_math.h"
 #include "kernels/registry.h"
 #include "runtime/thread_pool.h"
 
@@ -39,32 +40,9 @@ void softmax_reference(int64_t outer, int64_t len, int64_t inner, const T* x, T*
     }
 }
 
-// exp(x) for x <= 0 (softmax arguments after subtracting the max), branch-free
-// so the row loop vectorises: x = n ln2 + r, |r| <= ln2/2, e^r by a degree-6
-// polynomial (Cephes expf coefficients, ~1 ulp), times 2^n built in the
-// exponent bits. Below -87 the result is 0 (true value < 1.7e-38; -inf gives 0).
-inline float exp_nonpositive(float x0) {
-  const float x = x0 < -87.0f ? -87.0f : x0;
-  const float t = x * 1.44269504088896341f;
-  const float n = (t + 12582912.0f) - 12582912.0f;  // round to nearest (|t| < 2^22)
-  float r = x - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof(scale));
-  return x0 < -87.0f ? 0.0f : p * scale;
-}
-
 // Softmax over contiguous rows (inner == 1, float): max, exp + sum, scale; three
 // vectorisable passes per row.
-void softmax_rows_f32(ThreadPool* pool, int64_t outer, int64_t len, const float* x, float* y) {
+ONNXMINI_NO_TRAPPING_MATH void softmax_rows_f32(ThreadPool* pool, int64_t outer, int64_t len, const float* x, float* y) {
   const int64_t grain = std::max<int64_t>(1, 8192 / std::max<int64_t>(1, len));
   parallel_for(pool, outer, grain, [&](int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; ++o) {
@@ -81,7 +59,7 @@ void softmax_rows_f32(ThreadPool* pool, int64_t outer, int64_t len, const float*
       }
       float s = 0;
       for (int64_t j = 0; j < len; ++j) {
-        const float e = exp_nonpositive(xr[j] - m);
+        const float e = ew::fast_expf(xr[j] - m);
         yr[j] = e;
         s += e;
       }
