@@ -51,6 +51,21 @@ struct Pass {
   bool is_conv(const GraphNode& n) const {
     return n.domain.empty() && n.op_type == "Conv" && n.outputs.size() == 1 && constant_f32(n.inputs.at(1));
   }
+  // A Gemm known to run in float32 (constant float B, or A declared float).
+  bool is_gemm_f32(const GraphNode& n) const {
+    if (!n.domain.empty() || n.op_type != "Gemm" || n.inputs.size() < 2 || n.outputs.size() != 1) return false;
+    auto a = g.known_dtypes.find(n.inputs[0]);
+    return constant_f32(n.inputs[1]) || (a != g.known_dtypes.end() && a->second == DType::Float32);
+  }
+  static bool has_gemm_fusion(const GraphNode& n) {
+    return n.attrs.has("_fused_activation") || n.attrs.has("_fused_addends");
+  }
+  // Add with numpy broadcasting (opset >= 7; older Adds broadcast by `axis`).
+  static bool plain_add(const GraphNode& n) {
+    return n.domain.empty() && n.op_type == "Add" && n.opset >= 7 && n.inputs.size() == 2 && n.outputs.size() == 1 &&
+           n.inputs[0] >= 0 && n.inputs[1] >= 0;
+  }
+
   static bool plain_bn(const GraphNode& n) {
     if (!n.domain.empty() || n.op_type != "BatchNormalization" || n.inputs.size() != 5) return false;
     if (n.attrs.get_int("training_mode", 0) != 0) return false;
@@ -188,9 +203,7 @@ struct Pass {
       if (is_conv(p)) {
         const Tensor& w = *constant_f32(p.inputs[1]);
         channels = w.dim(0), rank = w.rank();
-      } else if (!(p.domain.empty() && p.op_type == "Gemm" && p.inputs.size() >= 2 &&
-                   (constant_f32(p.inputs[1]) || (g.known_dtypes.count(p.inputs[0]) &&
-                                                  g.known_dtypes.at(p.inputs[0]) == DType::Float32)))) {
+      } else if (!is_gemm_f32(p)) {
         continue;
       }
       const int j = sole_consumer(p.outputs[0]);
@@ -207,6 +220,124 @@ struct Pass {
     }
   }
 
+  // Gemm -> Add(other) [-> Add(other2) ...]: the addends become extra inputs of the
+  // Gemm (attribute _fused_addends = their count), applied in its epilogue when
+  // they are row or column vectors (kernels/linalg/gemm_op.cc). The fused node
+  // takes the last Add's place in the order, where every addend already exists.
+  void gemm_add() {
+    constexpr int64_t kMaxAddends = 4;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (removed[i] || !is_gemm_f32(g.nodes[i]) || g.nodes[i].attrs.has("_fused_activation")) continue;
+      size_t at = i;
+      for (;;) {
+        GraphNode& p = g.nodes[at];
+        const int64_t count = p.attrs.get_int("_fused_addends", 0);
+        const int j = sole_consumer(p.outputs[0]);
+        if (count >= kMaxAddends || j < 0 || !plain_add(g.nodes[j])) break;
+        const GraphNode& add = g.nodes[j];
+        const int other = add.inputs[0] == p.outputs[0] ? add.inputs[1] : add.inputs[0];
+        if (other == p.outputs[0]) break;  // Add(Y, Y)
+        report.applied.push_back(label(p) + " + " + label(add) + " (addend in the epilogue)");
+        GraphNode fused = std::move(p);
+        removed[at] = true;
+        if (fused.inputs.size() < 3) fused.inputs.resize(3, -1);  // C stays input 2 (maybe absent)
+        fused.inputs.push_back(other);
+        fused.attrs.set("_fused_addends", count + 1);
+        fused.outputs[0] = add.outputs[0];
+        g.nodes[j] = std::move(fused);
+        at = static_cast<size_t>(j);
+        count_uses();
+      }
+    }
+  }
+
+  // Concat(Gemm(X, W1, b1), Gemm(X, W2, b2), ..., axis=1) -> Gemm(X, [W1 W2 ...], [b1 b2 ...]):
+  // one GEMM over the concatenated constant weights writes the concatenated
+  // output directly (no Concat copy, one pass over X).
+  void concat_gemms() {
+    std::vector<int> producer(g.value_names.size(), -1);
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      if (!removed[i])
+        for (int id : g.nodes[i].outputs)
+          if (id >= 0) producer[id] = static_cast<int>(i);
+    for (size_t c = 0; c < g.nodes.size(); ++c) {
+      GraphNode& cat = g.nodes[c];
+      if (removed[c] || !cat.domain.empty() || cat.op_type != "Concat" || cat.inputs.size() < 2) continue;
+      const int64_t axis = cat.attrs.get_int("axis", 0);
+      if (axis != 1 && axis != -1) continue;
+      std::vector<int> gemms;
+      for (int id : cat.inputs) {
+        const int k = id >= 0 ? producer[id] : -1;
+        if (k < 0 || uses[id] != 1 || !stackable(g.nodes[k], gemms.empty() ? nullptr : &g.nodes[gemms[0]])) break;
+        gemms.push_back(k);
+      }
+      if (gemms.size() != cat.inputs.size()) continue;
+      GraphNode fused = stack_gemms(gemms);
+      fused.outputs[0] = cat.outputs[0];
+      std::string what;
+      for (int k : gemms) what += label(g.nodes[k]) + " + ", removed[k] = true;
+      report.applied.push_back(what + label(cat) + " (one GEMM over concatenated weights)");
+      g.nodes[c] = std::move(fused);  // runs where the Concat ran: X and the weights exist there
+      count_uses();
+    }
+  }
+
+  // A plain float32 Gemm with constant 2-D B and a constant row-vector (or no) C,
+  // matching `first` in A, attributes and K when given.
+  bool stackable(const GraphNode& n, const GraphNode* first) const {
+    if (!n.domain.empty() || n.op_type != "Gemm" || n.outputs.size() != 1 || has_gemm_fusion(n)) return false;
+    const Tensor* b = n.inputs.size() > 1 ? constant_f32(n.inputs[1]) : nullptr;
+    if (!b || b->rank() != 2) return false;
+    const bool tb = n.attrs.get_int("transB", 0) != 0;
+    const int64_t N = tb ? b->dim(0) : b->dim(1), K = tb ? b->dim(1) : b->dim(0);
+    if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
+      const Tensor* cb = constant_f32(n.inputs[2]);
+      if (!cb || !((cb->rank() == 1 && cb->dim(0) == N) || (cb->rank() == 2 && cb->dim(0) == 1 && cb->dim(1) == N)))
+        return false;
+    }
+    if (!first) return true;
+    const Tensor& b0 = *constant_f32(first->inputs[1]);
+    const bool tb0 = first->attrs.get_int("transB", 0) != 0;
+    return n.inputs[0] == first->inputs[0] && tb == tb0 && K == (tb0 ? b0.dim(1) : b0.dim(0)) &&
+           n.attrs.get_int("transA", 0) == first->attrs.get_int("transA", 0) &&
+           n.attrs.get_float("alpha", 1.0f) == first->attrs.get_float("alpha", 1.0f) &&
+           n.attrs.get_float("beta", 1.0f) == first->attrs.get_float("beta", 1.0f);
+  }
+
+  // The Gemm over concatenated B (along N) and C (zeros where a Gemm had none).
+  GraphNode stack_gemms(const std::vector<int>& gemms) {
+    const GraphNode& first = g.nodes[gemms[0]];
+    const bool tb = first.attrs.get_int("transB", 0) != 0;
+    const int64_t K = tb ? constant_f32(first.inputs[1])->dim(1) : constant_f32(first.inputs[1])->dim(0);
+    int64_t N = 0;
+    bool any_c = false;
+    for (int k : gemms) {
+      const Tensor& b = *constant_f32(g.nodes[k].inputs[1]);
+      N += tb ? b.dim(0) : b.dim(1);
+      any_c = any_c || (g.nodes[k].inputs.size() > 2 && g.nodes[k].inputs[2] >= 0);
+    }
+    Tensor w(DType::Float32, tb ? Shape{N, K} : Shape{K, N}), bias(DType::Float32, {N});
+    float* wd = w.mutable_data<float>();
+    float* bd = bias.mutable_data<float>();
+    int64_t n0 = 0;
+    for (int k : gemms) {
+      const GraphNode& n = g.nodes[k];
+      const Tensor& b = *constant_f32(n.inputs[1]);
+      const int64_t Ni = tb ? b.dim(0) : b.dim(1);
+      const float* bs = b.data<float>();
+      for (int64_t r = 0; r < (tb ? Ni : K); ++r)  // transB: rows n0.. of an N x K matrix; else columns of K x N
+        for (int64_t q = 0; q < (tb ? K : Ni); ++q)
+          (tb ? wd[(n0 + r) * K + q] : wd[r * N + n0 + q]) = bs[r * (tb ? K : Ni) + q];
+      const Tensor* cb = n.inputs.size() > 2 && n.inputs[2] >= 0 ? constant_f32(n.inputs[2]) : nullptr;
+      for (int64_t q = 0; q < Ni; ++q) bd[n0 + q] = cb ? cb->data<float>()[q] : 0.0f;
+      n0 += Ni;
+    }
+    GraphNode fused = first;
+    fused.inputs = {first.inputs[0], add_constant(first.name + "_stacked_B", std::move(w))};
+    if (any_c) fused.inputs.push_back(add_constant(first.name + "_stacked_C", std::move(bias)));
+    return fused;
+  }
+
   void compact() {
     std::vector<GraphNode> kept;
     for (size_t i = 0; i < g.nodes.size(); ++i)
@@ -220,6 +351,8 @@ struct Pass {
 FusionReport fuse_graph(Graph& g, int level) {
   if (level <= 0) return {};
   Pass pass(g);
+  pass.concat_gemms();
+  pass.gemm_add();
   pass.conv_bn();
   pass.bn_conv();
   pass.producer_activation();

@@ -16,6 +16,10 @@ struct FusionReport {
 };
 
 // Rewrites `g` in place:
+//   Concat(Gemm(X, W1, b1), Gemm(X, W2, b2), ..., axis 1)
+//                                     one Gemm over [W1 W2 ...] and [b1 b2 ...] (new constants)
+//   Gemm -> Add(V) [-> Add(V2) ...]   the addends become extra Gemm inputs, added in the GEMM
+//                                     epilogue when they are row or column vectors
 //   Conv -> BatchNormalization        BN folded into the filter and bias (new constants)
 //   BatchNormalization -> Conv        BN becomes the Conv's per-input-channel affine, applied
 //                                     while the Conv copies its input (padding stays zero)

@@ -13,7 +13,9 @@
 #include "profiler/profiler.h"
 #include "runtime/buffer_pool.h"
 #include "runtime/graph.h"
+#include "runtime/constant_folding.h"
 #include "runtime/graph_fusion.h"
+#include "runtime/node_kernel.h"
 #include "runtime/thread_pool.h"
 
 namespace onnxmini {
@@ -87,11 +89,14 @@ std::string known_dtypes_note(const ValueInfo& decl) {
 
 void Session::Impl::build(int64_t t_load_begin, int64_t t_load_end, bool from_path) {
   const int64_t t_init = Profiler::now_ns();
-  fuse_graph(graph, options.graph_optimization_level);  // no-op at level 0
+  if (options.graph_optimization_level > 0) {
+    fold_constants(graph, options);  // first, so fusions and prepacking see the folded weights
+    fuse_graph(graph, options.graph_optimization_level);
+  }
   int threads = options.intra_op_num_threads;
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (threads > 1024) throw Error(ErrorCode::InvalidArgument, fmt::format("intra_op_num_threads {} is absurd", threads));
-  pool = std::make_unique<ThreadPool>(threads);
+  pool = std::make_unique<ThreadPool>(threads, options.intra_op_allow_spinning ? ThreadPool::kDefaultSpinUs : 0);
   gemm = &gemm::engine(options.gemm, options.kernels);
   profiler = std::make_unique<Profiler>(options, pool.get());
 
@@ -103,52 +108,17 @@ void Session::Impl::build(int64_t t_load_begin, int64_t t_load_end, bool from_pa
   }
   consumer_count.assign(nvalues, 0);
 
-  const auto& registry = KernelRegistry::instance();
   for (const GraphNode& node : graph.nodes) {
-    const KernelRegistration* reg = registry.find(node.domain, node.op_type, node.opset);
-    std::string dom = node.domain.empty() ? "ai.onnx" : node.domain;
-    if (!reg) {
-      if (registry.knows(node.domain, node.op_type))
-        throw Error(ErrorCode::NotImplemented,
-                    fmt::format("unsupported op: node '{}' op '{}' domain '{}' is not implemented for opset {}",
-                                node.name, node.op_type, dom, node.opset));
-      throw Error(ErrorCode::NotImplemented, fmt::format("unsupported op: node '{}' op '{}' domain '{}' opset {}",
-                                                         node.name, node.op_type, dom, node.opset));
-    }
-    KernelInfo info;
-    info.name = node.name;
-    info.op_type = node.op_type;
-    info.domain = node.domain;
-    info.opset = node.opset;
-    info.attrs = node.attrs;
-    info.num_inputs = node.inputs.size();
-    info.num_outputs = node.outputs.size();
-    info.gemm = options.gemm;
-    info.mode = options.kernels;
-    for (int id : node.inputs) {
-      info.input_present.push_back(id >= 0);
-      const Tensor* c = nullptr;
-      if (id >= 0 && is_constant[id]) c = &graph.constants.at(id);
-      info.constant_inputs.push_back(c);
-      auto kd = id >= 0 ? graph.known_dtypes.find(id) : graph.known_dtypes.end();
-      info.input_dtypes.push_back(kd != graph.known_dtypes.end() ? kd->second : DType::Undefined);
+    find_kernel(node);  // unsupported ops fail here, before any kernel is created
+    infos.push_back(make_kernel_info(graph, node, options));
+    for (int id : node.inputs)
       if (id >= 0) ++consumer_count[id];
-    }
-    for (int id : node.outputs) info.output_present.push_back(id >= 0);
-    infos.push_back(std::move(info));
   }
   // Kernels are created after `infos` stops growing: they may keep references to their KernelInfo.
   for (size_t k = 0; k < graph.nodes.size(); ++k) {
     const GraphNode& node = graph.nodes[k];
-    const KernelRegistration* reg = registry.find(node.domain, node.op_type, node.opset);
-    try {
-      kernels.push_back(reg->factory(infos[k]));
-    } catch (const Error& e) {
-      std::string msg = e.what();
-      std::string label = infos[k].label();
-      if (msg.rfind(label, 0) != 0) msg = label + ": " + msg;
-      throw Error(e.code(), msg);
-    }
+    const KernelRegistration* reg = &find_kernel(node);
+    kernels.push_back(create_kernel(*reg, infos[k]));
     ProfiledNode pn;
     pn.event_name = node.name.empty() ? fmt::format("{}_{}", node.op_type, node.index) : node.name;
     pn.op_type = node.op_type;

@@ -15,10 +15,19 @@ int64_t steady_ns() {
 // Set while a thread runs chunks, so nested parallel_for calls run inline
 // instead of deadlocking on the pool.
 thread_local bool t_inside_pool = false;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
 }  // namespace
 
-ThreadPool::ThreadPool(int num_threads)
+ThreadPool::ThreadPool(int num_threads, int spin_us)
     : num_threads_(std::max(1, num_threads)),
+      spin_us_(std::max(0, spin_us)),
       chunk_counts_(static_cast<size_t>(std::max(1, num_threads))),
       last_core_(static_cast<size_t>(std::max(1, num_threads))) {
   for (auto& c : last_core_) c = -1;
@@ -28,10 +37,26 @@ ThreadPool::ThreadPool(int num_threads)
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lk(mu_);
-    stop_ = true;
+    stop_.store(true, std::memory_order_release);
   }
   cv_work_.notify_all();
   for (auto& t : workers_) t.join();
+}
+
+template <typename Pred>
+bool ThreadPool::spin_until(Pred pred) const {
+  if (pred()) return true;
+  if (spin_us_ == 0) return false;
+  const int64_t deadline = steady_ns() + int64_t(spin_us_) * 1000;
+  for (;;) {
+    // The clock is read once per 32 polls; each poll pauses the core briefly
+    // (lets the sibling hyper-thread run and saves power while spinning).
+    for (int i = 0; i < 32; ++i) {
+      if (pred()) return true;
+      cpu_relax();
+    }
+    if (steady_ns() > deadline) return pred();
+  }
 }
 
 void ThreadPool::run_chunks(int thread_index) {
@@ -51,17 +76,26 @@ void ThreadPool::run_chunks(int thread_index) {
 
 void ThreadPool::worker_loop(int index) {
   uint64_t seen = 0;
+  auto has_job = [&] {
+    return generation_.load(std::memory_order_acquire) != seen || stop_.load(std::memory_order_acquire);
+  };
   for (;;) {
-    {
+    if (!spin_until(has_job)) {
       std::unique_lock<std::mutex> lk(mu_);
-      cv_work_.wait(lk, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
+      sleepers_.fetch_add(1, std::memory_order_relaxed);
+      cv_work_.wait(lk, has_job);
+      sleepers_.fetch_sub(1, std::memory_order_relaxed);
     }
+    if (stop_.load(std::memory_order_acquire)) return;
+    // The caller waits for every worker before publishing the next job, so
+    // each worker sees each generation exactly once.
+    seen = generation_.load(std::memory_order_acquire);
     run_chunks(index);
-    {
+    if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      // Last one out: taking mu_ orders this with a caller that checked
+      // active_ under mu_ and is about to sleep, so the notify is not lost.
       std::lock_guard<std::mutex> lk(mu_);
-      if (--active_ == 0) cv_done_.notify_one();
+      cv_done_.notify_one();
     }
   }
 }
@@ -85,18 +119,20 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
     n_ = n;
     chunk_ = chunk;
     next_.store(0, std::memory_order_relaxed);
-    active_ = num_threads_ - 1;
-    ++generation_;
+    active_.store(num_threads_ - 1, std::memory_order_relaxed);
+    generation_.fetch_add(1, std::memory_order_release);  // spinning workers start here
   }
   const int64_t t1 = steady_ns();
-  cv_work_.notify_all();
+  // A worker counts itself as a sleeper under mu_ before it waits, so one that
+  // went to sleep before the bump above is seen here.
+  if (sleepers_.load(std::memory_order_relaxed) > 0) cv_work_.notify_all();
   const int64_t t2 = steady_ns();
   run_chunks(0);
   const int64_t t3 = steady_ns();
-  {
+  auto all_done = [&] { return active_.load(std::memory_order_acquire) == 0; };
+  if (!spin_until(all_done)) {
     std::unique_lock<std::mutex> lk(mu_);
-    cv_done_.wait(lk, [&] { return active_ == 0; });
-    fn_ = nullptr;
+    cv_done_.wait(lk, all_done);
   }
   // Profiler statistics (call_mu_ is held, so one writer at a time).
   distribute_ns_.fetch_add(t1 - t0, std::memory_order_relaxed);

@@ -1,6 +1,14 @@
 // Intra-op thread pool. Kernels split work with parallel_for; the calling
 // thread takes part, so a pool of N threads runs N-1 workers. A pool of size 1
 // runs everything inline with no synchronisation.
+//
+// Hand-off: a job is published by bumping an atomic generation counter. Idle
+// workers first spin on that counter for up to `spin_us` microseconds (a
+// kernel's parallel_for usually follows the previous one within a few
+// microseconds, and a condition-variable wake-up costs 5-50 us), then sleep on
+// a condition variable. The caller likewise spins briefly on the count of
+// unfinished workers before sleeping. spin_us = 0 disables spinning (workers
+// and caller sleep at once; kinder to a machine shared with other processes).
 #pragma once
 #include <array>
 #include <atomic>
@@ -15,12 +23,14 @@ namespace onnxmini {
 
 class ThreadPool {
  public:
-  explicit ThreadPool(int num_threads);
+  static constexpr int kDefaultSpinUs = 200;
+  explicit ThreadPool(int num_threads, int spin_us = kDefaultSpinUs);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int num_threads() const { return num_threads_; }
+  int spin_us() const { return spin_us_; }
 
   // Calls fn(begin, end) on disjoint chunks covering [0, n), each at least
   // `grain` long (except the last). Blocks until all chunks are done. Chunks are
@@ -54,14 +64,19 @@ class ThreadPool {
   void worker_loop(int index);
   void run_chunks(int thread_index);
 
+  // Spins until pred() holds or spin_us_ has passed; true when pred() held.
+  template <typename Pred> bool spin_until(Pred pred) const;
+
   int num_threads_;
+  int spin_us_;
   std::vector<std::thread> workers_;
   std::mutex mu_;
   std::mutex call_mu_;  // one parallel_for at a time per pool (concurrent callers queue)
   std::condition_variable cv_work_, cv_done_;
-  bool stop_ = false;
-  uint64_t generation_ = 0;
-  int active_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> generation_{0};  // bumped (under mu_) to publish a job
+  std::atomic<int> active_{0};           // workers still running the current job
+  std::atomic<int> sleepers_{0};         // workers waiting on cv_work_ (skip notify when 0)
   // current job
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
   int64_t n_ = 0, chunk_ = 1;

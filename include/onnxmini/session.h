@@ -29,6 +29,10 @@ KernelMode kernel_mode_from_string(const std::string& s);    // throws InvalidAr
 
 struct SessionOptions {
   int intra_op_num_threads = 1;  // 0: one per hardware thread
+  // Idle pool threads spin briefly (ThreadPool::kDefaultSpinUs) before sleeping, so
+  // back-to-back parallel kernels skip a wake-up; false: sleep at once (as
+  // onnxruntime's "session.intra_op.allow_spinning" = "0").
+  bool intra_op_allow_spinning = true;
   GemmBackend gemm = GemmBackend::Builtin;
   KernelMode kernels = KernelMode::Fast;
   int graph_optimization_level = 0;  // 0: none (nodes as in the model); >= 1: fusions (runtime/graph_fusion.h)

@@ -20,6 +20,8 @@ void apply_epilogue(const Epilogue& e, float* c, int64_t n, int64_t row, int64_t
       for (int64_t j = 0; j < n; ++j) c[j] += e.bias[col0 + j];
     }
   }
+  if (e.bias2)
+    for (int64_t j = 0; j < n; ++j) c[j] += e.bias2[col0 + j];
   switch (e.activation) {
     case Epilogue::Activation::None: break;
     case Epilogue::Activation::Relu:
@@ -40,7 +42,7 @@ void apply_epilogue(const Epilogue& e, float* c, int64_t n, int64_t row, int64_t
   }
 }
 
-bool has_epilogue(const Epilogue& e) { return e.bias || e.activation != Epilogue::Activation::None; }
+bool has_epilogue(const Epilogue& e) { return e.bias || e.bias2 || e.activation != Epilogue::Activation::None; }
 
 // ---- defaults ----
 

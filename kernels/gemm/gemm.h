@@ -22,6 +22,9 @@ struct Epilogue {
   enum class Activation { None, Relu, Clip, Sigmoid, PRelu };
   const float* bias = nullptr;  // added before the activation; indexed by column (bias_per_row = false) or row
   bool bias_per_row = false;
+  // A second bias, always indexed by column, added after `bias` (a Gemm whose C is a
+  // column plus a fused Add of a row vector: runtime/graph_fusion.cc).
+  const float* bias2 = nullptr;
   Activation activation = Activation::None;
   float clip_min = 0, clip_max = 0;     // Clip
   const float* prelu_slope = nullptr;   // PRelu, indexed like bias

@@ -155,6 +155,7 @@ class BuiltinPackedB : public PackedB {
 TileEpi base_epi(const Epilogue& e) {
   TileEpi t;
   t.bias = e.bias;
+  t.bias2 = e.bias2;
   t.slope = e.prelu_slope;
   t.per_row = e.bias_per_row;
   t.lo = e.clip_min;
@@ -167,6 +168,16 @@ TileEpi base_epi(const Epilogue& e) {
     case Epilogue::Activation::PRelu: t.act = TileEpi::kPRelu; break;
   }
   return t;
+}
+
+// The epilogue of the tile whose top-left element is C[row, col], built in `out`.
+const TileEpi* tile_epi(const TileEpi& e0, int64_t row, int64_t col, TileEpi& out) {
+  out = e0;
+  const int64_t off = out.per_row ? row : col;
+  if (out.bias) out.bias += off;
+  if (out.slope) out.slope += off;
+  if (out.bias2) out.bias2 += col;
+  return &out;
 }
 
 // A fully packed once (small A, shared by all tasks): for each K block pc,
@@ -205,14 +216,7 @@ void gemm_rect(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPacked
             const int m = static_cast<int>(std::min<int64_t>(mr, mc - ir));
             const int64_t row = ic + ir, col = jc + jr;
             TileEpi te;
-            const TileEpi* tep = nullptr;
-            if (last && epi_on) {
-              te = epi0;
-              const int64_t off = te.per_row ? row : col;
-              if (te.bias) te.bias += off;
-              if (te.slope) te.slope += off;
-              tep = &te;
-            }
+            const TileEpi* tep = last && epi_on ? tile_epi(epi0, row, col, te) : nullptr;
             const SgemmMicroKernel kern = n * 2 <= nr && ks.kernels_half[m] ? ks.kernels_half[m] : ks.kernels[m];
             kern(kc, ap + ir * kc, bs, g.C + row * g.ldc + col, g.ldc, n, g.alpha, beta, tep);
           }
@@ -364,14 +368,7 @@ void run_implicit(const SgemmKernelSet& ks, const SgemmArgs& g, const ALayout& p
             const bool in_place = n == nr || ks.ib_any_n;
             const bool half = n * 2 <= nr && ks.kernels_half[1] != nullptr;
             TileEpi te;
-            const TileEpi* tep = nullptr;
-            if (last && epi_on) {
-              te = epi0;
-              const int64_t off = te.per_row ? ic : col;
-              if (te.bias) te.bias += off;
-              if (te.slope) te.slope += off;
-              tep = &te;
-            }
+            const TileEpi* tep = last && epi_on ? tile_epi(epi0, ic, col, te) : nullptr;
             float* c = g.C + ic * g.ldc + col;
             if (in_place)
               (half ? ks.kernels_ib_half[m] : ks.kernels_ib[m])(kc, a, ib.base + r * ib.row_stride + w0,

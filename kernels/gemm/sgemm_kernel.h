@@ -18,10 +18,11 @@ namespace gemm {
 class GemmEngine;
 
 // Epilogue for one tile; bias/slope already offset to the tile's first row
-// (per_row) or first column.
+// (per_row) or first column, bias2 to the tile's first column.
 struct TileEpi {
   enum Act { kNone = 0, kRelu, kClip, kSigmoid, kPRelu };
   const float* bias = nullptr;
+  const float* bias2 = nullptr;  // per column, after bias
   const float* slope = nullptr;
   bool per_row = false;
   int act = kNone;

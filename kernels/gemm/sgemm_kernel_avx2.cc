@@ -43,8 +43,10 @@ inline __m256 exp_ps(__m256 x) {
 
 // Bias + activation for row i, columns [j0, j0 + 8); bias/slope rows are
 // readable for those 8 columns (the caller pads partial tiles).
-inline __m256 epilogue(__m256 v, const TileEpi& e, int i, const float* bias_cols, const float* slope_cols) {
+inline __m256 epilogue(__m256 v, const TileEpi& e, int i, const float* bias_cols, const float* bias2_cols,
+                       const float* slope_cols) {
   if (e.bias) v = _mm256_add_ps(v, e.per_row ? _mm256_set1_ps(e.bias[i]) : _mm256_loadu_ps(bias_cols));
+  if (e.bias2) v = _mm256_add_ps(v, _mm256_loadu_ps(bias2_cols));
   switch (e.act) {
     case TileEpi::kRelu: v = _mm256_max_ps(v, _mm256_setzero_ps()); break;
     case TileEpi::kClip: v = _mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(e.lo)), _mm256_set1_ps(e.hi)); break;
@@ -62,6 +64,15 @@ inline __m256 epilogue(__m256 v, const TileEpi& e, int i, const float* bias_cols
     default: break;
   }
   return v;
+}
+
+// Per-column epilogue vectors of a partial tile (n < NR) go through a zero-padded
+// copy so the two 8-wide loads stay inside readable memory.
+inline const float* pad_columns(const float* cols, int64_t n, bool full, float* pad) {
+  if (!cols || full) return cols;
+  std::memset(pad, 0, NR * sizeof(float));
+  std::memcpy(pad, cols, n * sizeof(float));
+  return pad;
 }
 
 // kIndirect: B row k is the NR floats at b + boff[k] (implicit GEMM straight
@@ -95,16 +106,13 @@ inline void kernel_body(int64_t kc, const float* a, const float* b, const int64_
   // Partial tiles: C, bias and slope columns go through padded local copies.
   const bool full = n == NR;
   alignas(32) float tile[M][NR];
-  alignas(32) float bias_pad[NR], slope_pad[NR];
+  alignas(32) float bias_pad[NR], bias2_pad[NR], slope_pad[NR];
   const float* bias_cols = nullptr;
   const float* slope_cols = nullptr;
+  const float* bias2_cols = epi ? pad_columns(epi->bias2, n, full, bias2_pad) : nullptr;
   if (epi && !epi->per_row) {
-    bias_cols = epi->bias;
-    slope_cols = epi->slope;
-    if (!full) {
-      if (bias_cols) { std::memset(bias_pad, 0, sizeof(bias_pad)); std::memcpy(bias_pad, bias_cols, n * sizeof(float)); bias_cols = bias_pad; }
-      if (slope_cols) { std::memset(slope_pad, 0, sizeof(slope_pad)); std::memcpy(slope_pad, slope_cols, n * sizeof(float)); slope_cols = slope_pad; }
-    }
+    bias_cols = pad_columns(epi->bias, n, full, bias_pad);
+    slope_cols = pad_columns(epi->slope, n, full, slope_pad);
   }
   const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
 #pragma GCC unroll 8
@@ -117,8 +125,9 @@ inline void kernel_body(int64_t kc, const float* a, const float* b, const int64_
       r1 = _mm256_fmadd_ps(_mm256_loadu_ps(cr + 8), vb, r1);
     }
     if (epi) {
-      r0 = epilogue(r0, *epi, i, bias_cols, slope_cols);
-      r1 = epilogue(r1, *epi, i, bias_cols ? bias_cols + 8 : nullptr, slope_cols ? slope_cols + 8 : nullptr);
+      r0 = epilogue(r0, *epi, i, bias_cols, bias2_cols, slope_cols);
+      r1 = epilogue(r1, *epi, i, bias_cols ? bias_cols + 8 : nullptr, bias2_cols ? bias2_cols + 8 : nullptr,
+                    slope_cols ? slope_cols + 8 : nullptr);
     }
     _mm256_storeu_ps(cr, r0);
     _mm256_storeu_ps(cr + 8, r1);

@@ -50,6 +50,7 @@ inline __m512 epilogue(__m512 v, const TileEpi& e, int i, int j0, __mmask16 mask
   if (e.bias) {
     v = _mm512_add_ps(v, e.per_row ? _mm512_set1_ps(e.bias[i]) : _mm512_maskz_loadu_ps(mask, e.bias + j0));
   }
+  if (e.bias2) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, e.bias2 + j0));
   switch (e.act) {
     case TileEpi::kRelu: v = _mm512_max_ps(v, _mm512_setzero_ps()); break;
     case TileEpi::kClip:

@@ -9,8 +9,15 @@
 // at session creation (sgemm_packed). float64 goes through dgemm.
 // An activation fused by the graph pass (Relu / Sigmoid / Clip,
 // gemm/fused_activation.h) runs in the epilogue, after alpha/beta and C.
+// Addends fused by the graph pass (Gemm -> Add -> Add, attribute
+// _fused_addends = k, inputs 3 .. 3+k-1): Y = Gemm + V1 + V2 ... with numpy
+// broadcasting. When every V is a scalar, a row (N) or a column (M x 1) and the
+// result stays M x N, the columns are summed into one per-row bias and the rows
+// into one per-column bias of the epilogue (KMeans' distance expression costs no
+// pass over Y); otherwise the adds run after the GEMM as the Add nodes would.
 #include <cstring>
 
+#include "kernels/elementwise/elementwise.h"
 #include "kernels/gemm/fused_activation.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/registry.h"
@@ -28,7 +35,8 @@ class GemmKernel : public Kernel {
         beta_(info.attrs.get_float("beta", 1.0f)),
         trans_a_(info.attrs.get_int("transA", 0) != 0),
         trans_b_(info.attrs.get_int("transB", 0) != 0),
-        fused_(gemm::FusedActivation::read(info)) {
+        fused_(gemm::FusedActivation::read(info)),
+        addends_(static_cast<size_t>(info.attrs.get_int("_fused_addends", 0))) {
     if (fused_.act == gemm::Epilogue::Activation::PRelu) info.unsupported("a fused PRelu is not supported on Gemm");
     const Tensor* b = info.constant_input(1);
     if (b && info.mode == KernelMode::Fast && b->dtype() == DType::Float32 && b->rank() == 2) {
@@ -41,7 +49,7 @@ class GemmKernel : public Kernel {
     int64_t M, N, K;
     dims(ctx, M, N, K);
     c_shape(ctx, M, N);
-    ctx.allocate_output(0, ctx.input(0).dtype(), {M, N});
+    ctx.allocate_output(0, ctx.input(0).dtype(), addends_ ? sum_shape(ctx, M, N) : Shape{M, N});
   }
 
   void compute(KernelContext& ctx) override {
@@ -49,8 +57,13 @@ class GemmKernel : public Kernel {
     dims(ctx, M, N, K);
     const CShape cs = c_shape(ctx, M, N);
     ctx.stats().flops = 2.0 * M * N * K;
-    if (ctx.input(0).dtype() == DType::Float32) compute_f32(ctx, M, N, K, cs);
-    else compute_f64(ctx, M, N, K, cs);
+    if (ctx.input(0).dtype() == DType::Float32) {
+      if (addends_) compute_with_addends(ctx, M, N, K, cs);
+      else compute_f32(ctx, M, N, K, cs, ctx.output(0).mutable_data<float>(), true);
+    } else {
+      if (addends_) ctx.unsupported("fused addends need float32, got {}", dtype_name(ctx.input(0).dtype()));
+      compute_f64(ctx, M, N, K, cs);
+    }
   }
 
  private:
@@ -111,12 +124,14 @@ class GemmKernel : public Kernel {
       }
   }
 
-  void compute_f32(KernelContext& ctx, int64_t M, int64_t N, int64_t K, CShape cs) {
-    float* y = ctx.output(0).mutable_data<float>();
+  // Y (M x N at y) = alpha * op(A) op(B) + beta * C, then the fused activation
+  // when `activation`. `extra` (per-row and per-column vectors) joins the epilogue.
+  void compute_f32(KernelContext& ctx, int64_t M, int64_t N, int64_t K, CShape cs, float* y, bool activation,
+                   const float* extra_col = nullptr, const float* extra_row = nullptr) {
     if (ctx.reference_mode()) {
       ctx.stats().variant = "gemm_reference";
       reference<float>(ctx, M, N, K, cs, y);
-      if (fused_.active()) {
+      if (activation && fused_.active()) {
         gemm::Epilogue e;
         fused_.set(e);
         for (int64_t i = 0; i < M; ++i) gemm::apply_epilogue(e, y + i * N, N, i, 0);
@@ -138,13 +153,104 @@ class GemmKernel : public Kernel {
       fill_c(ctx.input(2).data<float>(), cs, M, N, y);
       args.beta = beta_;
     }
-    fused_.set(args.epilogue);
+    if (extra_col || extra_row) set_extra_bias(args.epilogue, extra_col, extra_row);
+    if (activation) fused_.set(args.epilogue);
     if (packed_b_) {
       ctx.stats().variant = "gemm_prepacked";
       ctx.gemm().sgemm_packed(args, *packed_b_, ctx.threads());
     } else {
       ctx.stats().variant = "gemm_sgemm";
       ctx.gemm().sgemm(args, ctx.threads());
+    }
+  }
+
+  // ---- fused addends (inputs 3 ..) ----
+  const Tensor& addend(const KernelContext& ctx, size_t i) const {
+    const Tensor& v = ctx.input(3 + i);
+    if (v.dtype() != DType::Float32) ctx.fail("fused addend {} has dtype {}, expected float", i, dtype_name(v.dtype()));
+    return v;
+  }
+
+  // Broadcast shape of Y (M x N) and every addend, as the chain of Adds produced it.
+  Shape sum_shape(const KernelContext& ctx, int64_t M, int64_t N) const {
+    std::vector<Shape> shapes{{M, N}};
+    for (size_t i = 0; i < addends_; ++i) shapes.push_back(addend(ctx, i).shape());
+    try {
+      return broadcast_shapes(shapes);
+    } catch (const Error& e) {
+      ctx.fail("fused Add: {}", e.what());
+    }
+  }
+
+  static void set_extra_bias(gemm::Epilogue& e, const float* col, const float* row) {
+    e.bias = col ? col : row;
+    e.bias_per_row = col != nullptr;
+    e.bias2 = col ? row : nullptr;
+  }
+
+  // Where addend v sits against an M x N output: per row, per column, one value, or none of these.
+  enum class Along { Row, Column, Scalar, Other };
+  static Along along(const Tensor& v, int64_t M, int64_t N) {
+    const Shape& s = v.shape();
+    if (v.numel() == 1 && s.size() <= 2) return Along::Scalar;
+    if ((s.size() == 1 && s[0] == N) || (s.size() == 2 && s[0] == 1 && s[1] == N)) return Along::Column;
+    if (s.size() == 2 && s[0] == M && s[1] == 1) return Along::Row;
+    return Along::Other;
+  }
+
+  void compute_with_addends(KernelContext& ctx, int64_t M, int64_t N, int64_t K, CShape cs) {
+    Tensor& y = ctx.output(0);
+    bool vectors = !ctx.reference_mode() && y.shape() == Shape{M, N};
+    for (size_t i = 0; vectors && i < addends_; ++i) vectors = along(addend(ctx, i), M, N) != Along::Other;
+    if (!vectors) return addends_after(ctx, M, N, K, cs);
+    // Sum the per-row terms (column C, M x 1 addends, scalars) and the per-column
+    // terms (row C, N addends) in model order into two small vectors.
+    Tensor rows = ctx.scratch(DType::Float32, {M}), cols = ctx.scratch(DType::Float32, {N});
+    float* r = rows.mutable_data<float>();
+    float* c = cols.mutable_data<float>();
+    std::fill(r, r + M, 0.0f);
+    std::fill(c, c + N, 0.0f);
+    bool any_r = false, any_c = false;
+    if (beta_ == 1.0f && (cs == CShape::Row || cs == CShape::Column)) {
+      const float* cv = ctx.input(2).data<float>();
+      if (cs == CShape::Column) for (int64_t i = 0; i < M; ++i) r[i] += cv[i];
+      else for (int64_t j = 0; j < N; ++j) c[j] += cv[j];
+      (cs == CShape::Column ? any_r : any_c) = true;
+      cs = CShape::None;  // carried by the vectors now
+    }
+    for (size_t k = 0; k < addends_; ++k) {
+      const Tensor& v = addend(ctx, k);
+      const float* vd = v.data<float>();
+      switch (along(v, M, N)) {
+        case Along::Row: for (int64_t i = 0; i < M; ++i) r[i] += vd[i]; any_r = true; break;
+        case Along::Column: for (int64_t j = 0; j < N; ++j) c[j] += vd[j]; any_c = true; break;
+        default: for (int64_t j = 0; j < N; ++j) c[j] += vd[0]; any_c = true; break;
+      }
+    }
+    compute_f32(ctx, M, N, K, cs, y.mutable_data<float>(), true, any_r ? r : nullptr, any_c ? c : nullptr);
+  }
+
+  // General shapes (and the reference mode): the GEMM into a scratch M x N, then
+  // each Add with broadcasting, then the fused activation over the result.
+  void addends_after(KernelContext& ctx, int64_t M, int64_t N, int64_t K, CShape cs) {
+    Tensor cur = ctx.scratch(DType::Float32, {M, N});
+    compute_f32(ctx, M, N, K, cs, cur.mutable_data<float>(), false);
+    auto plus = [](float a, float b) { return a + b; };
+    for (size_t k = 0; k < addends_; ++k) {
+      const Tensor& v = addend(ctx, k);
+      const Shape out = broadcast_shapes({cur.shape(), v.shape()});
+      Tensor next = k + 1 == addends_ ? ctx.output(0) : ctx.scratch(DType::Float32, out);
+      if (ctx.reference_mode())
+        ew::binary_reference(out, cur.shape(), v.shape(), cur.data<float>(), v.data<float>(), next.mutable_data<float>(), plus);
+      else
+        ew::binary_fast(BroadcastPlan({cur.shape(), v.shape()}), cur.data<float>(), v.data<float>(),
+                        next.mutable_data<float>(), plus, ctx.threads());
+      cur = next;
+    }
+    if (fused_.active()) {
+      gemm::Epilogue e;
+      fused_.set(e);
+      gemm::apply_epilogue(e, cur.mutable_data<float>(), cur.numel(), 0, 0);
     }
   }
 
@@ -175,6 +281,7 @@ class GemmKernel : public Kernel {
   bool trans_a_, trans_b_;
   std::shared_ptr<gemm::PackedB> packed_b_;  // constant B, packed at session creation
   gemm::FusedActivation fused_;              // set by the graph fusion pass
+  size_t addends_;                           // fused Add inputs (3 ..), set by the graph fusion pass
 };
 
 }  // namespace

@@ -128,14 +128,27 @@ PYBIND11_MODULE(_onnxmini, m) {
 Options of an InferenceSession, as onnxruntime.SessionOptions plus onnxmini's own.
 
 Attributes: enable_profiling, profile_file_prefix, intra_op_num_threads (default 1;
-0 = one per hardware thread), graph_optimization_level (accepted, no rewrites are
-done), log_severity_level, gemm ('builtin' | 'openblas' | 'eigen'), kernels
+0 = one per hardware thread), intra_op_allow_spinning (default True), graph_optimization_level
+(0: nodes as in the model; >= 1: fusions, see docs/performance.md), log_severity_level, gemm ('builtin' | 'openblas' | 'eigen'), kernels
 ('fast' | 'reference'), profile_layout ('fences' | 'kernel'), profile_skip_runs,
 profile_max_runs, profile_max_events, profile_memory_counters.)doc")
       .def(py::init<>())
       .def_readwrite("enable_profiling", &SessionOptions::enable_profiling)
       .def_readwrite("profile_file_prefix", &SessionOptions::profile_file_prefix)
       .def_readwrite("intra_op_num_threads", &SessionOptions::intra_op_num_threads)
+      .def_readwrite("intra_op_allow_spinning", &SessionOptions::intra_op_allow_spinning)
+      .def(
+          "add_session_config_entry",
+          [](SessionOptions& o, const std::string& key, const std::string& value) {
+            // onnxruntime's key for the same switch; other keys are not understood.
+            if (key != "session.intra_op.allow_spinning")
+              throw py::value_error("unsupported session config key '" + key +
+                                    "' (supported: session.intra_op.allow_spinning)");
+            if (value != "0" && value != "1")
+              throw py::value_error("session.intra_op.allow_spinning must be '0' or '1', got '" + value + "'");
+            o.intra_op_allow_spinning = value == "1";
+          },
+          py::arg("key"), py::arg("value"))
       .def_property(
           "graph_optimization_level", [](const SessionOptions& o) { return o.graph_optimization_level; },
           [](SessionOptions& o, py::object v) { o.graph_optimization_level = py::int_(v).cast<int>(); })

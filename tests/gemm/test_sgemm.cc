@@ -49,13 +49,14 @@ struct Case {
   bool nan_c = false;  // fill C with NaN (only meaningful with beta == 0)
   Act act = Act::None;
   bool bias = false, per_row = false;
+  bool bias2 = false;  // the second, per-column bias
 };
 
 std::string describe(const Case& c) {
   char buf[256];
-  std::snprintf(buf, sizeof(buf), "M=%lld N=%lld K=%lld ta=%d tb=%d pads=%lld,%lld,%lld off=%lld alpha=%g beta=%g act=%d bias=%d row=%d",
+  std::snprintf(buf, sizeof(buf), "M=%lld N=%lld K=%lld ta=%d tb=%d pads=%lld,%lld,%lld off=%lld alpha=%g beta=%g act=%d bias=%d row=%d bias2=%d",
                 (long long)c.M, (long long)c.N, (long long)c.K, c.ta, c.tb, (long long)c.pad_a, (long long)c.pad_b,
-                (long long)c.pad_c, (long long)c.offset, c.alpha, c.beta, (int)c.act, c.bias, c.per_row);
+                (long long)c.pad_c, (long long)c.offset, c.alpha, c.beta, (int)c.act, c.bias, c.per_row, c.bias2);
   return buf;
 }
 
@@ -63,7 +64,7 @@ std::string describe(const Case& c) {
 struct Problem {
   Case c;
   int64_t lda, ldb, ldc;
-  std::vector<float> A, B, C0, bias, slope;
+  std::vector<float> A, B, C0, bias, bias2, slope;
   std::vector<float> Aabs, Babs;
 
   Problem(const Case& cs, std::mt19937& rng) : c(cs) {
@@ -83,6 +84,8 @@ struct Problem {
     bias.resize(nb);
     slope.resize(nb);
     for (auto& x : bias) x = d(rng);
+    bias2.resize(c.N);
+    for (auto& x : bias2) x = d(rng);
     for (auto& x : slope) x = 0.25f * (d(rng) + 1.0f);
     Aabs = A;
     Babs = B;
@@ -108,6 +111,7 @@ struct Problem {
     a.epilogue.activation = c.act;
     a.epilogue.bias = c.bias ? bias.data() : nullptr;
     a.epilogue.bias_per_row = c.per_row;
+    a.epilogue.bias2 = c.bias2 ? bias2.data() : nullptr;
     a.epilogue.prelu_slope = slope.data();
     a.epilogue.clip_min = -0.3f;
     a.epilogue.clip_max = 0.4f;
@@ -133,6 +137,7 @@ struct Problem {
         float mag = std::fabs(c.alpha) * S[at];
         if (c.beta != 0) mag += std::fabs(c.beta * C0[at]);
         if (c.bias) mag += std::fabs(bias[c.per_row ? i : j]);
+        if (c.bias2) mag += std::fabs(bias2[j]);
         tol[at] = 2.0f * (c.K + 3) * kU * mag + 4 * kU * std::fabs(ref[at]) + 1e-6f;
       }
   }
@@ -183,6 +188,7 @@ Case random_case(std::mt19937& rng, int64_t M, int64_t N, int64_t K) {
   c.act = static_cast<Act>(act(rng));
   c.bias = coin(rng);
   c.per_row = coin(rng);
+  c.bias2 = coin(rng);
   return c;
 }
 
@@ -252,14 +258,16 @@ TEST_P(SgemmIsa, EveryEpilogue) {
   std::mt19937 rng(21);
   for (int a = 0; a <= 4; ++a)
     for (bool bias : {false, true})
-      for (bool row : {false, true}) {
-        Case c = random_case(rng, 29, 45, 70);
-        c.act = static_cast<Act>(a);
-        c.bias = bias;
-        c.per_row = row;
-        Problem p(c, rng);
-        ASSERT_TRUE(p.run(engine(), nullptr));
-      }
+      for (bool row : {false, true})
+        for (bool bias2 : {false, true}) {
+          Case c = random_case(rng, 29, 45, 70);
+          c.act = static_cast<Act>(a);
+          c.bias = bias;
+          c.per_row = row;
+          c.bias2 = bias2;
+          Problem p(c, rng);
+          ASSERT_TRUE(p.run(engine(), nullptr));
+        }
 }
 
 // Sigmoid far into both tails (saturation must give 0 / 1, not NaN).

@@ -1,0 +1,25 @@
+// Constant folding, at graph_optimization_level >= 1 (as onnxruntime's basic
+// level): a node whose every input is a constant (an initializer that feeds
+// cannot replace, or an earlier folded value) is run once at session creation
+// with its own kernel, and its outputs become constants. Concat(W1, W2) feeding
+// a Gemm thus becomes one constant weight that the Gemm can prepack.
+//
+// Not folded: nodes without inputs, random ops, nodes whose outputs are not
+// tensors or exceed kMaxFoldedBytes in total, and nodes whose kernel fails
+// (they stay in the graph and report their error when the model runs).
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "onnxmini/session.h"
+#include "runtime/graph.h"
+
+namespace onnxmini {
+
+constexpr size_t kMaxFoldedBytes = size_t(64) << 20;
+
+// Folds in place; returns "Op 'name'" for each folded node, in order.
+std::vector<std::string> fold_constants(Graph& g, const SessionOptions& options);
+
+}  // namespace onnxmini

@@ -1,0 +1,95 @@
+// runtime/thread_pool: every index is visited exactly once, with and without
+// spinning workers, across many back-to-back calls (the spinning hand-off),
+// after the workers have fallen asleep (the condition-variable hand-off), from
+// concurrent callers, and with nested calls running inline.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "runtime/thread_pool.h"
+
+namespace onnxmini {
+namespace {
+
+// Runs parallel_for over n indices and checks each was visited once.
+::testing::AssertionResult covers_once(ThreadPool& pool, int64_t n, int64_t grain) {
+  std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+  for (auto& h : hits) h = 0;
+  pool.parallel_for(n, grain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) hits[i].fetch_add(1);
+  });
+  for (int64_t i = 0; i < n; ++i)
+    if (hits[i] != 1) return ::testing::AssertionFailure() << "index " << i << " visited " << hits[i] << " times";
+  return ::testing::AssertionSuccess();
+}
+
+TEST(ThreadPool, BackToBackCallsWithAndWithoutSpinning) {
+  for (int spin : {0, 50, ThreadPool::kDefaultSpinUs}) {
+    for (int threads : {2, 3}) {
+      ThreadPool pool(threads, spin);
+      EXPECT_EQ(pool.spin_us(), spin);
+      for (int rep = 0; rep < 300; ++rep) ASSERT_TRUE(covers_once(pool, 1 + rep % 97, 1)) << "spin " << spin;
+      const auto st = pool.stats();
+      EXPECT_EQ(st.parallel_for_calls, 300);
+      EXPECT_GT(st.chunks_per_thread[0], 0);
+    }
+  }
+}
+
+TEST(ThreadPool, WakesWorkersThatFellAsleep) {
+  ThreadPool pool(2, 20);  // workers give up spinning after 20 us
+  for (int rep = 0; rep < 5; ++rep) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    ASSERT_TRUE(covers_once(pool, 1000, 10));
+  }
+  // With the workers asleep, a call with enough chunks still uses them eventually.
+  int64_t worker_chunks = 0;
+  for (int rep = 0; rep < 50 && worker_chunks == 0; ++rep) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::atomic<int64_t> sink{0};
+    pool.parallel_for(64, 1, [&](int64_t b, int64_t e) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      sink += e - b;
+    });
+    ASSERT_EQ(sink.load(), 64);
+    worker_chunks = pool.stats().chunks_per_thread[1];
+  }
+  EXPECT_GT(worker_chunks, 0) << "the sleeping worker never took a chunk";
+}
+
+TEST(ThreadPool, ConcurrentCallersAndNestedCalls) {
+  ThreadPool pool(2);
+  std::vector<std::thread> callers;
+  std::atomic<int> failures{0};
+  for (int c = 0; c < 3; ++c)
+    callers.emplace_back([&] {
+      for (int rep = 0; rep < 100; ++rep)
+        if (!covers_once(pool, 257, 4)) ++failures;
+    });
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  std::atomic<int64_t> total{0};
+  pool.parallel_for(8, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      pool.parallel_for(10, 1, [&](int64_t b2, int64_t e2) { total += e2 - b2; });  // inline
+  });
+  EXPECT_EQ(total.load(), 80);
+}
+
+TEST(ThreadPool, DestroyWhileSpinningOrSleeping) {
+  for (int spin : {0, 5000000}) {  // 5 s of spinning: the destructor must not wait for it
+    const auto t0 = std::chrono::steady_clock::now();
+    {
+      ThreadPool pool(3, spin);
+      ASSERT_TRUE(covers_once(pool, 100, 1));
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(2500)) << "spin " << spin;
+  }
+}
+
+}  // namespace
+}  // namespace onnxmini
