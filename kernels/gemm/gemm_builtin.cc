@@ -244,6 +244,45 @@ int threads_of(ThreadPool* pool) { return pool ? pool->num_threads() : 1; }
 constexpr int64_t kResidentA = 128 * 1024;
 constexpr int64_t kResidentNC = 256;
 
+// Skinny GEMM (N <= NR, A not transposed, an A-in-place kernel): C is one
+// column of tiles, so packing A (a transpose of every MR x KC block) would cost
+// as much as the FMAs; the kernel broadcasts A straight from its rows instead
+// (MR row streams, each read sequentially), B is one packed sliver per K block
+// (prepacked, or packed once here), and threads split M in MR-row units.
+// Typical: KMeans distances (N = clusters), classifier heads, N = 1 regressions.
+void run_skinny(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPackedB* pb, ThreadPool* pool) {
+  const float* bpack = nullptr;
+  if (!pb) {
+    float* buf = t_pack_b.get(static_cast<size_t>(g.K * ks.nr));
+    for (int64_t pc = 0; pc < g.K; pc += ks.kc) pack_b(ks, g.trans_b, g.B, g.ldb, pc, std::min(ks.kc, g.K - pc), 0, g.N, buf + pc * ks.nr);
+    bpack = buf;
+  }
+  const bool epi_on = has_epilogue(g.epilogue);
+  const TileEpi epi0 = base_epi(g.epilogue);
+  auto rows = [&](int64_t m0, int64_t m1) {
+    for (int64_t pc = 0; pc < g.K; pc += ks.kc) {
+      const int64_t kc = std::min(ks.kc, g.K - pc);
+      const float beta = pc == 0 ? g.beta : 1.0f;
+      const float* b = pb ? pb->panel(pc, kc, 0) : bpack + pc * ks.nr;
+      const bool last = pc + kc >= g.K;
+      for (int64_t i = m0; i < m1; i += ks.mr) {
+        const int m = static_cast<int>(std::min<int64_t>(ks.mr, m1 - i));
+        TileEpi te;
+        const TileEpi* tep = last && epi_on ? tile_epi(epi0, i, 0, te) : nullptr;
+        ks.kernels_arows[m](kc, g.A + i * g.lda + pc, g.lda, b, g.C + i * g.ldc, g.ldc, g.N, g.alpha, beta, tep);
+      }
+    }
+  };
+  const int64_t units = (g.M + ks.mr - 1) / ks.mr;
+  const bool parallel = threads_of(pool) > 1 && 2.0 * g.M * g.N * g.K > 2.0 * 128 * 128 * 128;
+  if (!parallel) return rows(0, g.M);
+  // About 4 tasks per thread; each covers whole MR-row units, so results do not depend on the split.
+  const int64_t per = std::max<int64_t>(1, units / (4 * threads_of(pool))) * ks.mr;
+  parallel_for(pool, (g.M + per - 1) / per, 1, [&](int64_t b, int64_t e) {
+    for (int64_t x = b; x < e; ++x) rows(x * per, std::min(g.M, (x + 1) * per));
+  });
+}
+
 // Runs the GEMM: small A -> shared packed A + tasks over N; otherwise C is
 // split into rectangles along its longer side (units of MR rows or NR columns),
 // about two per thread, each packing its own A and B.
@@ -251,6 +290,7 @@ void run(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPackedB* pb,
          const ALayout* prepacked_a = nullptr) {
   if (g.M <= 0 || g.N <= 0) return;
   if (g.K <= 0) return scale_only(g);
+  if (!prepacked_a && !g.trans_a && g.N <= ks.nr && ks.kernels_arows[1]) return run_skinny(ks, g, pb, pool);
   const int t = threads_of(pool);
   const bool parallel = t > 1 && 2.0 * g.M * g.N * g.K > 2.0 * 128 * 128 * 128;  // below: wake-up cost dominates
   if (prepacked_a || (g.M * g.K <= kResidentA && g.N > ks.nr)) {

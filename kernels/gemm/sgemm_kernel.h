@@ -32,6 +32,11 @@ struct TileEpi {
 using SgemmMicroKernel = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t n,
                                   float alpha, float beta, const TileEpi* epi);
 
+// The same tile with A read in place: row i of the tile is a + i * lda, k-th
+// element a[i * lda + k] (row-major op(A)); B is a packed sliver; any n <= NR.
+using SgemmARowsKernel = void (*)(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
+                                  int64_t n, float alpha, float beta, const TileEpi* epi);
+
 // The same tile with B read in place: row k of the tile is the NR floats at
 // b + boff[k] (implicit GEMM, e.g. a convolution reading its padded input).
 // Full tiles only (n == NR) unless the set has ib_any_n; otherwise the driver
@@ -57,6 +62,8 @@ struct SgemmKernelSet {
   SgemmMicroKernel kernels_half[kMaxMR + 1];
   SgemmIndirectKernel kernels_ib_half[kMaxMR + 1];
   bool ib_any_n;  // kernels_ib(_half) mask their loads: any n up to the width, no packing of edges
+  // Optional: kernels_arows[m], A read in place (skinny GEMMs, N <= NR, see gemm_builtin.cc).
+  SgemmARowsKernel kernels_arows[kMaxMR + 1];
 };
 
 const SgemmKernelSet& sgemm_kernels_portable();

@@ -78,9 +78,11 @@ inline __m512 epilogue(__m512 v, const TileEpi& e, int i, int j0, __mmask16 mask
 // b[k * NR + j]. H = 2 computes the full 32-column tile, H = 1 only its first
 // 16 columns (n <= 16: edge tiles, N = 8 GEMMs, a 112-wide output row's last
 // 16 columns) with half the FMAs and registers.
-template <int M, bool kIndirect, int H, bool kMasked = true>
+// kARows: A is read in place, row i at a + i * lda (row-major op(A), no packing:
+// skinny GEMMs with N <= 32, where packing A would cost as much as the FMAs).
+template <int M, bool kIndirect, int H, bool kMasked = true, bool kARows = false>
 inline void kernel_body(int64_t kc, const float* a, const float* b, const int64_t* boff, float* c, int64_t ldc,
-                        int64_t n, float alpha, float beta, const TileEpi* epi) {
+                        int64_t n, float alpha, float beta, const TileEpi* epi, int64_t lda = 0) {
   const __mmask16 m0 = n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
   const __mmask16 m1 = n >= 32 ? __mmask16(0xFFFF) : n > 16 ? __mmask16((1u << (n - 16)) - 1) : __mmask16(0);
   __m512 acc0[M], acc1[M];
@@ -100,11 +102,11 @@ inline void kernel_body(int64_t kc, const float* a, const float* b, const int64_
     if (!kIndirect) _mm_prefetch(reinterpret_cast<const char*>(b + 8 * NR), _MM_HINT_T0);
 #pragma GCC unroll 16
     for (int i = 0; i < M; ++i) {
-      __m512 av = _mm512_set1_ps(a[i]);
+      __m512 av = _mm512_set1_ps(kARows ? a[i * lda] : a[i]);
       acc0[i] = _mm512_fmadd_ps(av, b0, acc0[i]);
       if (H == 2) acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);
     }
-    a += MR;
+    a += kARows ? 1 : MR;
     if (!kIndirect) b += NR;
   }
   const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
@@ -184,10 +186,18 @@ void kernel_ib_half(int64_t kc, const float* a, const float* b, const int64_t* b
   kernel_body<M, true, 1>(kc, a, b, boff, c, ldc, n, alpha, beta, epi);
 }
 
+template <int M>
+void kernel_arows(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc, int64_t n,
+                  float alpha, float beta, const TileEpi* epi) {
+  if (n * 2 <= NR) kernel_body<M, false, 1, true, true>(kc, a, b, nullptr, c, ldc, n, alpha, beta, epi, lda);
+  else kernel_body<M, false, 2, true, true>(kc, a, b, nullptr, c, ldc, n, alpha, beta, epi, lda);
+}
+
 template <int... Ms>
 constexpr SgemmKernelSet make_set(std::integer_sequence<int, Ms...>) {
   return SgemmKernelSet{cpu::Isa::Avx512, MR, NR, 14 * 8, 512, 4096, {nullptr, &kernel<Ms + 1>...}, &pack_transposed, {nullptr, &kernel_ib<Ms + 1>...},
-                        {nullptr, &kernel_half<Ms + 1>...}, {nullptr, &kernel_ib_half<Ms + 1>...}, true};
+                        {nullptr, &kernel_half<Ms + 1>...}, {nullptr, &kernel_ib_half<Ms + 1>...}, true,
+                        {nullptr, &kernel_arows<Ms + 1>...}};
 }
 
 }  // namespace
