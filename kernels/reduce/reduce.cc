@@ -13,7 +13,8 @@
 // the input is viewed as (outer, reduced, inner) in place; otherwise it is
 // first transposed to (kept..., reduced...) so that inner = 1. Then:
 //  - inner == 1: each output reduces one contiguous run of `reduced` elements
-//    (reduce_rows);
+//    (reduce_rows; float32 rows of <= 64 with AVX2/AVX-512: reduce_short_rows,
+//    one SIMD register per row);
 //  - inner  > 1: each output tile of kTile neighbours accumulates rows of
 //    `inner` elements, a contiguous vectorisable loop (reduce_columns).
 // Work is split over outer x (inner tiles or row blocks) and is independent of
@@ -81,6 +82,23 @@ void reduce_rows(const T* x, int64_t outer, int64_t n, const A* shift, A* out, T
                  }
                });
   for (int64_t o = 0; o < outer; ++o) out[o] = combine_pairwise<Op>(partial.data() + o * blocks, blocks);
+}
+
+// Short float32 rows (n <= kShortRow) with a SIMD table: one register per row
+// (f32_kernels_impl.h) instead of the 8-lane pairwise engine, its per-row
+// partials and its merge; the few terms per lane keep the pairwise accuracy.
+constexpr int64_t kShortRow = 64;
+
+template <typename Op, typename T, typename A>
+bool reduce_short_rows(const T* x, int64_t outer, int64_t n, A* out, ThreadPool* pool) {
+  if constexpr (std::is_same<T, float>::value && Op::kSimdRow >= 0) {
+    const simd::ReduceRowsFn fn = simd::f32_kernels().reduce_rows[Op::kSimdRow];
+    if (!fn || n > kShortRow) return false;
+    parallel_for(pool, outer, std::max<int64_t>(1, 32768 / n),
+                 [&](int64_t o0, int64_t o1) { fn(x + o0 * n, o1 - o0, n, out + o0); });
+    return true;
+  }
+  return false;
 }
 
 // ---- inner > 1: columns ----
@@ -210,7 +228,10 @@ void reduce_fast(KernelContext& ctx, const Tensor& x, const ReducePlan& plan, co
   std::vector<A> acc(outputs), sh;
   if (shift) sh.assign(shift->begin(), shift->end());
   if (plan.n == 0) std::fill(acc.begin(), acc.end(), Op::init());
-  else if (plan.inner == 1) reduce_rows<Op>(in, plan.outer, plan.n, shift ? sh.data() : nullptr, acc.data(), ctx.threads());
+  else if (plan.inner == 1) {
+    if (shift || !reduce_short_rows<Op>(in, plan.outer, plan.n, acc.data(), ctx.threads()))
+      reduce_rows<Op>(in, plan.outer, plan.n, shift ? sh.data() : nullptr, acc.data(), ctx.threads());
+  }
   else reduce_columns<Op>(in, plan.outer, plan.n, plan.inner, shift ? sh.data() : nullptr, acc.data(), ctx.threads());
   T* out = y.mutable_data<T>();
   for (int64_t o = 0; o < outputs; ++o) out[o] = static_cast<T>(Op::finalize(acc[o], plan.n));
