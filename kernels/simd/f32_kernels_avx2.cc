@@ -54,6 +54,15 @@ struct V256 {
       default: return _mm256_permute_ps(v, 0xB1);
     }
   }
+  static mask upper_blocks(int level) {
+    switch (level) {
+      case 0: return _mm256_castsi256_ps(_mm256_setr_epi32(0, 0, 0, 0, -1, -1, -1, -1));
+      case 1: return _mm256_castsi256_ps(_mm256_setr_epi32(0, 0, -1, -1, 0, 0, -1, -1));
+      default: return _mm256_castsi256_ps(_mm256_setr_epi32(0, -1, 0, -1, 0, -1, 0, -1));
+    }
+  }
+  static bool all(mask m) { return _mm256_movemask_ps(m) == 0xFF; }
+  static reg lane(reg v, int k) { return _mm256_permutevar8x32_ps(v, _mm256_set1_epi32(k)); }
   static float lane0(reg v) { return _mm256_cvtss_f32(v); }
 
   // 2^(n >> 1) (second == false) or 2^(n - (n >> 1)) for integral n in [-150, 128].

@@ -51,6 +51,12 @@ struct V512 {
       default: return _mm512_permute_ps(v, 0xB1);
     }
   }
+  static mask upper_blocks(int level) {
+    static constexpr mask kMasks[4] = {0xFF00, 0xF0F0, 0xCCCC, 0xAAAA};
+    return kMasks[level];
+  }
+  static bool all(mask m) { return m == 0xFFFF; }
+  static reg lane(reg v, int k) { return _mm512_permutexvar_ps(_mm512_set1_epi32(k), v); }
   static float lane0(reg v) { return _mm512_cvtss_f32(v); }
 
   // 2^(n >> 1) (second == false) or 2^(n - (n >> 1)) for integral n in [-150, 128].

@@ -4,7 +4,9 @@
 //   reg / ireg / mask, W lanes; set1, load, store, tail(n) (first min(n, W)
 //   lanes), load_fill(p, m, fill) (fill where m is off), store_mask; add sub
 //   mul div max min abs sqrt fmadd; gt ge lt le unord -> mask; blend(m, t, f);
-//   swap(v, level) (exchange halves of 2^-level of the register); lane0;
+//   swap(v, level) (exchange neighbouring blocks of W >> (level + 1) lanes),
+//   upper_blocks(level) (the mask of the second block of each pair); all(m);
+//   lane(v, k) (lane k broadcast); lane0;
 //   to_int, from_bits_shifted (2^n from an integer vector), gather of floats
 //   at int32 indices, iset1, iblend, lane_times(n), store_i64.
 // Include only from an ISA file: everything is in an anonymous namespace, so
@@ -132,24 +134,58 @@ void binary_rows(const BinaryRows& p, int64_t r0, int64_t r1) {
 
 // ---------------------------------------------------------------- row reductions
 // One row of n contiguous floats is folded W lanes at a time into one register
-// (masked tail filled with the op's neutral value), then the lanes are combined
-// by halving. Accuracy: used for short rows (the caller limits n to 64), where
+// (masked tail filled with the op's neutral value); groups of W rows are then
+// combined together (transpose_reduce), leftover rows by halving. Accuracy: used for short rows (the caller limits n to 64), where
 // each lane adds at most n / W terms and the halving adds log2(W) more levels:
 // the error bound is the same order as reduce.cc's pairwise sum of such a row.
+template <class V, class Map, class Comb>
+inline typename V::reg fold_row(const float* row, int64_t n, int64_t full, typename V::mask tail, typename V::reg fill) {
+  typename V::reg acc = fill;
+  int64_t c = 0;
+  for (; c < full; c += V::W) acc = Comb::template apply<V>(acc, Map::template apply<V>(V::load(row + c)));
+  if (c < n) acc = Comb::template apply<V>(acc, Map::template apply<V>(V::load_fill(row + c, tail, fill)));
+  return acc;
+}
+
+constexpr int bit_reverse(int k, int bits) {
+  int r = 0;
+  for (int b = 0; b < bits; ++b) r |= ((k >> b) & 1) << (bits - 1 - b);
+  return r;
+}
+
+// W rows at once: v[k] holds the lanes of row bit_reverse(k). Level L pairs
+// v[2i], v[2i+1]: blends put the first's lanes in the low blocks and the
+// second's in the high blocks (blocks of W >> (L + 1) lanes), a block swap
+// lines up the other halves, one Comb adds them. After log2(W) levels (W - 1
+// combines, against W * log2(W) for W separate halvings) lane j holds row j.
+template <class V, class Comb>
+inline typename V::reg transpose_reduce(typename V::reg* v) {
+  int m = V::W;
+  for (int level = 0; level < V::kLevels; ++level, m /= 2) {
+    const auto hi = V::upper_blocks(level);
+    for (int i = 0; i < m / 2; ++i) {
+      const typename V::reg lo_first = V::blend(hi, v[2 * i + 1], v[2 * i]);
+      const typename V::reg hi_first = V::blend(hi, v[2 * i], v[2 * i + 1]);
+      v[i] = Comb::template apply<V>(lo_first, V::swap(hi_first, level));
+    }
+  }
+  return v[0];
+}
+
 template <class V, class Map, class Comb>
 void reduce_rows_t(const float* x, int64_t rows, int64_t n, float* out, float neutral) {
   using R = typename V::reg;
   const R fill = V::set1(neutral);
   const auto tail = V::tail(n % V::W);
   const int64_t full = n - n % V::W;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* row = x + r * n;
-    R acc = fill;
-    int64_t c = 0;
-    for (; c < full; c += V::W) acc = Comb::template apply<V>(acc, Map::template apply<V>(V::load(row + c)));
-    if (c < n) acc = Comb::template apply<V>(acc, Map::template apply<V>(V::load_fill(row + c, tail, fill)));
-    out[r] = hreduce<V, Comb>(acc);
+  int64_t r = 0;
+  for (; r + V::W <= rows; r += V::W) {
+    R v[V::W];
+#pragma GCC unroll 16
+    for (int k = 0; k < V::W; ++k) v[k] = fold_row<V, Map, Comb>(x + (r + bit_reverse(k, V::kLevels)) * n, n, full, tail, fill);
+    V::store(out + r, transpose_reduce<V, Comb>(v));
   }
+  for (; r < rows; ++r) out[r] = hreduce<V, Comb>(fold_row<V, Map, Comb>(x + r * n, n, full, tail, fill));
 }
 
 struct IdentityM {
@@ -207,8 +243,9 @@ int64_t arg_rows(const float* x, int64_t rows, int64_t n, bool last, int64_t* ou
 
 // ---------------------------------------------------------------- Softmax
 // Rows of n <= 2W floats held in two registers (masked; padding lanes read as
-// -inf, so they add exp(-inf) = 0 to the sum). Per row: max by halving, one
-// vector exp, sum by halving, scale, masked stores. Rows whose max is not
+// -inf, so they add exp(-inf) = 0 to the sum). Rows of n <= W go W at a time
+// (softmax_group); others one by one: max by halving, one vector exp, sum by
+// halving, scale, masked stores. Rows whose max is not
 // finite (all -inf, +inf, or NaN that survived the max) take the scalar path
 // with std::exp, the semantics softmax.cc's row kernel has for them; a NaN
 // beside a finite max makes the sum NaN, hence every output NaN, as there too.
@@ -218,29 +255,58 @@ inline void softmax_row_nonfinite(const float* x, int64_t n, float m, float* y) 
   for (int64_t j = 0; j < n; ++j) y[j] /= s;
 }
 
+// W rows of n <= W at once: the maxima and the sums of the W rows come out of
+// transpose_reduce as one register each (lane j = row j), so the W rows share
+// two reductions and one division instead of a halving chain and a scalar
+// division per row. false (nothing written): a row has a non-finite max.
 template <class V>
-void softmax_rows(const float* x, int64_t rows, int64_t n, float* y) {
+bool softmax_group(const float* x, int64_t n, float* y) {
+  using R = typename V::reg;
+  const auto m0 = V::tail(n);
+  const R ninf = V::set1(-std::numeric_limits<float>::infinity());
+  R a[V::W], t[V::W];
+#pragma GCC unroll 16
+  for (int k = 0; k < V::W; ++k) a[k] = V::load_fill(x + k * n, m0, ninf);
+#pragma GCC unroll 16
+  for (int k = 0; k < V::W; ++k) t[k] = a[bit_reverse(k, V::kLevels)];
+  const R mx = transpose_reduce<V, MaxNanC>(t);
+  if (!V::all(V::lt(V::abs(mx), V::set1(std::numeric_limits<float>::infinity())))) return false;
+#pragma GCC unroll 16
+  for (int k = 0; k < V::W; ++k) a[k] = exp<V>(V::sub(a[k], V::lane(mx, k)));
+#pragma GCC unroll 16
+  for (int k = 0; k < V::W; ++k) t[k] = a[bit_reverse(k, V::kLevels)];
+  const R inv = V::div(V::set1(1.0f), transpose_reduce<V, AddC>(t));
+#pragma GCC unroll 16
+  for (int k = 0; k < V::W; ++k) V::store_mask(y + k * n, m0, V::mul(a[k], V::lane(inv, k)));
+  return true;
+}
+
+// One row of n <= 2W in two registers.
+template <class V>
+void softmax_row(const float* xr, int64_t n, float* yr) {
   using R = typename V::reg;
   const float inf = std::numeric_limits<float>::infinity();
   const R ninf = V::set1(-inf);
   const auto m0 = V::tail(n), m1 = V::tail(n > V::W ? n - V::W : 0);
   const bool two = n > V::W;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * n;
-    float* yr = y + r * n;
-    const R a0 = V::load_fill(xr, m0, ninf);
-    const R a1 = two ? V::load_fill(xr + V::W, m1, ninf) : ninf;
-    const float m = hreduce<V, MaxNanC>(V::max(a1, a0));
-    if (!(m > -inf && m < inf)) {
-      softmax_row_nonfinite(xr, n, m, yr);
-      continue;
-    }
-    const R mv = V::set1(m);
-    const R e0 = exp<V>(V::sub(a0, mv)), e1 = two ? exp<V>(V::sub(a1, mv)) : V::set1(0.0f);
-    const R inv = V::set1(1.0f / hreduce<V, AddC>(V::add(e0, e1)));
-    V::store_mask(yr, m0, V::mul(e0, inv));
-    if (two) V::store_mask(yr + V::W, m1, V::mul(e1, inv));
-  }
+  const R a0 = V::load_fill(xr, m0, ninf);
+  const R a1 = two ? V::load_fill(xr + V::W, m1, ninf) : ninf;
+  const float m = hreduce<V, MaxNanC>(V::max(a1, a0));
+  if (!(m > -inf && m < inf)) return softmax_row_nonfinite(xr, n, m, yr);
+  const R mv = V::set1(m);
+  const R e0 = exp<V>(V::sub(a0, mv)), e1 = two ? exp<V>(V::sub(a1, mv)) : V::set1(0.0f);
+  const R inv = V::set1(1.0f / hreduce<V, AddC>(V::add(e0, e1)));
+  V::store_mask(yr, m0, V::mul(e0, inv));
+  if (two) V::store_mask(yr + V::W, m1, V::mul(e1, inv));
+}
+
+template <class V>
+void softmax_rows(const float* x, int64_t rows, int64_t n, float* y) {
+  int64_t r = 0;
+  for (; n <= V::W && r + V::W <= rows; r += V::W)
+    if (!softmax_group<V>(x + r * n, n, y + r * n))
+      for (int64_t i = r; i < r + V::W; ++i) softmax_row<V>(x + i * n, n, y + i * n);
+  for (; r < rows; ++r) softmax_row<V>(x + r * n, n, y + r * n);
 }
 
 // ---------------------------------------------------------------- the table

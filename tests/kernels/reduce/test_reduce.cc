@@ -216,6 +216,14 @@ TEST(Reduce, ShortRowsNaNAndInf) {
     }
 }
 
+TEST(Reduce, ShortRowsSameBitsForAnyThreadCount) {
+  Tensor x = short_rows(5003, 20, 11, -1.0, 1.0, false);
+  for (const char* op : {"ReduceSum", "ReduceMax", "ReduceL2"}) {
+    const Tensor one = run_reduce(op, x, {1}, 0, KernelMode::Fast, 1);
+    for (int threads : {2, 3, 4}) EXPECT_TRUE(tensors_near(run_reduce(op, x, {1}, 0, KernelMode::Fast, threads), one, 0, 0)) << op;
+  }
+}
+
 // Each ISA's row reductions against a double-precision loop (sums) or the
 // engine's NaN-propagating max / min.
 TEST(Reduce, SimdRowsEveryIsa) {
