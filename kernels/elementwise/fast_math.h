@@ -15,10 +15,7 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #define ONNXMINI_NO_TRAPPING_MATH __attribute__((optimize("no-trapping-math")))
 #define ONNXMINI_FAST_MATH_INLINE inline __attribute__((always_inline))
-// std::sqrt etc. without errno: the compiler may then use the SIMD instruction.
-#define ONNXMINI_NO_MATH_ERRNO __attribute__((optimize("no-math-errno")))
 #else
-#define ONNXMINI_NO_MATH_ERRNO
 #define ONNXMINI_NO_TRAPPING_MATH
 #define ONNXMINI_FAST_MATH_INLINE inline
 #endif
