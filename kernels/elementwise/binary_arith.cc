@@ -1,7 +1,9 @@
 // Add, Sub, Mul, Div, Pow, Mod with numpy broadcasting.
 // Data layout: dense row-major inputs; BinaryKernel walks the BroadcastPlan's
 // contiguous runs (vector-vector, vector-scalar, scalar-vector loops that the
-// compiler vectorises) split across threads, or the reference index loop.
+// compiler vectorises; whole rows at a time for 2-D plans with short runs)
+// split across threads, or the reference index loop. float32 Add/Sub/Mul/Div
+// use the AVX-512 / AVX2 row kernels of kernels/simd/ (kSimdOp) when the CPU has them.
 // float16/bfloat16 are computed in float and rounded back per element.
 #include <cmath>
 #include <type_traits>
@@ -15,16 +17,19 @@ namespace {
 
 struct AddOp : BinaryOpDefaults {
   using Types = NumericTypes;
+  static constexpr int kSimdOp = simd::kAdd;
   explicit AddOp(const KernelInfo&) {}
   template <class C> C operator()(C a, C b) const { return static_cast<C>(a + b); }
 };
 struct SubOp : BinaryOpDefaults {
   using Types = NumericTypes;
+  static constexpr int kSimdOp = simd::kSub;
   explicit SubOp(const KernelInfo&) {}
   template <class C> C operator()(C a, C b) const { return static_cast<C>(a - b); }
 };
 struct MulOp : BinaryOpDefaults {
   using Types = NumericTypes;
+  static constexpr int kSimdOp = simd::kMul;
   explicit MulOp(const KernelInfo&) {}
   template <class C> C operator()(C a, C b) const { return static_cast<C>(a * b); }
 };
@@ -40,6 +45,7 @@ template <class C> C int_div(C a, C b) {
 
 struct DivOp : BinaryOpDefaults {
   using Types = NumericTypes;
+  static constexpr int kSimdOp = simd::kDiv;
   static constexpr bool kIntegerDivisor = true;
   explicit DivOp(const KernelInfo&) {}
   template <class C> C operator()(C a, C b) const {

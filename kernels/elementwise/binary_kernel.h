@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "kernels/elementwise/elementwise.h"
+#include "kernels/simd/f32_kernels.h"
 
 namespace onnxmini {
 namespace ew {
@@ -25,6 +26,7 @@ struct BinaryOpDefaults {
   static constexpr bool kUnidirectional = false;  // true: B must broadcast to A's shape (PRelu)
   static constexpr const char* kNameA = "A";
   static constexpr const char* kNameB = "B";
+  static constexpr int kSimdOp = -1;              // a simd::BinOp: float32 runs the ISA's SIMD rows
   // Run-time checks that depend on the dtype (e.g. Mod's fmod=0 on floats).
   void check(const KernelContext&, DType) const {}
 };
@@ -36,6 +38,26 @@ void check_no_zero_divisor(const KernelContext& ctx, const Tensor& b, const char
   const T* p = cdata<T>(b);
   for (int64_t i = 0; i < b.numel(); ++i)
     if (p[i] == T(0)) ctx.fail("integer division by zero: {} element {} is 0", name, i);
+}
+
+// float32 Add/Sub/Mul/Div with the ISA's SIMD rows (kernels/simd/f32_kernels.h).
+// Data layout: a 2-D plan with short runs is split into blocks of whole rows;
+// any other plan is cut by for_each_piece into pieces of one (possibly partial)
+// run, each a one-row call. false: no SIMD table (portable), use binary_fast.
+inline bool binary_f32_simd(const BroadcastPlan& plan, const float* a, const float* b, float* y, int op,
+                            ThreadPool* pool) {
+  const simd::BinaryRowsFn fn = simd::f32_kernels().binary[op];
+  if (!fn) return false;
+  const bool va = plan.inner_stride(0) != 0, vb = plan.inner_stride(1) != 0;
+  if (short_rows_2d(plan)) {
+    const simd::BinaryRows p{a, plan.strides[0][0], va, b, plan.strides[1][0], vb, y, plan.inner};
+    for_each_row_block(plan, pool, [&](int64_t r0, int64_t r1) { fn(p, r0, r1); });
+  } else {
+    for_each_piece(plan, pool, [&](const int64_t* off, int64_t n, int64_t o) {
+      fn(simd::BinaryRows{a + off[0], 0, va, b + off[1], 0, vb, y + o, n}, 0, 1);
+    });
+  }
+  return true;
 }
 
 template <typename Op>
@@ -74,6 +96,11 @@ class BinaryKernel : public Kernel {
         binary_reference(y.shape(), a.shape(), sb, cdata<TA>(a), cdata<TB>(b), mdata<TO>(y), op_);
       } else {
         BroadcastPlan plan({a.shape(), sb});
+        if constexpr (Op::kSimdOp >= 0 && std::is_same<TA, float>::value && std::is_same<TB, float>::value &&
+                      std::is_same<TO, float>::value) {
+          if (binary_f32_simd(plan, cdata<float>(a), cdata<float>(b), mdata<float>(y), Op::kSimdOp, ctx.threads()))
+            return;
+        }
         binary_fast(plan, cdata<TA>(a), cdata<TB>(b), mdata<TO>(y), op_, ctx.threads());
       }
     });

@@ -158,6 +158,31 @@ void for_each_piece(const BroadcastPlan& plan, ThreadPool* pool, Piece&& piece) 
   });
 }
 
+// A plan of two merged dims whose runs are short (< kGrain): [N,1] op [N,C],
+// [C] op [N,C], [N,1] op [1,C]. for_each_piece would pay a cursor step, a
+// lambda call and the four-way branch per run of C elements; here each thread
+// takes whole rows and calls rows(r0, r1), with the row strides read once.
+inline bool short_rows_2d(const BroadcastPlan& plan) { return plan.dims.size() == 2 && plan.inner < kGrain; }
+
+template <typename Rows>
+void for_each_row_block(const BroadcastPlan& plan, ThreadPool* pool, Rows&& rows) {
+  parallel_for(pool, plan.outer, std::max<int64_t>(1, kGrain / plan.inner), [&](int64_t r0, int64_t r1) { rows(r0, r1); });
+}
+
+// Rows [r0, r1) of y = f(a, b) on a 2-D plan, with the vector/scalar choice of
+// each operand a template argument so that the inner loop has no branch.
+template <bool VA, bool VB, typename TA, typename TB, typename TO, typename F>
+void binary_rows(const BroadcastPlan& plan, const TA* a, const TB* b, TO* y, const F& f, int64_t r0, int64_t r1) {
+  const int64_t cols = plan.inner, ra = plan.strides[0][0], rb = plan.strides[1][0];
+  for (int64_t r = r0; r < r1; ++r) {
+    const TA* pa = a + r * ra;
+    const TB* pb = b + r * rb;
+    TO* py = y + r * cols;
+    for (int64_t c = 0; c < cols; ++c)
+      py[c] = Num<TO>::store(f(Num<TA>::load(pa[VA ? c : 0]), Num<TB>::load(pb[VB ? c : 0])));
+  }
+}
+
 // y = f(a, b) over a plan of two inputs. The four loops (vector-vector,
 // vector-scalar, scalar-vector, scalar-scalar) have unit or no stride, so the
 // compiler vectorises them.
@@ -165,6 +190,15 @@ template <typename TA, typename TB, typename TO, typename F>
 void binary_fast(const BroadcastPlan& plan, const TA* a, const TB* b, TO* y, const F& f, ThreadPool* pool) {
   using NA = Num<TA>; using NB = Num<TB>; using NO = Num<TO>;
   const bool va = plan.inner_stride(0) != 0, vb = plan.inner_stride(1) != 0;
+  if (short_rows_2d(plan)) {
+    for_each_row_block(plan, pool, [&](int64_t r0, int64_t r1) {
+      if (va && vb) binary_rows<true, true>(plan, a, b, y, f, r0, r1);
+      else if (va) binary_rows<true, false>(plan, a, b, y, f, r0, r1);
+      else if (vb) binary_rows<false, true>(plan, a, b, y, f, r0, r1);
+      else binary_rows<false, false>(plan, a, b, y, f, r0, r1);
+    });
+    return;
+  }
   for_each_piece(plan, pool, [&](const int64_t* off, int64_t n, int64_t o) {
     const TA* pa = a + off[0];
     const TB* pb = b + off[1];

@@ -3,13 +3,18 @@
 // Not, BitwiseNot. Each op is a functor run by UnaryKernel over a dense input
 // (one flat loop, chunks of kGrain elements per thread). float16/bfloat16 are
 // computed in float; float and double call the <cmath> function of their type,
-// except the float32 fast path of Exp, Tanh and Sigmoid (fast_math.h).
+// except the float32 fast path of Exp, Tanh and Sigmoid (fast_math.h) and Sqrt
+// (SIMD square root, exact).
 #include <cmath>
 #include <type_traits>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "kernels/elementwise/fast_math.h"
 #include "kernels/elementwise/unary_kernel.h"
 #include "kernels/registry.h"
+#include "kernels/simd/f32_kernels.h"
 
 namespace onnxmini {
 namespace ew {
@@ -23,7 +28,6 @@ namespace {
     template <class C> C operator()(C x) const { return EXPR; } \
   };
 
-ONNXMINI_FLOAT_UNARY(Sqrt, std::sqrt(x))
 ONNXMINI_FLOAT_UNARY(Log, std::log(x))
 ONNXMINI_FLOAT_UNARY(Reciprocal, C(1) / x)
 ONNXMINI_FLOAT_UNARY(Floor, std::floor(x))
@@ -42,6 +46,26 @@ ONNXMINI_FLOAT_UNARY(Asinh, std::asinh(x))
 ONNXMINI_FLOAT_UNARY(Acosh, std::acosh(x))
 ONNXMINI_FLOAT_UNARY(Atanh, std::atanh(x))
 #undef ONNXMINI_FLOAT_UNARY
+
+// Sqrt, float32 fast path: std::sqrt may set errno, so the compiler keeps it a
+// scalar call per element (optimize("no-math-errno") on a function does not
+// change that in GCC 12). The square root itself is exact (IEEE), so the SIMD
+// vsqrtps of the AVX-512/AVX2 table, or SSE2 sqrtps (x86-64 baseline) on the
+// portable level, gives the same bits.
+struct SqrtOp : UnaryOpDefaults {
+  using Types = FloatTypes;
+  static constexpr bool kFastFloat = true;
+  explicit SqrtOp(const KernelInfo&) {}
+  template <class C> C operator()(C x) const { return std::sqrt(x); }
+  static void fast_run(const float* x, float* y, int64_t n) {
+    if (const simd::UnaryFn fn = simd::f32_kernels().sqrt) return fn(x, y, n);
+    int64_t i = 0;
+#if defined(__SSE2__)
+    for (; i + 4 <= n; i += 4) _mm_storeu_ps(y + i, _mm_sqrt_ps(_mm_loadu_ps(x + i)));
+#endif
+    for (; i < n; ++i) y[i] = std::sqrt(x[i]);
+  }
+};
 
 // Exp, Tanh and Sigmoid are the hot ones in real models: their float32 fast
 // path uses the vectorisable approximations of fast_math.h.

@@ -8,11 +8,15 @@
 // unless it is the first element, where it stays.
 //
 // Data layout: the input is (outer, n, inner) around `axis`. With inner == 1
-// each output scans one contiguous run. With inner > 1 a tile of kTile
+// each output scans one contiguous run; float32 runs of n <= 64 go W rows at a
+// time through the AVX-512/AVX2 kernel (one row per lane, gathered columns). With inner > 1 a tile of kTile
 // neighbouring outputs scans rows of the tile together: the inner loop runs
 // over contiguous memory with a running best value and index per column.
 // Work is split over outer x tiles.
+#include <type_traits>
+
 #include "kernels/registry.h"
+#include "kernels/simd/f32_kernels.h"
 #include "kernels/tensor/tensor_utils.h"
 
 namespace onnxmini {
@@ -54,11 +58,23 @@ void arg_reference(const T* x, int64_t outer, int64_t n, int64_t inner, bool las
     }
 }
 
+// Short float32 rows with a SIMD table: groups of W rows are scanned together,
+// one row per lane (f32_kernels_impl.h); returns the rows done from o0 on.
+template <typename Cmp, typename T>
+int64_t arg_rows_simd(const T* x, int64_t o0, int64_t o1, int64_t n, bool last, int64_t* out) {
+  if constexpr (std::is_same<T, float>::value) {
+    const simd::F32Kernels& k = simd::f32_kernels();
+    const simd::ArgRowsFn fn = k.arg_rows[std::is_same<Cmp, Greater>::value ? 1 : 0];
+    if (fn && n <= k.arg_max_len) return fn(x + o0 * n, o1 - o0, n, last, out + o0);
+  }
+  return 0;
+}
+
 template <typename Cmp, typename T>
 void arg_fast(const T* x, int64_t outer, int64_t n, int64_t inner, bool last, int64_t* out, ThreadPool* pool) {
   if (inner == 1) {
     parallel_for(pool, outer, std::max<int64_t>(1, 16384 / n), [&](int64_t o0, int64_t o1) {
-      for (int64_t o = o0; o < o1; ++o) {
+      for (int64_t o = o0 + arg_rows_simd<Cmp>(x, o0, o1, n, last, out); o < o1; ++o) {
         const T* row = x + o * n;
         T best = row[0];
         int64_t at = 0;

@@ -13,7 +13,8 @@
 // the input is viewed as (outer, reduced, inner) in place; otherwise it is
 // first transposed to (kept..., reduced...) so that inner = 1. Then:
 //  - inner == 1: each output reduces one contiguous run of `reduced` elements
-//    (reduce_rows);
+//    (reduce_rows; float32 rows of <= 64 with AVX2/AVX-512: reduce_short_rows,
+//    one SIMD register per row);
 //  - inner  > 1: each output tile of kTile neighbours accumulates rows of
 //    `inner` elements, a contiguous vectorisable loop (reduce_columns).
 // Work is split over outer x (inner tiles or row blocks) and is independent of
@@ -81,6 +82,28 @@ void reduce_rows(const T* x, int64_t outer, int64_t n, const A* shift, A* out, T
                  }
                });
   for (int64_t o = 0; o < outer; ++o) out[o] = combine_pairwise<Op>(partial.data() + o * blocks, blocks);
+}
+
+// Short float32 rows (n <= kShortRow) with a SIMD table: one register per row
+// (f32_kernels_impl.h) instead of the 8-lane pairwise engine, its per-row
+// partials and its merge; the few terms per lane keep the pairwise accuracy.
+constexpr int64_t kShortRow = 64;
+
+template <typename Op, typename T, typename A>
+bool reduce_short_rows(const T* x, int64_t outer, int64_t n, A* out, ThreadPool* pool) {
+  if constexpr (std::is_same<T, float>::value && Op::kSimdRow >= 0) {
+    const simd::ReduceRowsFn fn = simd::f32_kernels().reduce_rows[Op::kSimdRow];
+    if (!fn || n > kShortRow) return false;
+    // Threads take blocks of 16 rows (a multiple of every SIMD width), so rows
+    // are grouped the same way for any thread count: bit-identical results.
+    const int64_t blocks = (outer + 15) / 16;
+    parallel_for(pool, blocks, std::max<int64_t>(1, 2048 / n), [&](int64_t b0, int64_t b1) {
+      const int64_t o0 = b0 * 16, o1 = std::min(outer, b1 * 16);
+      fn(x + o0 * n, o1 - o0, n, out + o0);
+    });
+    return true;
+  }
+  return false;
 }
 
 // ---- inner > 1: columns ----
@@ -207,12 +230,24 @@ void reduce_fast(KernelContext& ctx, const Tensor& x, const ReducePlan& plan, co
     in = moved.data<T>();
   }
   const int64_t outputs = plan.outer * plan.inner;
-  std::vector<A> acc(outputs), sh;
-  if (shift) sh.assign(shift->begin(), shift->end());
-  if (plan.n == 0) std::fill(acc.begin(), acc.end(), Op::init());
-  else if (plan.inner == 1) reduce_rows<Op>(in, plan.outer, plan.n, shift ? sh.data() : nullptr, acc.data(), ctx.threads());
-  else reduce_columns<Op>(in, plan.outer, plan.n, plan.inner, shift ? sh.data() : nullptr, acc.data(), ctx.threads());
   T* out = y.mutable_data<T>();
+  // Accumulators: the output itself when they have its type (float, double),
+  // finalised in place; a separate buffer otherwise (integers in int64 / double).
+  std::vector<A> acc_buffer, sh;
+  A* acc;
+  if constexpr (std::is_same<A, T>::value) {
+    acc = out;
+  } else {
+    acc_buffer.resize(outputs);
+    acc = acc_buffer.data();
+  }
+  if (shift) sh.assign(shift->begin(), shift->end());
+  if (plan.n == 0) std::fill(acc, acc + outputs, Op::init());
+  else if (plan.inner == 1) {
+    if (shift || !reduce_short_rows<Op>(in, plan.outer, plan.n, acc, ctx.threads()))
+      reduce_rows<Op>(in, plan.outer, plan.n, shift ? sh.data() : nullptr, acc, ctx.threads());
+  }
+  else reduce_columns<Op>(in, plan.outer, plan.n, plan.inner, shift ? sh.data() : nullptr, acc, ctx.threads());
   for (int64_t o = 0; o < outputs; ++o) out[o] = static_cast<T>(Op::finalize(acc[o], plan.n));
 }
 

@@ -8,11 +8,15 @@
 // Accumulators: float stays float (the engine sums pairwise, see reduce.cc),
 // double stays double, integers accumulate in int64 (or double where the op
 // takes logs/exps/square roots: kIntAsDouble).
+// kSimdRow: the simd::RowKind whose accumulation equals this op's for float32
+// (its map folded with its combine), or -1; finalize is applied after.
 #pragma once
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+
+#include "kernels/simd/f32_kernels.h"
 
 namespace onnxmini {
 namespace reduce_ops {
@@ -23,6 +27,7 @@ constexpr bool is_float_v = std::is_floating_point<T>::value;
 template <typename T, typename A>
 struct Sum {
   static constexpr bool kIntAsDouble = false;
+  static constexpr int kSimdRow = simd::kRowSum;
   static A init() { return A(0); }
   static A map(A x, A) { return x; }
   static A combine(A a, A b) { return a + b; }
@@ -31,17 +36,20 @@ struct Sum {
 
 template <typename T, typename A>
 struct SumSquare : Sum<T, A> {
+  static constexpr int kSimdRow = simd::kRowSumSquare;
   static A map(A x, A) { return x * x; }
 };
 
 template <typename T, typename A>
 struct L1 : Sum<T, A> {
+  static constexpr int kSimdRow = simd::kRowAbs;
   static A map(A x, A) { return x < 0 ? -x : x; }
 };
 
 template <typename T, typename A>
 struct L2 : Sum<T, A> {
   static constexpr bool kIntAsDouble = true;
+  static constexpr int kSimdRow = simd::kRowSumSquare;
   static A map(A x, A) { return x * x; }
   static A finalize(A a, int64_t) { return static_cast<A>(std::sqrt(static_cast<double>(a))); }
 };
@@ -61,6 +69,7 @@ struct LogSum : Sum<T, A> {
 template <typename T, typename A>
 struct Prod {
   static constexpr bool kIntAsDouble = false;
+  static constexpr int kSimdRow = -1;
   static A init() { return A(1); }
   static A map(A x, A) { return x; }
   static A combine(A a, A b) { return a * b; }
@@ -71,6 +80,7 @@ struct Prod {
 template <typename T, typename A>
 struct Max {
   static constexpr bool kIntAsDouble = false;
+  static constexpr int kSimdRow = simd::kRowMax;
   static A init() {
     if constexpr (is_float_v<T>) return -std::numeric_limits<A>::infinity();
     else return static_cast<A>(std::numeric_limits<T>::lowest());
@@ -83,6 +93,7 @@ struct Max {
 template <typename T, typename A>
 struct Min {
   static constexpr bool kIntAsDouble = false;
+  static constexpr int kSimdRow = simd::kRowMin;
   static A init() {
     if constexpr (is_float_v<T>) return std::numeric_limits<A>::infinity();
     else return static_cast<A>(std::numeric_limits<T>::max());
@@ -98,6 +109,7 @@ struct Min {
 template <typename T, typename A>
 struct SumExp : Sum<T, A> {
   static constexpr bool kIntAsDouble = true;
+  static constexpr int kSimdRow = -1;
   static A map(A x, A shift) { return static_cast<A>(std::exp(x - shift)); }
   static A finalize(A a, int64_t) { return static_cast<A>(std::log(a)); }
 };

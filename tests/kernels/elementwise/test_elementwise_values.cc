@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "tests/common/simd_isas.h"
 #include "tests/kernels/elementwise/op_test_util.h"
 
 namespace onnxmini {
@@ -225,6 +226,41 @@ TEST(ElementwiseValues, IntegerUnaryOps) {
   EXPECT_TRUE(tensors_near(run_op(13, "Neg", {x}), Tensor::from_vector<int32_t>({4}, {7, 0, -3, INT32_MAX})));
   EXPECT_TRUE(tensors_near(run_op(14, "Relu", {x}), Tensor::from_vector<int32_t>({4}, {0, 0, 3, 0})));
   EXPECT_TRUE(tensors_near(run_op(18, "BitwiseNot", {x}), Tensor::from_vector<int32_t>({4}, {6, -1, -4, INT32_MAX - 1})));
+}
+
+// Sqrt's float32 fast path (SIMD or errno-free loop) is exact: the same value
+// as std::sqrt for every length 1..40 (SIMD tails), specials included.
+std::vector<float> sqrt_inputs(int64_t n, uint32_t seed) {
+  const float specials[] = {0.0f, -0.0f, kInf, -kInf, kNaN, -1.0f, 1e-45f, 3.4e38f, 2.0f};
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(0.0f, 100.0f);
+  std::vector<float> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = i % 5 == 3 ? specials[(i / 5) % 9] : d(rng);
+  return v;
+}
+
+TEST(ElementwiseValues, SqrtIsExact) {
+  for (int64_t n : {1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 40, 100000}) {
+    Tensor x = Tensor::from_vector<float>({n}, sqrt_inputs(n, static_cast<uint32_t>(n)));
+    Tensor y = run_op(14, "Sqrt", {x}, nullptr, KernelMode::Fast, 4);
+    for (int64_t i = 0; i < n; ++i) {
+      const float want = std::sqrt(x.data<float>()[i]), got = y.data<float>()[i];
+      ASSERT_TRUE(got == want || (std::isnan(got) && std::isnan(want))) << n << " [" << i << "] " << got << " vs " << want;
+    }
+  }
+}
+
+TEST(ElementwiseValues, SimdSqrtEveryIsa) {
+  for (const simd::F32Kernels* k : simd_tables())
+    for (int64_t n = 0; n <= 40; ++n) {
+      std::vector<float> x = sqrt_inputs(n, 7), y(n + 1, -5.0f);
+      k->sqrt(x.data(), y.data(), n);
+      for (int64_t i = 0; i < n; ++i) {
+        const float want = std::sqrt(x[i]);
+        ASSERT_TRUE(y[i] == want || (std::isnan(y[i]) && std::isnan(want))) << isa_of(*k) << " n " << n << " [" << i << "]";
+      }
+      EXPECT_EQ(y[n], -5.0f) << isa_of(*k) << " wrote past n = " << n;
+    }
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 // Pools, normalizations, Softmax / LogSoftmax: hand-computed values, fast vs
-// reference on random shapes, and error messages.
+// reference on random shapes, short Softmax rows (SIMD, every ISA, with -inf /
+// +inf / NaN rows), and error messages.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
+#include "tests/common/simd_isas.h"
 #include "tests/kernels/nn/nn_test_util.h"
 
 namespace onnxmini {
@@ -257,6 +259,59 @@ TEST(Softmax, ErrorAxis) {
   mb.output("Y");
   std::string e = error_message([&] { auto s = mb.session(); run_single(*s, {{"X", random_tensor(DType::Float32, {2, 3}, 1)}}); });
   EXPECT_EQ(e, "Softmax 'sm': axis 2 is out of range for input of rank 2");
+}
+
+// Short rows: len 1..33 (32 is AVX-512's two-register limit, 16 AVX2's),
+// values spread over [-120, 20] so some exps are flushed (below e^-87) and
+// some rows have -inf / +inf / NaN entries or are all -inf.
+Tensor softmax_rows_input(int64_t rows, int64_t len, uint32_t seed) {
+  Tensor x = random_tensor(DType::Float32, {rows, len}, seed, -120, 20);
+  std::mt19937 rng(seed);
+  float* p = x.mutable_data<float>();
+  for (int64_t r = 0; r < rows; ++r) {
+    const int kind = static_cast<int>(r % 7);
+    const float special = kind == 1 ? -INFINITY : kind == 2 ? INFINITY : kind == 3 ? NAN : 0.0f;
+    if (kind >= 1 && kind <= 3) p[r * len + rng() % len] = special;
+    if (kind == 4)
+      for (int64_t j = 0; j < len; ++j) p[r * len + j] = -INFINITY;
+  }
+  return x;
+}
+
+TEST(Softmax, ShortRowsFastMatchesReference) {
+  const int64_t row_counts[] = {1, 7, 16, 100};
+  for (int64_t len = 1; len <= 33; ++len) {
+    const int64_t rows = row_counts[len % 4];
+    ModelBuilder mb(13);
+    mb.input("X", DType::Float32, {rows, len});
+    mb.node("Softmax", {"X"}, {"Y"}).attr("axis", int64_t{-1});
+    mb.output("Y");
+    auto r = run_fast_and_reference(mb, {{"X", softmax_rows_input(rows, len, static_cast<uint32_t>(len))}});
+    EXPECT_TRUE(tensors_near(r.first[0], r.second[0], 1e-6, 1e-5)) << "len " << len;
+  }
+}
+
+// Each ISA's softmax rows against the double formula (NaN where it is NaN).
+TEST(Softmax, SimdRowsEveryIsa) {
+  for (const simd::F32Kernels* k : simd_tables())
+    for (int64_t len = 1; len <= k->softmax_max_len; ++len) {
+      const int64_t rows = 37;  // two groups of 16 (AVX-512) / four of 8 (AVX2) and single rows
+      Tensor x = softmax_rows_input(rows, len, static_cast<uint32_t>(len + 50));
+      const float* px = x.data<float>();
+      std::vector<float> y(rows * len + 1, -3.0f);
+      k->softmax_rows(px, rows, len, y.data());
+      EXPECT_EQ(y[rows * len], -3.0f) << isa_of(*k) << " wrote past the rows, len " << len;
+      for (int64_t r = 0; r < rows; ++r) {
+        double m = -INFINITY, s = 0;
+        for (int64_t j = 0; j < len; ++j) m = std::max(m, static_cast<double>(px[r * len + j]));
+        for (int64_t j = 0; j < len; ++j) s += std::exp(px[r * len + j] - m);
+        for (int64_t j = 0; j < len; ++j) {
+          const double want = std::exp(px[r * len + j] - m) / s, got = y[r * len + j];
+          if (std::isnan(want)) EXPECT_TRUE(std::isnan(got)) << isa_of(*k) << " len " << len << " row " << r;
+          else EXPECT_NEAR(got, want, 1e-6 + 1e-5 * want) << isa_of(*k) << " len " << len << " row " << r << " j " << j;
+        }
+      }
+    }
 }
 
 }  // namespace

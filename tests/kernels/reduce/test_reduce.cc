@@ -1,9 +1,11 @@
 // Reduce* and ArgMin/ArgMax: hand-computed values, fast (pairwise, 4 threads)
 // vs reference (double accumulation) on random and large shapes, opset
 // variants of the axes, keepdims, noop_with_empty_axes, zero-size reductions,
-// float32 summation accuracy and the error cases.
+// float32 summation accuracy and the error cases; short float32 rows (SIMD
+// row reductions, ArgMin/ArgMax across rows) on every ISA, NaN / inf included.
 #include <cmath>
 
+#include "tests/common/simd_isas.h"
 #include "tests/kernels/tensor/node_runner.h"
 
 namespace onnxmini {
@@ -172,6 +174,135 @@ TEST(ArgMinMax, Errors) {
   EXPECT_NE(msg.find("ArgMax 'n1': axis 2 is out of range [-2, 2)"), std::string::npos) << msg;
   msg = node_error("ArgMin", 13, {Tensor(DType::Float32, {2, 0})}, [](NodeBuilder& n) { n.attr("axis", int64_t{1}); });
   EXPECT_NE(msg.find("ArgMin 'n1': cannot take the arg of an empty axis 1"), std::string::npos) << msg;
+}
+
+// ---- short float32 rows (kernels/simd) ----
+
+// [rows, n] with values in [lo, hi); with `specials`, about one element in six is
+// NaN, +inf or -inf (some rows start with one, some have several).
+Tensor short_rows(int64_t rows, int64_t n, uint32_t seed, double lo, double hi, bool specials) {
+  Tensor x = random_tensor(DType::Float32, {rows, n}, seed, lo, hi);
+  if (!specials) return x;
+  std::mt19937 rng(seed);
+  const float v[] = {NAN, INFINITY, -INFINITY};
+  for (int64_t i = 0; i < x.numel(); ++i)
+    if (rng() % 6 == 0) x.mutable_data<float>()[i] = v[rng() % 3];
+  return x;
+}
+
+const int64_t kShortRowCounts[] = {1, 3, 16, 17, 40, 100};
+
+TEST(Reduce, ShortRowsFastMatchesReference) {
+  // Rows of 1..65 floats over the last axis (64 is the SIMD path's limit, 65 the
+  // pairwise engine), every tail of the 8 / 16 lanes.
+  for (const char* op : {"ReduceSum", "ReduceSumSquare", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL1",
+                         "ReduceL2", "ReduceLogSum"})
+    for (int64_t n = 1; n <= 65; ++n) {
+      const bool log = std::string(op) == "ReduceLogSum";
+      Tensor x = short_rows(kShortRowCounts[n % 6], n, static_cast<uint32_t>(n), log ? 0.1 : -1.0, 1.0, false);
+      const int64_t keep = n % 2;
+      EXPECT_TRUE(fast_matches_reference(op, 18, {x, i64({-1})}, [&](NodeBuilder& b) { b.attr("keepdims", keep); }, 1,
+                                         1e-5, 1e-4))
+          << op << " n " << n;
+    }
+}
+
+TEST(Reduce, ShortRowsNaNAndInf) {
+  // Max / Min propagate NaN and keep infinities; sums turn them into NaN / inf.
+  for (const char* op : {"ReduceMax", "ReduceMin", "ReduceSum", "ReduceSumSquare", "ReduceL1"})
+    for (int64_t n : {1, 5, 8, 16, 20, 33, 64}) {
+      Tensor x = short_rows(50, n, static_cast<uint32_t>(n + 7), -1.0, 1.0, true);
+      EXPECT_TRUE(fast_matches_reference(op, 18, {x, i64({1})}, nullptr, 1, 1e-5, 1e-4)) << op << " n " << n;
+    }
+}
+
+TEST(Reduce, ShortRowsSameBitsForAnyThreadCount) {
+  Tensor x = short_rows(5003, 20, 11, -1.0, 1.0, false);
+  for (const char* op : {"ReduceSum", "ReduceMax", "ReduceL2"}) {
+    const Tensor one = run_reduce(op, x, {1}, 0, KernelMode::Fast, 1);
+    for (int threads : {2, 3, 4}) EXPECT_TRUE(tensors_near(run_reduce(op, x, {1}, 0, KernelMode::Fast, threads), one, 0, 0)) << op;
+  }
+}
+
+// Each ISA's row reductions against a double-precision loop (sums) or the
+// engine's NaN-propagating max / min.
+TEST(Reduce, SimdRowsEveryIsa) {
+  for (const simd::F32Kernels* k : simd_tables())
+    for (int64_t n = 1; n <= 64; ++n) {
+      Tensor x = short_rows(6, n, static_cast<uint32_t>(n), -2.0, 2.0, n % 3 == 0);
+      const float* px = x.data<float>();
+      for (int kind = 0; kind < simd::kNumRowKinds; ++kind) {
+        std::vector<float> out(6);
+        k->reduce_rows[kind](px, 6, n, out.data());
+        for (int64_t r = 0; r < 6; ++r) {
+          double want = kind == simd::kRowMax ? -INFINITY : kind == simd::kRowMin ? INFINITY : 0.0, mag = 0;
+          for (int64_t j = 0; j < n; ++j) {
+            const double v = px[r * n + j];
+            if (kind == simd::kRowMax) want = (want > v || want != want) ? want : v;
+            else if (kind == simd::kRowMin) want = (want < v || want != want) ? want : v;
+            else want += kind == simd::kRowSum ? v : kind == simd::kRowSumSquare ? v * v : std::fabs(v);
+            mag += kind == simd::kRowSumSquare ? v * v : std::fabs(v);
+          }
+          const double got = out[r];
+          if (std::isnan(want) || std::isinf(want)) {
+            EXPECT_TRUE(got == want || (std::isnan(got) && std::isnan(want))) << isa_of(*k) << " kind " << kind << " n " << n;
+          } else {
+            EXPECT_NEAR(got, want, 1e-5 + 1e-6 * mag) << isa_of(*k) << " kind " << kind << " n " << n << " row " << r;
+          }
+        }
+      }
+    }
+}
+
+TEST(ArgMinMax, ShortRowsTiesNaNInfFastMatchesReference) {
+  // Rows of 1..65 (64 is the SIMD limit), row counts around the 8 / 16 rows of a
+  // group; values from a small set so ties are common; NaN / inf anywhere,
+  // leading NaN included.
+  for (int64_t n = 1; n <= 65; ++n)
+    for (bool specials : {false, true}) {
+      const int64_t rows = kShortRowCounts[n % 6] + (specials ? 1 : 0);
+      Tensor x = short_rows(rows, n, static_cast<uint32_t>(3 * n + specials), 0.0, 4.0, specials);
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        float& v = x.mutable_data<float>()[i];
+        if (std::isfinite(v)) v = std::floor(v);
+      }
+      for (const char* op : {"ArgMax", "ArgMin"})
+        for (int64_t last : {0, 1})
+          EXPECT_TRUE(fast_matches_reference(op, 13, {x}, [&](NodeBuilder& b) {
+            b.attr("axis", int64_t{-1}).attr("keepdims", int64_t{0}).attr("select_last_index", last);
+          })) << op << " n " << n << " last " << last << " specials " << specials;
+    }
+}
+
+// Each ISA's ArgMin/ArgMax rows against the scalar scan: whole groups only (the
+// return value), nothing written past them.
+TEST(ArgMinMax, SimdRowsEveryIsa) {
+  for (const simd::F32Kernels* k : simd_tables())
+    for (int64_t n = 1; n <= k->arg_max_len; ++n) {
+      const int64_t rows = 37;
+      Tensor x = short_rows(rows, n, static_cast<uint32_t>(n), 0.0, 3.0, n % 2 == 0);
+      const float* px = x.data<float>();
+      for (int is_max = 0; is_max < 2; ++is_max)
+        for (bool last : {false, true}) {
+          std::vector<int64_t> out(rows, -1);
+          const int64_t done = k->arg_rows[is_max](px, rows, n, last, out.data());
+          const int64_t width = k->isa == cpu::Isa::Avx512 ? 16 : 8;
+          ASSERT_EQ(done, rows / width * width) << isa_of(*k);
+          for (int64_t r = 0; r < rows; ++r) {
+            int64_t want = -1;
+            if (r < done) {
+              float best = px[r * n];
+              want = 0;
+              for (int64_t j = 1; j < n; ++j) {
+                const float v = px[r * n + j];
+                const bool take = is_max ? (last ? v >= best : v > best) : (last ? v <= best : v < best);
+                if (take) best = v, want = j;
+              }
+            }
+            ASSERT_EQ(out[r], want) << isa_of(*k) << " n " << n << " row " << r << " max " << is_max << " last " << last;
+          }
+        }
+    }
 }
 
 }  // namespace

@@ -1,0 +1,25 @@
+// The float32 SIMD tables (kernels/simd/f32_kernels.h) this machine can run,
+// so that tests check every ISA's kernels (AVX2 and AVX-512), not only the
+// active one. The portable level has no table: the op-level tests cover it
+// when run with ONNXMINI_ISA=portable (tests/CMakeLists.txt does).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "kernels/cpu_features.h"
+#include "kernels/simd/f32_kernels.h"
+
+namespace onnxmini {
+namespace test {
+
+inline std::vector<const simd::F32Kernels*> simd_tables() {
+  std::vector<const simd::F32Kernels*> v;
+  if (cpu::hw_has_avx2_fma()) v.push_back(&simd::f32_kernels_for(cpu::Isa::Avx2));
+  if (cpu::hw_has_avx512()) v.push_back(&simd::f32_kernels_for(cpu::Isa::Avx512));
+  return v;
+}
+
+inline std::string isa_of(const simd::F32Kernels& k) { return cpu::isa_name(k.isa); }
+
+}  // namespace test
+}  // namespace onnxmini
