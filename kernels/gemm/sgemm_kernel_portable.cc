@@ -65,7 +65,7 @@ void kernel_ib(int64_t kc, const float* a, const float* b, const int64_t* boff, 
 
 template <int... Ms>
 constexpr SgemmKernelSet make_set(std::integer_sequence<int, Ms...>) {
-  return SgemmKernelSet{cpu::Isa::Portable, MR, NR, 4 * 32, 256, 2048, {nullptr, &kernel<Ms + 1>...}, nullptr, {nullptr, &kernel_ib<Ms + 1>...}, {}, {}, false};
+  return SgemmKernelSet{cpu::Isa::Portable, MR, NR, 4 * 32, 256, 2048, {nullptr, &kernel<Ms + 1>...}, nullptr, {nullptr, &kernel_ib<Ms + 1>...}, {}, {}, false, {}};
 }
 
 }  // namespace

@@ -2,8 +2,10 @@
 // __mmask16 masks for row tails, 32-bit gathers for ArgMin/ArgMax.
 #include <immintrin.h>
 
-// GCC 12 reports a false -Wmaybe-uninitialized inside its own intrinsic headers.
+// GCC 12 reports false -W(maybe-)uninitialized inside its own intrinsic headers
+// (the masked max in the horizontal reduction).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 #include "kernels/simd/f32_kernels_impl.h"
 
