@@ -245,6 +245,28 @@ def test_session_options_roundtrip_and_validation():
         so.profile_layout = "chrome"
 
 
+def test_spinning_option_as_onnxruntime_config_entry():
+    so = onnxmini.SessionOptions()
+    assert so.intra_op_allow_spinning is True
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    assert so.intra_op_allow_spinning is False
+    so.add_session_config_entry("session.intra_op.allow_spinning", "1")
+    assert so.intra_op_allow_spinning is True
+    with pytest.raises(ValueError, match="must be '0' or '1'"):
+        so.add_session_config_entry("session.intra_op.allow_spinning", "yes")
+    with pytest.raises(ValueError, match="unsupported session config key 'session.use_env_allocators'"):
+        so.add_session_config_entry("session.use_env_allocators", "1")
+    # Both settings give the same results on two threads.
+    x = {"X": np.random.default_rng(3).standard_normal((300, 300)).astype(np.float32)}
+    outs = []
+    for spin in ("0", "1"):
+        o = onnxmini.SessionOptions()
+        o.intra_op_num_threads = 2
+        o.add_session_config_entry("session.intra_op.allow_spinning", spin)
+        outs.append(onnxmini.InferenceSession(_matmul_model(300), o).run(None, x)[0])
+    np.testing.assert_array_equal(outs[0], outs[1])
+
+
 @pytest.mark.parametrize("gemm,kernels", [("builtin", "reference"), ("openblas", "fast"), ("eigen", "fast")])
 def test_gemm_and_kernel_options_agree(gemm, kernels):
     path = REPO / "models" / "mlp_gemm.onnx"
