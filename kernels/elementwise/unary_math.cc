@@ -75,6 +75,7 @@ struct ExpOp : UnaryOpDefaults {
   explicit ExpOp(const KernelInfo&) {}
   template <class C> C operator()(C x) const { return std::exp(x); }
   ONNXMINI_NO_TRAPPING_MATH static void fast_run(const float* x, float* y, int64_t n) {
+    if (const simd::UnaryFn fn = simd::f32_kernels().exp) return fn(x, y, n);
     for (int64_t i = 0; i < n; ++i) y[i] = fast_expf(x[i]);
   }
 };
@@ -84,6 +85,7 @@ struct TanhOp : UnaryOpDefaults {
   explicit TanhOp(const KernelInfo&) {}
   template <class C> C operator()(C x) const { return std::tanh(x); }
   ONNXMINI_NO_TRAPPING_MATH static void fast_run(const float* x, float* y, int64_t n) {
+    if (const simd::UnaryFn fn = simd::f32_kernels().tanh) return fn(x, y, n);
     for (int64_t i = 0; i < n; ++i) y[i] = fast_tanhf(x[i]);
   }
 };
@@ -96,6 +98,7 @@ struct SigmoidOp : UnaryOpDefaults {
     return x >= C(0) ? C(1) / (C(1) + std::exp(-x)) : std::exp(x) / (C(1) + std::exp(x));
   }
   ONNXMINI_NO_TRAPPING_MATH static void fast_run(const float* x, float* y, int64_t n) {
+    if (const simd::UnaryFn fn = simd::f32_kernels().sigmoid) return fn(x, y, n);
     for (int64_t i = 0; i < n; ++i) y[i] = fast_sigmoidf(x[i]);
   }
 };

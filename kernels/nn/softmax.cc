@@ -8,8 +8,9 @@
 // Both are expressed as outer x len x inner: element (o, j, i) sits at
 // (o * len + j) * inner + i; softmax runs over j. Pre-13 is inner = 1.
 // Fast path: inner == 1 rows are contiguous, processed one row per step on
-// threads (float32 rows of <= 32 / 16 with AVX-512 / AVX2: in registers, see
-// softmax_short_rows_f32); inner > 1 loops j outside and i inside so memory stays sequential.
+// threads (float32 with AVX-512 / AVX2: softmax_simd_rows_f32, rows of up to 32 / 16
+// in registers, longer ones in three vector passes); inner > 1 loops j outside and i
+// inside so memory stays sequential.
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -71,10 +72,10 @@ ONNXMINI_NO_TRAPPING_MATH void softmax_rows_f32(ThreadPool* pool, int64_t outer,
   });
 }
 
-// Short float32 rows (len <= 2 SIMD registers) with a SIMD table: each row is
-// loaded masked into registers, max / exp / sum / scale all in registers
-// (f32_kernels_impl.h), instead of three scalar-length passes per row.
-bool softmax_short_rows_f32(ThreadPool* pool, int64_t outer, int64_t len, const float* x, float* y) {
+// Contiguous float32 rows with a SIMD table (f32_kernels_impl.h): rows of up to
+// two registers are loaded masked and max / exp / sum / scale stay in
+// registers; longer rows take three vector passes (max, exp + sum, scale).
+bool softmax_simd_rows_f32(ThreadPool* pool, int64_t outer, int64_t len, const float* x, float* y) {
   const simd::F32Kernels& k = simd::f32_kernels();
   if (!k.softmax_rows || len > k.softmax_max_len) return false;
   parallel_for(pool, outer, std::max<int64_t>(1, 8192 / len),
@@ -85,7 +86,7 @@ bool softmax_short_rows_f32(ThreadPool* pool, int64_t outer, int64_t len, const 
 template <bool kLog, typename T>
 void softmax_fast(ThreadPool* pool, int64_t outer, int64_t len, int64_t inner, const T* x, T* y) {
   if constexpr (!kLog && std::is_same_v<T, float>) {
-    if (inner == 1 && softmax_short_rows_f32(pool, outer, len, x, y)) return;
+    if (inner == 1 && softmax_simd_rows_f32(pool, outer, len, x, y)) return;
     if (inner == 1) return softmax_rows_f32(pool, outer, len, x, y);
   }
   const int64_t grain = std::max<int64_t>(1, 8192 / std::max<int64_t>(1, len * inner));

@@ -6,7 +6,7 @@ namespace simd {
 
 namespace {
 // Portable: no SIMD routines; every caller keeps its own C++ loop.
-const F32Kernels kPortable{cpu::Isa::Portable, nullptr, {}, {}, {}, 0, nullptr, 0};
+const F32Kernels kPortable{};  // every entry null: callers keep their loops
 }  // namespace
 
 const F32Kernels& f32_kernels_for(cpu::Isa isa) {

@@ -45,15 +45,19 @@ using ReduceRowsFn = void (*)(const float* x, int64_t rows, int64_t n, float* ou
 // the caller finishes the rest.
 using ArgRowsFn = int64_t (*)(const float* x, int64_t rows, int64_t n, bool last, int64_t* out);
 
-// Softmax of each row of n contiguous floats, n <= softmax_max_len.
+// Softmax of each row of n contiguous floats, n <= softmax_max_len (rows of
+// up to two registers are held in registers, longer rows take three passes).
 using SoftmaxRowsFn = void (*)(const float* x, int64_t rows, int64_t n, float* y);
 
-// y[i] = sqrt(x[i]) (IEEE, correctly rounded: the same bits as std::sqrt).
+// y[i] = f(x[i]) over n contiguous floats.
 using UnaryFn = void (*)(const float* x, float* y, int64_t n);
 
 struct F32Kernels {
   cpu::Isa isa;
-  UnaryFn sqrt;
+  UnaryFn sqrt;     // IEEE, correctly rounded: the same bits as std::sqrt
+  UnaryFn exp;      // fast_math.h's fast_expf, vectorised (subnormal results kept)
+  UnaryFn sigmoid;  // fast_sigmoidf, vectorised
+  UnaryFn tanh;     // fast_tanhf, vectorised
   BinaryRowsFn binary[kNumBinOps];
   ReduceRowsFn reduce_rows[kNumRowKinds];
   ArgRowsFn arg_rows[2];  // [0] ArgMin, [1] ArgMax

@@ -57,14 +57,15 @@ struct MinNanC {
 };
 
 // exp(x), the vector form of ew::fast_expf (fast_math.h): same Cephes
-// polynomial, 2^n built in the exponent bits as 2^(n/2) * 2^(n - n/2), except
-// that results below e^-87 (~1.6e-38, about FLT_MIN) are flushed to 0: a
-// multiply with a subnormal result takes a microcode assist (~100x slower), and
-// softmax's padding lanes (exp(-inf)) would hit it on every row.
-template <class V>
+// polynomial, 2^n built in the exponent bits as 2^(n/2) * 2^(n - n/2). With
+// kFlush (Softmax), results below e^-87 (~1.6e-38, about FLT_MIN) are flushed
+// to 0: a multiply with a subnormal result takes a microcode assist (~100x
+// slower), and softmax's padding lanes (exp(-inf)) would hit it on every row.
+// Without it (the Exp op) the subnormal results are kept, as fast_expf's.
+template <class V, bool kFlush = true>
 inline typename V::reg exp(typename V::reg x) {
   using R = typename V::reg;
-  const R hi = V::set1(88.72283935546875f), lo = V::set1(-87.0f);
+  const R hi = V::set1(88.72283935546875f), lo = V::set1(kFlush ? -87.0f : -103.972084045410f);
   const R c = V::max(V::min(x, hi), lo);  // NaN x gives a number here; fixed at the end
   const R shifter = V::set1(12582912.0f);
   const R n = V::sub(V::fmadd(c, V::set1(1.44269504088896341f), shifter), shifter);
@@ -95,6 +96,57 @@ void sqrt_n(const float* x, float* y, int64_t n) {
     const auto tail = V::tail(n - i);
     V::store_mask(y + i, tail, V::sqrt(V::load_fill(x + i, tail, V::set1(1.0f))));
   }
+}
+
+// ---------------------------------------------------------------- Exp, Sigmoid, Tanh
+// Dense x and y, W at a time and one masked tail; the same formulas as
+// fast_math.h's scalar functions (which the compiler does not vectorise: the
+// 2^n bit trick through memcpy stays scalar), so results agree to the ulp
+// budget tested there.
+template <class V, class F>
+inline void map_n(const float* x, float* y, int64_t n, F f) {
+  const int64_t full = n - n % V::W;
+  int64_t i = 0;
+  for (; i < full; i += V::W) V::store(y + i, f(V::load(x + i)));
+  if (i < n) {
+    const auto tail = V::tail(n - i);
+    V::store_mask(y + i, tail, f(V::load_fill(x + i, tail, V::set1(0.0f))));
+  }
+}
+
+template <class V>
+void exp_n(const float* x, float* y, int64_t n) {
+  map_n<V>(x, y, n, [](typename V::reg v) { return exp<V, false>(v); });
+}
+
+// e = exp(-|x|) <= 1; 1 / (1 + e) for x >= 0, e / (1 + e) below (NaN: e is NaN).
+template <class V>
+void sigmoid_n(const float* x, float* y, int64_t n) {
+  map_n<V>(x, y, n, [](typename V::reg v) {
+    const auto e = exp<V, false>(V::sub(V::set1(0.0f), V::abs(v)));
+    const auto s = V::div(V::set1(1.0f), V::add(V::set1(1.0f), e));
+    return V::blend(V::ge(v, V::set1(0.0f)), s, V::mul(e, s));
+  });
+}
+
+// Odd polynomial for |x| < 0.625, 1 - 2 / (e^(2|x|) + 1) with the sign of x above.
+template <class V>
+void tanh_n(const float* x, float* y, int64_t n) {
+  map_n<V>(x, y, n, [](typename V::reg v) {
+    using R = typename V::reg;
+    const R ax = V::abs(v), z = V::mul(v, v);
+    R p = V::set1(-5.70498872745e-3f);
+    p = V::fmadd(p, z, V::set1(2.06390887954e-2f));
+    p = V::fmadd(p, z, V::set1(-5.37397155531e-2f));
+    p = V::fmadd(p, z, V::set1(1.33314422036e-1f));
+    p = V::fmadd(p, z, V::set1(-3.33332819422e-1f));
+    const R small = V::fmadd(V::mul(p, z), v, v);
+    const R e = exp<V, false>(V::mul(V::set1(2.0f), V::min(ax, V::set1(10.0f))));
+    R big = V::sub(V::set1(1.0f), V::div(V::set1(2.0f), V::add(e, V::set1(1.0f))));
+    big = V::blend(V::lt(v, V::set1(0.0f)), V::sub(V::set1(0.0f), big), big);
+    const R r = V::blend(V::lt(ax, V::set1(0.625f)), small, big);
+    return V::blend(V::unord(v, v), v, r);
+  });
 }
 
 // ---------------------------------------------------------------- binary
@@ -300,8 +352,42 @@ void softmax_row(const float* xr, int64_t n, float* yr) {
   if (two) V::store_mask(yr + V::W, m1, V::mul(e1, inv));
 }
 
+// One row longer than 2W: a max pass, an exp pass that stores exp(x - max)
+// and sums it, and a scaling pass; each pass streams the row W at a time.
+template <class V>
+void softmax_long_row(const float* xr, int64_t n, float* yr) {
+  using R = typename V::reg;
+  const float inf = std::numeric_limits<float>::infinity();
+  const int64_t full = n - n % V::W;
+  const auto tail = V::tail(n - full);
+  R mx = V::set1(-inf);
+  for (int64_t j = 0; j < full; j += V::W) mx = MaxNanC::template apply<V>(mx, V::load(xr + j));
+  if (full < n) mx = MaxNanC::template apply<V>(mx, V::load_fill(xr + full, tail, V::set1(-inf)));
+  const float m = hreduce<V, MaxNanC>(mx);
+  if (!(m > -inf && m < inf)) return softmax_row_nonfinite(xr, n, m, yr);
+  const R mv = V::set1(m);
+  R sum = V::set1(0.0f);
+  for (int64_t j = 0; j < full; j += V::W) {
+    const R e = exp<V>(V::sub(V::load(xr + j), mv));
+    V::store(yr + j, e);
+    sum = V::add(sum, e);
+  }
+  if (full < n) {
+    const R e = exp<V>(V::sub(V::load_fill(xr + full, tail, V::set1(-inf)), mv));
+    V::store_mask(yr + full, tail, e);
+    sum = V::add(sum, e);
+  }
+  const R inv = V::set1(1.0f / hreduce<V, AddC>(sum));
+  for (int64_t j = 0; j < full; j += V::W) V::store(yr + j, V::mul(V::load(yr + j), inv));
+  if (full < n) V::store_mask(yr + full, tail, V::mul(V::load_fill(yr + full, tail, V::set1(0.0f)), inv));
+}
+
 template <class V>
 void softmax_rows(const float* x, int64_t rows, int64_t n, float* y) {
+  if (n > 2 * V::W) {
+    for (int64_t r = 0; r < rows; ++r) softmax_long_row<V>(x + r * n, n, y + r * n);
+    return;
+  }
   int64_t r = 0;
   for (; n <= V::W && r + V::W <= rows; r += V::W)
     if (!softmax_group<V>(x + r * n, n, y + r * n))
@@ -315,6 +401,9 @@ F32Kernels make_table(cpu::Isa isa) {
   F32Kernels k{};
   k.isa = isa;
   k.sqrt = sqrt_n<V>;
+  k.exp = exp_n<V>;
+  k.sigmoid = sigmoid_n<V>;
+  k.tanh = tanh_n<V>;
   k.binary[kAdd] = binary_rows<V, AddC>;
   k.binary[kSub] = binary_rows<V, SubC>;
   k.binary[kMul] = binary_rows<V, MulC>;
@@ -328,7 +417,7 @@ F32Kernels make_table(cpu::Isa isa) {
   k.arg_rows[1] = arg_rows<V, true>;
   k.arg_max_len = 64;
   k.softmax_rows = softmax_rows<V>;
-  k.softmax_max_len = 2 * V::W;
+  k.softmax_max_len = std::numeric_limits<int64_t>::max();
   return k;
 }
 

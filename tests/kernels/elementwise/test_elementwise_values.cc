@@ -263,6 +263,38 @@ TEST(ElementwiseValues, SimdSqrtEveryIsa) {
     }
 }
 
+// The vector Exp / Sigmoid / Tanh of every ISA table against <cmath> in double:
+// lengths 0..40 (full vectors and masked tails), the edge values of
+// FastExpTanhSigmoidEdges mixed in, nothing written past n. Same tolerance as
+// the scalar approximations (2e-6 relative, 1e-44 absolute for subnormal exp).
+TEST(ElementwiseValues, SimdExpSigmoidTanhEveryIsa) {
+  const float edges[] = {100.f, 88.7f, 88.f, -87.f, -100.f, -103.f, -120.f, 0.f, 1e-6f, -1e-4f, 0.6f, -0.7f, 9.f, -30.f, kNaN, kInf, -kInf};
+  struct Case { const char* name; simd::UnaryFn simd::F32Kernels::*fn; double (*f)(double); };
+  const Case cases[] = {{"Exp", &simd::F32Kernels::exp, [](double v) { return std::exp(v); }},
+                        {"Sigmoid", &simd::F32Kernels::sigmoid, [](double v) { return 1 / (1 + std::exp(-v)); }},
+                        {"Tanh", &simd::F32Kernels::tanh, [](double v) { return std::tanh(v); }}};
+  std::mt19937 rng(77);
+  std::uniform_real_distribution<float> d(-12.0f, 12.0f);
+  for (const simd::F32Kernels* k : simd_tables())
+    for (const Case& c : cases)
+      for (int64_t n = 0; n <= 40; ++n) {
+        std::vector<float> x(n), y(n + 1, -5.0f);
+        for (int64_t i = 0; i < n; ++i) x[i] = i % 3 == 1 ? edges[(i / 3 + n) % 17] : d(rng);
+        (k->*c.fn)(x.data(), y.data(), n);
+        for (int64_t i = 0; i < n; ++i) {
+          const double want = static_cast<float>(c.f(x[i]));  // overflow is inf in float
+          if (std::isnan(want)) {
+            EXPECT_TRUE(std::isnan(y[i])) << isa_of(*k) << " " << c.name << "(" << x[i] << ")";
+          } else {
+            const double tol = 1e-44 + 2e-6 * std::fabs(want);
+            EXPECT_TRUE(std::isinf(want) ? y[i] == want : std::fabs(y[i] - want) <= tol)
+                << isa_of(*k) << " " << c.name << "(" << x[i] << ") = " << y[i] << ", want " << want;
+          }
+        }
+        EXPECT_EQ(y[n], -5.0f) << isa_of(*k) << " " << c.name << " wrote past n = " << n;
+      }
+}
+
 }  // namespace
 }  // namespace test
 }  // namespace onnxmini
