@@ -14,8 +14,9 @@
 // 4 x 6 (24 + 4 + 1 = 29 of 32 zmm): per tap 4 aligned weight loads + 6 scalar
 // broadcasts (one load uop each; the column stride costs nothing) feed 24
 // independent FMA chains, more than the 2 FMA pipes x 4-cycle latency need.
-// Measured on the 64 -> 64 3x3 shapes against 2 x 12 (12 broadcasts per 24
-// FMAs) and 4 x 7 (no spare register): see docs/kernels/nn.md.
+// 2 x 12 (12 broadcasts per 24 FMAs: more load uops) and 4 x 7 (28 + 4 = 32
+// registers, no room for the broadcast) were chosen against on that count, not
+// measured. Profiled on small.onnx the 4 x 6 tile runs n9 close to the FMA peak.
 //
 // Blocking. A task is one output row of one channel group. Its strip of
 // accumulated results lives in a per-task buffer t[ow][width] (OW x 256 bytes,
