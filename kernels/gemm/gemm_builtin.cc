@@ -152,24 +152,6 @@ class BuiltinPackedB : public PackedB {
 
 // ---- the blocked loop nest over one rectangle of C ----
 
-TileEpi base_epi(const Epilogue& e) {
-  TileEpi t;
-  t.bias = e.bias;
-  t.bias2 = e.bias2;
-  t.slope = e.prelu_slope;
-  t.per_row = e.bias_per_row;
-  t.lo = e.clip_min;
-  t.hi = e.clip_max;
-  switch (e.activation) {
-    case Epilogue::Activation::None: t.act = TileEpi::kNone; break;
-    case Epilogue::Activation::Relu: t.act = TileEpi::kRelu; break;
-    case Epilogue::Activation::Clip: t.act = TileEpi::kClip; break;
-    case Epilogue::Activation::Sigmoid: t.act = TileEpi::kSigmoid; break;
-    case Epilogue::Activation::PRelu: t.act = TileEpi::kPRelu; break;
-  }
-  return t;
-}
-
 // The epilogue of the tile whose top-left element is C[row, col], built in `out`.
 const TileEpi* tile_epi(const TileEpi& e0, int64_t row, int64_t col, TileEpi& out) {
   out = e0;

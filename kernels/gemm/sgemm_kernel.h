@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "kernels/cpu_features.h"
+#include "kernels/gemm/gemm.h"
 
 namespace onnxmini {
 namespace gemm {
@@ -28,6 +29,25 @@ struct TileEpi {
   int act = kNone;
   float lo = 0, hi = 0;
 };
+
+// The TileEpi of a whole call (bias / slope not yet offset to a tile).
+inline TileEpi base_epi(const Epilogue& e) {
+  TileEpi t;
+  t.bias = e.bias;
+  t.bias2 = e.bias2;
+  t.slope = e.prelu_slope;
+  t.per_row = e.bias_per_row;
+  t.lo = e.clip_min;
+  t.hi = e.clip_max;
+  switch (e.activation) {
+    case Epilogue::Activation::None: t.act = TileEpi::kNone; break;
+    case Epilogue::Activation::Relu: t.act = TileEpi::kRelu; break;
+    case Epilogue::Activation::Clip: t.act = TileEpi::kClip; break;
+    case Epilogue::Activation::Sigmoid: t.act = TileEpi::kSigmoid; break;
+    case Epilogue::Activation::PRelu: t.act = TileEpi::kPRelu; break;
+  }
+  return t;
+}
 
 using SgemmMicroKernel = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t n,
                                   float alpha, float beta, const TileEpi* epi);

@@ -17,6 +17,7 @@
 
 #include <utility>
 
+#include "kernels/gemm/epilogue_avx512.h"
 #include "kernels/gemm/sgemm_kernel.h"
 
 namespace onnxmini {
@@ -25,52 +26,6 @@ namespace {
 
 constexpr int MR = 14;
 constexpr int NR = 32;
-
-// exp(x) for the Sigmoid epilogue: x = n*ln2 + r, |r| <= ln2/2, degree-6
-// polynomial for e^r (Cephes expf coefficients, ~1 ulp), then scale by 2^n.
-inline __m512 exp_ps(__m512 x) {
-  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.0f)), _mm512_set1_ps(88.0f));
-  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-  __m512 r2 = _mm512_mul_ps(r, r);
-  p = _mm512_fmadd_ps(p, r2, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-  return _mm512_scalef_ps(p, n);
-}
-
-// Bias + activation on one 16-wide piece of row `i`, columns [j0, j0 + 16) of the tile.
-inline __m512 epilogue(__m512 v, const TileEpi& e, int i, int j0, __mmask16 mask) {
-  if (e.bias) {
-    v = _mm512_add_ps(v, e.per_row ? _mm512_set1_ps(e.bias[i]) : _mm512_maskz_loadu_ps(mask, e.bias + j0));
-  }
-  if (e.bias2) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, e.bias2 + j0));
-  switch (e.act) {
-    case TileEpi::kRelu: v = _mm512_max_ps(v, _mm512_setzero_ps()); break;
-    case TileEpi::kClip:
-      v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(e.lo)), _mm512_set1_ps(e.hi));
-      break;
-    case TileEpi::kSigmoid: {
-      __m512 one = _mm512_set1_ps(1.0f);
-      v = _mm512_div_ps(one, _mm512_add_ps(one, exp_ps(_mm512_sub_ps(_mm512_setzero_ps(), v))));
-      break;
-    }
-    case TileEpi::kPRelu: {
-      __m512 s = e.per_row ? _mm512_set1_ps(e.slope[i]) : _mm512_maskz_loadu_ps(mask, e.slope + j0);
-      __mmask16 neg = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ);
-      v = _mm512_mask_mul_ps(v, neg, v, s);
-      break;
-    }
-    default: break;
-  }
-  return v;
-}
 
 // kIndirect: B row k is read in place at b + boff[k] (implicit GEMM straight
 // from a convolution's padded input: unaligned loads, masked to the tile's n
@@ -115,12 +70,12 @@ inline void kernel_body(int64_t kc, const float* a, const float* b, const int64_
     float* cr = c + i * ldc;
     __m512 r0 = _mm512_mul_ps(acc0[i], va);
     if (beta != 0.0f) r0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m0, cr), vb, r0);  // beta == 0: C is write-only
-    if (epi) r0 = epilogue(r0, *epi, i, 0, m0);
+    if (epi) r0 = epilogue_ps(r0, *epi, i, 0, m0);
     _mm512_mask_storeu_ps(cr, m0, r0);
     if (H == 2) {
       __m512 r1 = _mm512_mul_ps(acc1[i], va);
       if (beta != 0.0f) r1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m1, cr + 16), vb, r1);
-      if (epi) r1 = epilogue(r1, *epi, i, 16, m1);
+      if (epi) r1 = epilogue_ps(r1, *epi, i, 16, m1);
       _mm512_mask_storeu_ps(cr + 16, m1, r1);
     }
   }

@@ -12,10 +12,14 @@
 //   conv2d_direct       2-D with fewer than 4 output channels per group: the same direct loops
 //   conv1x1_gemm        1x1 kernel, no padding, stride 1: X[n, g] *is* col, no copy
 //   conv1x1_strided_gemm 1x1 kernel, no padding, strides: col is a strided subsample of X
+//   conv2d_lanes        2-D float32, one group, constant filter, AVX-512, where
+//                       lanes_rule_says_yes: direct convolution with output channels
+//                       in the vector lanes (conv_lanes_avx512.cc)
 //   conv2d_implicit_gemm other 2-D float32: the GEMM reads a padded copy of X in place
 //                       (conv_implicit.cc), no im2col matrix
 //   conv<k>d_im2col     everything else
-// A constant float32 filter is packed for the GEMM once, at session creation.
+// A constant float32 filter is packed for the GEMM once, at session creation
+// (and, for one group on AVX-512, also in conv2d_lanes' layout).
 // Bias goes into the GEMM epilogue (per output row = per output channel), and so
 // does an activation fused by the graph pass (gemm/fused_activation.h). A
 // BatchNormalization fused in front (attributes _fused_input_scale/_shift) is
@@ -27,6 +31,7 @@
 #include "kernels/gemm/fused_activation.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/nn/conv_implicit.h"
+#include "kernels/nn/conv_lanes.h"
 #include "kernels/nn/spatial.h"
 #include "kernels/registry.h"
 #include "runtime/thread_pool.h"
@@ -119,6 +124,7 @@ struct ConvExtras {
   const std::vector<std::shared_ptr<gemm::PackedA>>* packed = nullptr;
   gemm::Epilogue act;  // activation part only
   InputAffine affine;
+  const LanesFilter* lanes = nullptr;  // set when conv2d_lanes runs this call
   // The epilogue for group `grp` of `mg` output channels.
   gemm::Epilogue epilogue(const float* bias, int64_t grp, int64_t mg) const {
     gemm::Epilogue e = act;
@@ -221,6 +227,12 @@ const char* conv_fast(KernelContext& ctx, const ConvGeom& g, const T* x, const T
   const Window& win = g.win;
   const int64_t cg = g.C / g.group, mg = g.M / g.group;
   const int64_t P = win.out_size(), KP = win.kernel_size(), IP = win.in_size(), K = cg * KP;
+  if constexpr (std::is_same_v<T, float>) {
+    if (ex.lanes) {
+      conv2d_lanes(ctx, g, x, *ex.lanes, ex.epilogue(bias, 0, mg), ex.affine, y);
+      return "conv2d_lanes";
+    }
+  }
   if (uses_direct2d(g)) {
     conv_direct2d(g, x, w, bias, y, ctx.threads());
     apply_activation(ex.act, g, y);
@@ -277,6 +289,9 @@ class ConvKernel : public Kernel {
         packed_.push_back(engine.pack_a(false, mg, K, w->data<float>() + grp * mg * K, K));
       packed_m_ = M, packed_k_ = K;
     }
+    if (w && info.mode == KernelMode::Fast && w->dtype() == DType::Float32 && w->numel() > 0 &&
+        lanes_filter_wanted(w->rank(), group_))
+      lanes_ = pack_lanes_filter(w->data<float>(), w->dim(0), w->dim(1), w->dim(2), w->dim(3));
   }
 
   void prepare(KernelContext& ctx) override {
@@ -320,6 +335,7 @@ class ConvKernel : public Kernel {
           ctx.fail("fused input affine has {} channels, the input has {}", in_scale_.size(), g.C);
         ex.affine.scale = in_scale_.data(), ex.affine.shift = in_shift_.data();
       }
+      if (!ctx.reference_mode() && lanes_conv_applies(g, lanes_.get())) ex.lanes = lanes_.get();
       if (!packed_.empty() && g.M == packed_m_ && g.M / g.group * (g.C / g.group) * g.win.kernel_size() == packed_k_)
         ex.packed = &packed_;
     } else if (fused) {
@@ -327,7 +343,7 @@ class ConvKernel : public Kernel {
     }
     // The input affine, when the chosen path cannot apply it on the fly: X' = scratch copy.
     Tensor xa;
-    const bool implicit = !ctx.reference_mode() && !uses_direct2d(g) && implicit_conv_applies(g);
+    const bool implicit = !ctx.reference_mode() && (ex.lanes || (!uses_direct2d(g) && implicit_conv_applies(g)));
     if constexpr (std::is_same_v<T, float>) {
       if (ex.affine && !implicit) {
         xa = ctx.scratch(DType::Float32, ctx.input(0).shape());
@@ -374,6 +390,7 @@ class ConvKernel : public Kernel {
   gemm::FusedActivation fused_;              // set by the graph fusion pass
   std::vector<float> in_scale_, in_shift_;   // fused BatchNormalization in front, per input channel
   std::vector<std::shared_ptr<gemm::PackedA>> packed_;  // constant filter, one per group
+  std::shared_ptr<const LanesFilter> lanes_;            // constant filter in conv2d_lanes' layout
   int64_t packed_m_ = 0, packed_k_ = 0;
 };
 

@@ -34,14 +34,6 @@ bool implicit_conv_applies(const ConvGeom& g) {
   return !one_by_one;
 }
 
-namespace {
-
-struct PaddedLayout {
-  int64_t Hp, Wq, sw;
-  int64_t plane() const { return Hp * Wq; }
-  int64_t channel() const { return sw * Hp * Wq; }
-};
-
 PaddedLayout padded_layout(const Window& win) {
   PaddedLayout L;
   L.sw = win.stride[1];
@@ -50,6 +42,8 @@ PaddedLayout padded_layout(const Window& win) {
   L.Wq = (Wp + L.sw - 1) / L.sw;
   return L;
 }
+
+namespace {
 
 // Channel c of X (H x W) into its sw planes of the padded buffer, applying the
 // input affine to real pixels only.
@@ -75,16 +69,32 @@ void pad_channel(const Window& win, const PaddedLayout& L, const float* xc, floa
         std::memset(row + pl + W, 0, sizeof(float) * (L.Wq - pl - W));
         continue;
       }
-      for (int64_t t = 0; t < L.Wq; ++t) {
-        const int64_t iw = q + L.sw * t - pl;
-        const float v = iw >= 0 && iw < W ? src[iw] : 0.0f;
-        row[t] = (affine && iw >= 0 && iw < W) ? v * scale + shift : v;
-      }
+      // Strided: t in [lo, hi) reads input column iw = q + sw * t - pl in [0, W);
+      // the rest is padding. No per-pixel bounds test inside the copy loop.
+      const int64_t lo = std::clamp<int64_t>((pl - q + L.sw - 1) / L.sw, 0, L.Wq);
+      const int64_t hi = std::clamp<int64_t>(W - 1 + pl - q < 0 ? 0 : (W - 1 + pl - q) / L.sw + 1, lo, L.Wq);
+      const float* s0 = src + q - pl;
+      std::memset(row, 0, sizeof(float) * lo);
+      if (affine)
+        for (int64_t t = lo; t < hi; ++t) row[t] = s0[L.sw * t] * scale + shift;
+      else
+        for (int64_t t = lo; t < hi; ++t) row[t] = s0[L.sw * t];
+      std::memset(row + hi, 0, sizeof(float) * (L.Wq - hi));
     }
   }
 }
 
 }  // namespace
+
+void pad_input(const Window& win, const PaddedLayout& L, const float* xg, int64_t c0, int64_t channels,
+               const InputAffine& affine, float* xp, ThreadPool* pool) {
+  const int64_t IP = win.in_size();
+  parallel_for(pool, channels, 4, [&](int64_t a, int64_t e) {
+    for (int64_t c = a; c < e; ++c)
+      pad_channel(win, L, xg + c * IP, xp + c * L.channel(), affine ? affine.scale[c0 + c] : 1.0f,
+                  affine ? affine.shift[c0 + c] : 0.0f, static_cast<bool>(affine));
+  });
+}
 
 void conv2d_implicit(KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,
                      const std::vector<std::shared_ptr<gemm::PackedA>>& packed, const gemm::Epilogue& epi,
@@ -115,11 +125,7 @@ void conv2d_implicit(KernelContext& ctx, const ConvGeom& g, const float* x, cons
     for (int64_t grp = 0; grp < g.group; ++grp) {
       const int64_t c0 = grp * cg;
       const float* xg = x + (n * g.C + c0) * IP;
-      parallel_for(ctx.threads(), cg, 4, [&](int64_t a, int64_t e) {
-        for (int64_t c = a; c < e; ++c)
-          pad_channel(win, L, xg + c * IP, xp + c * L.channel(), affine ? affine.scale[c0 + c] : 1.0f,
-                      affine ? affine.shift[c0 + c] : 0.0f, static_cast<bool>(affine));
-      });
+      pad_input(win, L, xg, c0, cg, affine, xp, ctx.threads());
       b.base = xp;
       gemm::SgemmArgs a;
       a.M = mg, a.K = K, a.N = P;

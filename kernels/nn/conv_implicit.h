@@ -9,6 +9,7 @@
 #include "kernels/nn/spatial.h"
 
 namespace onnxmini {
+class ThreadPool;
 namespace nn {
 
 struct ConvGeom {
@@ -25,6 +26,26 @@ struct InputAffine {
   const float* shift = nullptr;
   explicit operator bool() const { return scale != nullptr; }
 };
+
+// The zero-padded copy of X that conv2d_implicit and conv2d_lanes read in
+// place. Per channel: sw column-parity planes of Hp rows x Wq columns; plane q
+// row hp column t holds padded-input pixel (hp, q + sw * t), i.e. input pixel
+// (hp - pad_top, q + sw * t - pad_left), 0 outside the input. Output column
+// ow under tap column offset kw * dw reads plane (kw * dw) % sw at
+// t = ow + (kw * dw) / sw, so consecutive output columns are consecutive floats
+// whatever the stride.
+struct PaddedLayout {
+  int64_t Hp, Wq, sw;
+  int64_t plane() const { return Hp * Wq; }
+  int64_t channel() const { return sw * Hp * Wq; }
+};
+PaddedLayout padded_layout(const Window& win);
+
+// Channels [c0, c0 + channels) of one image (xg points at channel c0) into xp
+// (channels * L.channel() floats), applying the input affine (indexed by the
+// absolute channel c0 + c) to real pixels only; parallel over channels.
+void pad_input(const Window& win, const PaddedLayout& L, const float* xg, int64_t c0, int64_t channels,
+               const InputAffine& affine, float* xp, ThreadPool* pool);
 
 // True when conv2d_implicit handles the geometry: 2-D and not a 1x1 kernel
 // without padding (that one is a plain GEMM on X or on a subsample).

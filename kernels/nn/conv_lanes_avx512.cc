@@ -1,0 +1,279 @@
+// conv2d_lanes: direct 2-D float32 convolution, output channels in the
+// AVX-512 vector lanes (16 per zmm).
+//
+// Layout. Filter: LanesFilter (conv_lanes.h), per group of up to 64 output
+// channels [k = (c, kh, kw)][width], so one tap's weights for the group are
+// NB = width / 16 consecutive zmm. Input: read in place, from the zero-padded
+// copy (PaddedLayout, conv_implicit.h; column-parity planes, so consecutive
+// output columns are consecutive floats at any stride) when the Conv pads or
+// has a fused input affine, else from X itself with column stride = stride_w.
+// Either way tap k of output (oh, ow) is x[koff[k] + oh * row_stride + ow * col_stride].
+//
+// Registers. A tile is NB zmm (NB * 16 output channels) x NC output columns of
+// one output row: NB * NC accumulators, NB weight vectors, one broadcast.
+// 4 x 6 (24 + 4 + 1 = 29 of 32 zmm): per tap 4 aligned weight loads + 6 scalar
+// broadcasts (one load uop each; the column stride costs nothing) feed 24
+// independent FMA chains, more than the 2 FMA pipes x 4-cycle latency need.
+// 2 x 12 (12 broadcasts per 24 FMAs: more load uops) and 4 x 7 (28 + 4 = 32
+// registers, no room for the broadcast) were chosen against on that count, not
+// measured. Profiled on small.onnx the 4 x 6 tile runs n9 close to the FMA peak.
+//
+// Blocking. A task is one output row of one channel group. Its strip of
+// accumulated results lives in a per-task buffer t[ow][width] (OW x 256 bytes,
+// 28 KiB for OW = 112, L1/L2). The input channels are walked in chunks whose
+// weights (chunk * KH*KW * width * 4 bytes) stay under kChunkBytes = 32 KiB
+// (L1 is 48 KiB here), so they sit in L1 while every column tile of the row
+// reuses them; partial sums go back to t between chunks (24 loads + 24 stores
+// per chunk of ~128 taps x 24 FMAs). Chunks are of equal size (+-1 channel).
+// Measured on the 64-channel 3x3 layers: 8, 16, 32 KiB and no chunking (each
+// 6-column tile streaming the whole 147 KiB filter from L2) were within noise on
+// this Sapphire Rapids (2 MiB L2); 32 KiB keeps the filter stream out of L2 on
+// machines with smaller L2 and costs the 3-channel layer nothing (one chunk).
+//
+// Epilogue. On the last chunk, bias (a vector: 16 channels), then Relu / Clip /
+// Sigmoid / PRelu (per-channel slope vector) on the accumulators before they are
+// stored to t (gemm/epilogue_avx512.h, the SGEMM tile epilogue with bias per
+// column = per channel here). Then t is transposed 16 columns x 16 channels at a
+// time into the NCHW output rows (the SGEMM's SIMD transposing pack, masked at
+// the row's end).
+//
+// Threads: parallel_for over (channel group, output row) with a grain of at
+// least ~2 MFLOP per chunk of tasks. Each output element is computed by the same
+// instruction sequence whatever the split, so results do not depend on threads.
+// GCC 12 reports a false -Wmaybe-uninitialized inside its own masked-intrinsic headers.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <utility>
+
+#include "kernels/gemm/epilogue_avx512.h"
+#include "kernels/gemm/sgemm_kernel.h"
+#include "kernels/nn/conv_lanes.h"
+#include "runtime/thread_pool.h"
+
+namespace onnxmini {
+namespace nn {
+namespace {
+
+constexpr int kLanes = 16;
+constexpr int kMaxNB = 4;  // zmm per tile row: 64 output channels
+constexpr int kNC = 6;     // output columns per tile
+constexpr int64_t kChunkBytes = 32 * 1024;
+
+struct TileArgs {
+  const float* w;       // the chunk's weights, w[k * NB * 16 + lane]
+  const float* x;       // input for the tile's first output column; tap k at x + koff[k]
+  const int64_t* koff;  // the chunk's tap offsets
+  int64_t kn;           // taps in the chunk
+  int64_t cs;           // input floats between consecutive output columns
+  float* t;             // strip at the tile's first column, t[j * ldt + b * 16 + lane]
+  int64_t ldt;
+  bool first;                  // accumulators start at zero instead of from t
+  const gemm::TileEpi* epi;    // last chunk only: bias (+ activation), offset to the group's channel 0
+  __mmask16 last_mask;         // real channels of the last block (bias / slope loads stay in bounds)
+};
+
+template <int NB, int NC>
+void tile(const TileArgs& a) {
+  __m512 acc[NB][NC];
+#pragma GCC unroll 8
+  for (int j = 0; j < NC; ++j)
+#pragma GCC unroll 4
+    for (int b = 0; b < NB; ++b)
+      acc[b][j] = a.first ? _mm512_setzero_ps() : _mm512_loadu_ps(a.t + j * a.ldt + b * kLanes);
+  const float* w = a.w;
+  const int64_t cs = a.cs;
+  for (int64_t k = 0; k < a.kn; ++k, w += NB * kLanes) {
+    const float* xk = a.x + a.koff[k];
+    __m512 wv[NB];
+#pragma GCC unroll 4
+    for (int b = 0; b < NB; ++b) wv[b] = _mm512_load_ps(w + b * kLanes);
+#pragma GCC unroll 8
+    for (int j = 0; j < NC; ++j) {
+      const __m512 xv = _mm512_set1_ps(xk[j * cs]);
+#pragma GCC unroll 4
+      for (int b = 0; b < NB; ++b) acc[b][j] = _mm512_fmadd_ps(wv[b], xv, acc[b][j]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int j = 0; j < NC; ++j)
+#pragma GCC unroll 4
+    for (int b = 0; b < NB; ++b) {
+      __m512 v = acc[b][j];
+      if (a.epi) v = gemm::epilogue_ps(v, *a.epi, 0, b * kLanes, b == NB - 1 ? a.last_mask : __mmask16(0xFFFF));
+      _mm512_storeu_ps(a.t + j * a.ldt + b * kLanes, v);
+    }
+}
+
+using TileFn = void (*)(const TileArgs&);
+
+template <int NB, int... C>
+constexpr std::array<TileFn, kNC> row_of(std::integer_sequence<int, C...>) {
+  return {&tile<NB, C + 1>...};
+}
+// kTiles[NB - 1][NC - 1]
+const std::array<TileFn, kNC> kTiles[kMaxNB] = {
+    row_of<1>(std::make_integer_sequence<int, kNC>{}), row_of<2>(std::make_integer_sequence<int, kNC>{}),
+    row_of<3>(std::make_integer_sequence<int, kNC>{}), row_of<4>(std::make_integer_sequence<int, kNC>{})};
+
+// Where the taps of one image live: x[base + koff[k] + oh * rs + ow * cs].
+struct InputView {
+  const float* base;
+  std::vector<int64_t> koff;
+  int64_t rs, cs;
+};
+
+InputView input_view(const ConvGeom& g, bool padded, const PaddedLayout& L) {
+  const Window& win = g.win;
+  const int64_t KH = win.kernel[0], KW = win.kernel[1], W = win.in[1];
+  InputView v;
+  v.base = nullptr;
+  v.koff.resize(static_cast<size_t>(g.C * KH * KW));
+  for (int64_t c = 0; c < g.C; ++c)
+    for (int64_t kh = 0; kh < KH; ++kh)
+      for (int64_t kw = 0; kw < KW; ++kw) {
+        const int64_t row = kh * win.dilation[0], col = kw * win.dilation[1];
+        v.koff[(c * KH + kh) * KW + kw] = padded ? c * L.channel() + (col % L.sw) * L.plane() + row * L.Wq + col / L.sw
+                                                 : (c * win.in[0] + row) * W + col;
+      }
+  v.rs = win.stride[0] * (padded ? L.Wq : W);
+  v.cs = padded ? 1 : win.stride[1];
+  return v;
+}
+
+// One output row `oh` of channel group `grp` for one image: chunks of input
+// channels over all column tiles into t, then the transposing store into y.
+void row_task(const ConvGeom& g, const LanesFilter& f, const InputView& in, const gemm::TileEpi& epi0, int64_t grp,
+              int64_t oh, float* t, float* y) {
+  const int64_t OW = g.win.out[1], P = g.win.out_size(), KK = f.KH * f.KW, K = f.C * KK;
+  const int64_t m0 = grp * kMaxNB * kLanes, mrem = g.M - m0;
+  const int nb = static_cast<int>(std::min<int64_t>(kMaxNB, (mrem + kLanes - 1) / kLanes));
+  const int64_t width = nb * kLanes;
+  // Real channels in the group's last block, 1..16 (mrem counts all later groups too).
+  const int last_ch = static_cast<int>(std::min<int64_t>(kLanes, mrem - (nb - 1) * kLanes));
+  const float* w = f.data() + m0 * K;
+  // Chunks of at most kChunkBytes of weights, of equal size (+-1 channel) so
+  // that no chunk is a short tail paying the full accumulator load/store.
+  const int64_t cb_max = std::max<int64_t>(1, kChunkBytes / (KK * width * 4));
+  const int64_t chunks = (f.C + cb_max - 1) / cb_max;
+  gemm::TileEpi epi = epi0;
+  if (epi.bias) epi.bias += m0;
+  if (epi.slope) epi.slope += m0;
+  TileArgs a;
+  a.cs = in.cs, a.ldt = width;
+  a.last_mask = static_cast<__mmask16>(last_ch >= 16 ? 0xFFFF : (1u << last_ch) - 1);
+  const float* xrow = in.base + oh * in.rs;
+  for (int64_t ci = 0; ci < chunks; ++ci) {
+    const int64_t c0 = ci * f.C / chunks, c1 = (ci + 1) * f.C / chunks;
+    const int64_t k0 = c0 * KK, kn = (c1 - c0) * KK;
+    a.w = w + k0 * width, a.koff = in.koff.data() + k0, a.kn = kn;
+    a.first = ci == 0;
+    a.epi = ci == chunks - 1 ? &epi : nullptr;
+    for (int64_t ow0 = 0; ow0 < OW; ow0 += kNC) {
+      const int nc = static_cast<int>(std::min<int64_t>(kNC, OW - ow0));
+      a.x = xrow + ow0 * in.cs;
+      a.t = t + ow0 * width;
+      kTiles[nb - 1][nc - 1](a);
+    }
+  }
+  const gemm::PackTransposed transpose = gemm::sgemm_kernels_avx512().pack_t;
+  for (int64_t col0 = 0; col0 < OW; col0 += 16) {
+    const int cols = static_cast<int>(std::min<int64_t>(16, OW - col0));
+    for (int b = 0; b < nb; ++b) {
+      const int ch = b == nb - 1 ? last_ch : kLanes;
+      transpose(t + col0 * width + b * kLanes, width, cols, ch, y + (m0 + b * kLanes) * P + oh * OW + col0, P, cols);
+    }
+  }
+}
+
+std::atomic<int> g_policy{-1};  // -1: not read yet
+
+}  // namespace
+
+LanesPolicy lanes_policy() {
+  int p = g_policy.load(std::memory_order_relaxed);
+  if (p < 0) {
+    const char* e = std::getenv("ONNXMINI_CONV_LANES");
+    p = static_cast<int>(!e ? LanesPolicy::Rule
+                            : std::strcmp(e, "0") == 0 ? LanesPolicy::Never
+                            : std::strcmp(e, "1") == 0 ? LanesPolicy::Always : LanesPolicy::Rule);
+    g_policy.store(p, std::memory_order_relaxed);
+  }
+  return static_cast<LanesPolicy>(p);
+}
+
+void set_lanes_policy(LanesPolicy p) { g_policy.store(static_cast<int>(p), std::memory_order_relaxed); }
+
+// Measured on small.onnx's layers (docs/kernels/nn.md): faster than the
+// implicit GEMM for 3x3 stride 1 and 2 and 1x1 stride 2 with 64 channels
+// (K = C*KH*KW = 576, 64); slower for the 3-channel first layer (K = 27: the
+// per-tile store and transpose are not amortised) and for one output channel
+// (7x7, 1 of 16 lanes used). Hence: at least 16 output channels (one full
+// vector) and K >= 64. 1x1 stride 1 without padding stays a plain GEMM on X
+// (no copy there either; not measured against this kernel).
+bool lanes_rule_says_yes(const ConvGeom& g) {
+  const Window& win = g.win;
+  const int64_t K = g.C * win.kernel_size();
+  bool plain_1x1 = win.kernel_size() == 1 && win.stride[0] == 1 && win.stride[1] == 1;
+  for (size_t d = 0; d < 2; ++d) plain_1x1 = plain_1x1 && win.pad_begin[d] == 0 && win.pad_end[d] == 0;
+  return g.M >= kLanes && K >= 64 && !plain_1x1;
+}
+
+std::shared_ptr<const LanesFilter> pack_lanes_filter(const float* w, int64_t M, int64_t C, int64_t KH, int64_t KW) {
+  auto f = std::make_shared<LanesFilter>();
+  f->M = M, f->C = C, f->KH = KH, f->KW = KW;
+  const int64_t K = C * KH * KW, group = kMaxNB * kLanes;
+  const int64_t groups = (M + group - 1) / group;
+  f->allocate(((M + kLanes - 1) / kLanes) * kLanes * K);
+  for (int64_t grp = 0; grp < groups; ++grp) {
+    const int64_t m0 = grp * group;
+    const int64_t width = std::min<int64_t>(group, (M - m0 + kLanes - 1) / kLanes * kLanes);
+    float* dst = f->mutable_data() + m0 * K;
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t l = 0; l < width && m0 + l < M; ++l) dst[k * width + l] = w[(m0 + l) * K + k];
+  }
+  return f;
+}
+
+void conv2d_lanes(KernelContext& ctx, const ConvGeom& g, const float* x, const LanesFilter& f,
+                  const gemm::Epilogue& epi, const InputAffine& affine, float* y) {
+  const Window& win = g.win;
+  const int64_t OH = win.out[0], OW = win.out[1], P = OH * OW, IP = win.in_size();
+  bool padded = static_cast<bool>(affine);
+  for (size_t d = 0; d < 2; ++d) padded = padded || win.pad_begin[d] != 0 || win.pad_end[d] != 0;
+  const PaddedLayout L = padded_layout(win);
+  InputView in = input_view(g, padded, L);
+  Tensor xp_t;
+  if (padded) xp_t = ctx.scratch(DType::Float32, {g.C * L.channel()});
+  gemm::TileEpi epi0 = gemm::base_epi(epi);
+  epi0.per_row = false;  // lanes are channels: the bias is a vector
+  const int64_t groups = (g.M + kMaxNB * kLanes - 1) / (kMaxNB * kLanes);
+  const double task_flops = 2.0 * std::min<int64_t>(g.M, kMaxNB * kLanes) * OW * f.C * f.KH * f.KW;
+  const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>(2e6 / std::max(task_flops, 1.0)));
+  for (int64_t n = 0; n < g.N; ++n) {
+    if (padded) {
+      pad_input(win, L, x + n * g.C * IP, 0, g.C, affine, xp_t.mutable_data<float>(), ctx.threads());
+      in.base = xp_t.data<float>();
+    } else {
+      in.base = x + n * g.C * IP;
+    }
+    float* yn = y + n * g.M * P;
+    parallel_for(ctx.threads(), groups * OH, grain, [&](int64_t t0, int64_t t1) {
+      // The strip buffer, 64-byte aligned; one per chunk of tasks.
+      std::unique_ptr<float, decltype(&std::free)> t(
+          static_cast<float*>(std::aligned_alloc(64, static_cast<size_t>((OW + kNC) * kMaxNB * kLanes * 4))),
+          &std::free);
+      for (int64_t task = t0; task < t1; ++task)
+        row_task(g, f, in, epi0, task / OH, task % OH, t.get(), yn);
+    });
+  }
+}
+
+}  // namespace nn
+}  // namespace onnxmini

@@ -1,0 +1,253 @@
+// conv2d_lanes (kernels/nn/conv_lanes_avx512.cc): fast vs reference over
+// output channel counts around the 16-lane blocks and the 64-channel groups,
+// input channel counts, kernel sizes, strides, dilations, asymmetric pads,
+// every output width remainder of the 6-column tile, batch 2, 1 and 2 threads,
+// bias or none, fused activations and input affine; the dispatch (profile
+// variant) with the rule, with the override, and under ONNXMINI_ISA=avx2.
+// Most cases force the kernel on (LanesPolicy::Always) so that shapes the
+// dispatch rule sends elsewhere still test it.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "kernels/nn/conv_lanes.h"
+#include "tests/runtime/fusion_test_util.h"
+
+namespace onnxmini {
+namespace test {
+namespace {
+
+struct LanesCase {
+  Shape x, w;
+  std::vector<int64_t> strides{1, 1}, dilations{1, 1}, pads{0, 0, 0, 0};
+  bool bias = true;
+};
+
+std::string describe(const LanesCase& c) {
+  std::ostringstream s;
+  s << "x=" << shape_to_string(c.x) << " w=" << shape_to_string(c.w) << " strides=" << c.strides[0] << ","
+    << c.strides[1] << " dil=" << c.dilations[0] << "," << c.dilations[1] << " pads=" << c.pads[0] << ","
+    << c.pads[1] << "," << c.pads[2] << "," << c.pads[3] << " bias=" << c.bias;
+  return s.str();
+}
+
+// A Conv with a constant filter (only those are repacked for conv2d_lanes).
+ModelBuilder lanes_model(const LanesCase& c, uint32_t seed) {
+  ModelBuilder mb(13);
+  mb.input("X", DType::Float32, c.x);
+  mb.initializer("W", random_tensor(DType::Float32, c.w, seed));
+  std::vector<std::string> in{"X", "W"};
+  if (c.bias) {
+    mb.initializer("B", random_tensor(DType::Float32, {c.w[0]}, seed + 1));
+    in.push_back("B");
+  }
+  mb.node("Conv", in, {"Y"}).name("c").attr("strides", c.strides).attr("dilations", c.dilations).attr("pads", c.pads);
+  mb.output("Y");
+  return mb;
+}
+
+// The kernel_variant of the first node in a profiled run of `mb`.
+std::string variant_of(const ModelBuilder& mb, const std::vector<std::pair<std::string, Tensor>>& feeds,
+                       SessionOptions o) {
+  o.enable_profiling = true;
+  o.profile_file_prefix = ::testing::TempDir() + "conv_lanes_profile_";
+  auto s = mb.session(o);
+  run_all(*s, feeds);
+  const std::string file = s->end_profiling();
+  std::ifstream f(file);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::remove(file.c_str());
+  const std::string trace = ss.str(), key = "\"kernel_variant\" : \"";
+  const size_t at = trace.find(key);
+  if (at == std::string::npos) return "";
+  const size_t b = at + key.size();
+  return trace.substr(b, trace.find('"', b) - b);
+}
+
+// Restores the default dispatch rule when a test ends.
+struct PolicyScope {
+  explicit PolicyScope(nn::LanesPolicy p) { nn::set_lanes_policy(p); }
+  ~PolicyScope() { nn::set_lanes_policy(nn::LanesPolicy::Rule); }
+};
+
+void check_lanes(const LanesCase& c, uint32_t seed, int threads) {
+  const auto x = random_tensor(DType::Float32, c.x, seed + 2);
+  ModelBuilder mb = lanes_model(c, seed);
+  auto r = run_fast_and_reference(mb, {{"X", x}}, threads);
+  const int64_t k = c.w[1] * c.w[2] * c.w[3];
+  EXPECT_TRUE(tensors_near(r.first.at(0), r.second.at(0), reduction_atol(DType::Float32, k), 1e-4))
+      << describe(c) << " threads=" << threads;
+  if (nn::lanes_isa()) {
+    EXPECT_EQ(variant_of(mb, {{"X", x}}, options_for(KernelMode::Fast, threads)), "conv2d_lanes") << describe(c);
+  }
+}
+
+TEST(ConvLanes, ChannelsKernelsStridesDilationsPads) {
+  PolicyScope force(nn::LanesPolicy::Always);
+  const int64_t couts[] = {1, 15, 16, 17, 48, 64, 80}, cins[] = {1, 3, 8, 64};
+  const int64_t ks[] = {1, 3, 5, 7}, strides[] = {1, 2, 3};
+  uint32_t seed = 1000;
+  int i = 0;
+  for (int64_t m : couts)
+    for (int64_t c : cins) {
+      ++i;
+      const int64_t k = ks[i % 4], s = strides[i % 3], d = 1 + (i / 4) % 2;
+      LanesCase lc;
+      lc.x = {2, c, 6 + i % 5, 9 + (i * 7) % 23};
+      lc.w = {m, c, k, k};
+      lc.strides = {s, s == 3 ? 2 : s};
+      lc.dilations = {d, k == 7 ? 1 : d};
+      lc.pads = {k / 2, k / 2 + i % 2, k / 2 + (i + 1) % 2, i % 3 == 0 ? 0 : k / 2};  // asymmetric
+      if (k == 1 && i % 2 == 0) lc.pads = {0, 0, 0, 0};  // 1x1 read in place, no copy
+      if ((lc.x[2] + lc.pads[0] + lc.pads[2] - (k - 1) * lc.dilations[0] - 1) < 0) lc.x[2] = (k - 1) * d + 1;
+      if ((lc.x[3] + lc.pads[1] + lc.pads[3] - (k - 1) * lc.dilations[1] - 1) < 0) lc.x[3] = (k - 1) * d + 1;
+      lc.bias = i % 3 != 1;
+      check_lanes(lc, seed += 10, 1 + i % 2);
+    }
+}
+
+TEST(ConvLanes, EveryOutputWidth) {
+  PolicyScope force(nn::LanesPolicy::Always);
+  uint32_t seed = 2000;
+  for (int64_t ow = 1; ow <= 40; ++ow) {
+    LanesCase a;  // 3x3 stride 1 pad 1: OW = W; 17 channels = a full and a 1-lane block
+    a.x = {1, 3, 3, ow};
+    a.w = {17, 3, 3, 3};
+    a.pads = {1, 1, 1, 1};
+    check_lanes(a, seed += 10, ow % 2 + 1);
+    LanesCase b;  // stride 2, no padding, 1x1: in place with column stride 2; 80 = 64 + 16 channels
+    b.x = {1, 8, 3, 2 * ow - 1};
+    b.w = {80, 8, 1, 1};
+    b.strides = {2, 2};
+    b.bias = false;
+    check_lanes(b, seed += 10, ow % 2 + 1);
+  }
+}
+
+TEST(ConvLanes, SmallOnnxShapesBatchAndThreads) {
+  PolicyScope force(nn::LanesPolicy::Always);
+  const LanesCase cases[] = {
+      {{2, 64, 9, 30}, {64, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},  // n9-like
+      {{2, 64, 9, 30}, {64, 64, 3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}},  // n11-like
+      {{2, 3, 11, 37}, {64, 3, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},   // first layer
+      {{2, 64, 10, 30}, {64, 64, 1, 1}, {2, 2}, {1, 1}, {0, 0, 0, 0}},  // 1x1 stride 2
+      {{2, 2, 12, 20}, {1, 2, 7, 7}, {1, 1}, {1, 1}, {3, 3, 3, 3}},     // 7x7, one output channel
+      {{1, 16, 8, 25}, {130, 16, 3, 3}, {1, 2}, {2, 1}, {2, 0, 1, 2}},  // 3 groups of 64, last 2 channels
+  };
+  uint32_t seed = 3000;
+  for (const auto& c : cases)
+    for (int threads : {1, 2}) check_lanes(c, seed += 10, threads);
+}
+
+// Regression: with more than 64 output channels, a group's last block once
+// stored up to M - m0 channels instead of 16, overwriting the next group's rows
+// with garbage. One thread hides it (the next group rewrites them later), so
+// this runs 2 threads, repeatedly, with the later group often finishing first.
+TEST(ConvLanes, GroupsDoNotWriteIntoEachOther) {
+  PolicyScope force(nn::LanesPolicy::Always);
+  const LanesCase cases[] = {{{1, 16, 8, 25}, {130, 16, 3, 3}, {1, 2}, {2, 1}, {2, 0, 1, 2}},
+                             {{1, 8, 6, 20}, {80, 8, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}};
+  for (const auto& c : cases)
+    for (int i = 0; i < 20; ++i) check_lanes(c, 3060, 2);
+}
+
+// Activations and BatchNormalization fused into the Conv at level 1 (the
+// test_graph_fusion.cc patterns), with the lanes kernel forced on, on a shape
+// with a partial block (20 channels) and an odd width.
+ModelBuilder fused_model(const std::string& act, int bn) {  // bn: 0 none, 1 before, 2 after
+  ModelBuilder mb(13);
+  const int64_t C = 6, M = 20, BC = bn == 1 ? C : M;
+  mb.input("X", DType::Float32, {2, C, 7, 23});
+  mb.initializer("W", random_tensor(DType::Float32, {M, C, 3, 3}, 41));
+  mb.initializer("B", random_tensor(DType::Float32, {M}, 42));
+  std::string in = "X";
+  if (bn) {
+    mb.initializer("g", random_tensor(DType::Float32, {BC}, 43, 0.5, 1.5));
+    mb.initializer("b", random_tensor(DType::Float32, {BC}, 44));
+    mb.initializer("m", random_tensor(DType::Float32, {BC}, 45));
+    mb.initializer("v", random_tensor(DType::Float32, {BC}, 46, 0.2, 2.0));
+  }
+  if (bn == 1) {
+    mb.node("BatchNormalization", {"X", "g", "b", "m", "v"}, {"N"}).name("bn");
+    in = "N";
+  }
+  mb.node("Conv", {in, "W", "B"}, {"C"}).name("c0").attr("pads", std::vector<int64_t>{1, 0, 1, 2})
+      .attr("strides", std::vector<int64_t>{1, 2});
+  std::string out = "C";
+  if (bn == 2) {
+    mb.node("BatchNormalization", {"C", "g", "b", "m", "v"}, {"D"}).name("bn");
+    out = "D";
+  }
+  if (act == "PRelu") {
+    mb.initializer("S", random_tensor(DType::Float32, {M, 1, 1}, 47, 0.0, 0.5));
+    mb.node("PRelu", {out, "S"}, {"Y"}).name("a0");
+  } else if (act == "Clip") {
+    mb.initializer("lo", Tensor::from_vector<float>({}, {-0.2f}));
+    mb.initializer("hi", Tensor::from_vector<float>({}, {0.3f}));
+    mb.node("Clip", {out, "lo", "hi"}, {"Y"}).name("a0");
+  } else if (!act.empty()) {
+    mb.node(act, {out}, {"Y"}).name("a0");
+  } else {
+    mb.node("Identity", {out}, {"Y"}).name("a0");
+  }
+  mb.output("Y");
+  return mb;
+}
+
+TEST(ConvLanes, FusedActivationsAndBatchNorm) {
+  PolicyScope force(nn::LanesPolicy::Always);
+  const auto x = random_tensor(DType::Float32, {2, 6, 7, 23}, 48);
+  for (int bn : {0, 1, 2})
+    for (const char* act : {"", "Relu", "Sigmoid", "Clip", "PRelu"})
+      for (int threads : {1, 2}) {
+        ModelBuilder mb = fused_model(act, bn);
+        check_fusion(mb, {{"X", x}}, 6 * 9 * 4, threads);  // BN scales inputs up to ~3x: k covers it
+        if (nn::lanes_isa()) {
+          EXPECT_EQ(variant_of(mb, {{"X", x}}, opts(1, KernelMode::Fast, threads)), "conv2d_lanes");
+        }
+      }
+}
+
+// The dispatch without the override: conv2d_lanes for the small.onnx 3x3 layer
+// on AVX-512 only, never for a filter that is a graph input (not repacked) or
+// under LanesPolicy::Never; the result matches the reference either way.
+// Re-run under ONNXMINI_ISA=avx2 by DispatchFallsBackBelowAvx512.
+TEST(ConvLanes, DispatchFollowsIsaAndPolicy) {
+  LanesCase c{{1, 64, 10, 56}, {64, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}};
+  const auto x = random_tensor(DType::Float32, c.x, 7);
+  ModelBuilder mb = lanes_model(c, 5);
+  const std::string v = variant_of(mb, {{"X", x}}, options_for(KernelMode::Fast, 1));
+  EXPECT_EQ(v == "conv2d_lanes", cpu::active_isa() == cpu::Isa::Avx512) << v << " on " << cpu::active_isa_name();
+  auto r = run_fast_and_reference(mb, {{"X", x}}, 2);
+  EXPECT_TRUE(tensors_near(r.first.at(0), r.second.at(0), reduction_atol(DType::Float32, 576), 1e-4));
+  {
+    PolicyScope never(nn::LanesPolicy::Never);
+    EXPECT_EQ(variant_of(mb, {{"X", x}}, options_for(KernelMode::Fast, 1)), "conv2d_implicit_gemm");
+  }
+  ModelBuilder dyn(13);  // filter as a graph input
+  dyn.input("X", DType::Float32, c.x);
+  dyn.input("W", DType::Float32, c.w);
+  dyn.node("Conv", {"X", "W"}, {"Y"}).name("c").attr("pads", c.pads);
+  dyn.output("Y");
+  EXPECT_EQ(variant_of(dyn, {{"X", x}, {"W", random_tensor(DType::Float32, c.w, 8)}}, options_for(KernelMode::Fast, 1)),
+            "conv2d_implicit_gemm");
+}
+
+TEST(ConvLanes, DispatchFallsBackBelowAvx512) {
+  if (std::getenv("ONNXMINI_ISA")) GTEST_SKIP() << "already capped";
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec) GTEST_SKIP() << "no /proc/self/exe";
+  const std::string cmd =
+      "ONNXMINI_ISA=avx2 '" + self + "' --gtest_filter=ConvLanes.DispatchFollowsIsaAndPolicy >/dev/null 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace onnxmini
