@@ -66,6 +66,15 @@ struct V256 {
   static float lane0(reg v) { return _mm256_cvtss_f32(v); }
 
   // 2^(n >> 1) (second == false) or 2^(n - (n >> 1)) for integral n in [-150, 128].
+  // p * 2^n for integral n in [-150, 129], as two normal powers of two
+  // 2^(n >> 1) * 2^(n - (n >> 1)), so subnormal and overflowing results round
+  // like the exact product.
+  static reg scale_pow2(reg p, reg n) { return _mm256_mul_ps(_mm256_mul_ps(p, pow2_half(n, false)), pow2_half(n, true)); }
+  // 1 / d: 12-bit estimate refined by one Newton step (~2^-22 relative).
+  static reg rcp(reg d) {
+    const reg r = _mm256_rcp_ps(d);
+    return _mm256_mul_ps(r, _mm256_fnmadd_ps(d, r, _mm256_set1_ps(2.0f)));
+  }
   static reg pow2_half(reg n, bool second) {
     const __m256i ni = _mm256_cvtps_epi32(n), h = _mm256_srai_epi32(ni, 1);
     const __m256i k = second ? _mm256_sub_epi32(ni, h) : h;

@@ -61,11 +61,14 @@ struct V512 {
   static reg lane(reg v, int k) { return _mm512_permutexvar_ps(_mm512_set1_epi32(k), v); }
   static float lane0(reg v) { return _mm512_cvtss_f32(v); }
 
-  // 2^(n >> 1) (second == false) or 2^(n - (n >> 1)) for integral n in [-150, 128].
-  static reg pow2_half(reg n, bool second) {
-    const __m512i ni = _mm512_cvtps_epi32(n), h = _mm512_srai_epi32(ni, 1);
-    const __m512i k = second ? _mm512_sub_epi32(ni, h) : h;
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(k, _mm512_set1_epi32(127)), 23));
+  // p * 2^n for integral n: vscalefps, one instruction that also rounds
+  // subnormal results and overflows to inf like the exact product.
+  static reg scale_pow2(reg p, reg n) { return _mm512_scalef_ps(p, n); }
+  // 1 / d: 14-bit estimate refined by one Newton step (~2^-23 relative), instead
+  // of vdivps, whose zmm throughput (one per ~8-16 cycles) would bound Sigmoid.
+  static reg rcp(reg d) {
+    const reg r = _mm512_rcp14_ps(d);
+    return _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.0f)));
   }
 
   static ireg iset1(int v) { return _mm512_set1_epi32(v); }

@@ -57,16 +57,19 @@ struct MinNanC {
 };
 
 // exp(x), the vector form of ew::fast_expf (fast_math.h): same Cephes
-// polynomial, 2^n built in the exponent bits as 2^(n/2) * 2^(n - n/2). With
-// kFlush (Softmax), results below e^-87 (~1.6e-38, about FLT_MIN) are flushed
-// to 0: a multiply with a subnormal result takes a microcode assist (~100x
-// slower), and softmax's padding lanes (exp(-inf)) would hit it on every row.
-// Without it (the Exp op) the subnormal results are kept, as fast_expf's.
+// polynomial, then the scaling by 2^n (V::scale_pow2). x is clamped to
+// [lo, 89.5]: at 89.5 the product overflows to inf, at -104 it rounds to 0,
+// so neither end needs a select; min/max take x as their second operand, which
+// they return when it is NaN, so NaN flows through to the result. With kFlush
+// (Softmax), results below e^-87 (~1.6e-38, about FLT_MIN) are flushed to 0:
+// a multiply with a subnormal result takes a microcode assist (~100x slower),
+// and softmax's padding lanes (exp(-inf)) would hit it on every row. Without
+// it (the Exp op) subnormal results are kept, as fast_expf's.
 template <class V, bool kFlush = true>
 inline typename V::reg exp(typename V::reg x) {
   using R = typename V::reg;
-  const R hi = V::set1(88.72283935546875f), lo = V::set1(kFlush ? -87.0f : -103.972084045410f);
-  const R c = V::max(V::min(x, hi), lo);  // NaN x gives a number here; fixed at the end
+  const R hi = V::set1(89.5f), lo = V::set1(kFlush ? -87.0f : -104.0f);
+  const R c = V::max(lo, V::min(hi, x));
   const R shifter = V::set1(12582912.0f);
   const R n = V::sub(V::fmadd(c, V::set1(1.44269504088896341f), shifter), shifter);
   R r = V::fmadd(n, V::set1(-0.693359375f), c);
@@ -78,10 +81,8 @@ inline typename V::reg exp(typename V::reg x) {
   p = V::fmadd(p, r, V::set1(1.6666665459e-1f));
   p = V::fmadd(p, r, V::set1(5.0000001201e-1f));
   const R er = V::add(V::fmadd(V::mul(p, r), r, r), V::set1(1.0f));
-  R y = V::mul(V::mul(er, V::pow2_half(n, false)), V::pow2_half(n, true));
-  y = V::blend(V::gt(x, hi), V::set1(std::numeric_limits<float>::infinity()), y);
-  y = V::blend(V::lt(x, lo), V::set1(0.0f), y);
-  return V::blend(V::unord(x, x), x, y);
+  const R y = V::scale_pow2(er, n);
+  return kFlush ? V::blend(V::lt(x, lo), V::set1(0.0f), y) : y;
 }
 
 // ---------------------------------------------------------------- sqrt
@@ -124,7 +125,7 @@ template <class V>
 void sigmoid_n(const float* x, float* y, int64_t n) {
   map_n<V>(x, y, n, [](typename V::reg v) {
     const auto e = exp<V, false>(V::sub(V::set1(0.0f), V::abs(v)));
-    const auto s = V::div(V::set1(1.0f), V::add(V::set1(1.0f), e));
+    const auto s = V::rcp(V::add(V::set1(1.0f), e));
     return V::blend(V::ge(v, V::set1(0.0f)), s, V::mul(e, s));
   });
 }
@@ -142,7 +143,7 @@ void tanh_n(const float* x, float* y, int64_t n) {
     p = V::fmadd(p, z, V::set1(-3.33332819422e-1f));
     const R small = V::fmadd(V::mul(p, z), v, v);
     const R e = exp<V, false>(V::mul(V::set1(2.0f), V::min(ax, V::set1(10.0f))));
-    R big = V::sub(V::set1(1.0f), V::div(V::set1(2.0f), V::add(e, V::set1(1.0f))));
+    R big = V::sub(V::set1(1.0f), V::mul(V::set1(2.0f), V::rcp(V::add(e, V::set1(1.0f)))));
     big = V::blend(V::lt(v, V::set1(0.0f)), V::sub(V::set1(0.0f), big), big);
     const R r = V::blend(V::lt(ax, V::set1(0.625f)), small, big);
     return V::blend(V::unord(v, v), v, r);
