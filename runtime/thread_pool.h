@@ -5,10 +5,10 @@
 // Hand-off: a job is published by bumping an atomic generation counter. Idle
 // workers first spin on that counter for up to `spin_us` microseconds (a
 // kernel's parallel_for usually follows the previous one within a few
-// microseconds, and a condition-variable wake-up costs 5-50 us), then sleep on
-// a condition variable. The caller likewise spins briefly on the count of
-// unfinished workers before sleeping. spin_us = 0 disables spinning (workers
-// and caller sleep at once; kinder to a machine shared with other processes).
+// microseconds, and a condition-variable wake-up costs far more), yielding
+// the core between poll rounds, then sleep on a condition variable. The caller
+// likewise spins briefly on the count of unfinished workers before sleeping.
+// spin_us = 0 disables spinning (workers and caller sleep at once).
 #pragma once
 #include <array>
 #include <atomic>
