@@ -19,6 +19,7 @@
 
 #include "kernels/gemm/epilogue_avx512.h"
 #include "kernels/gemm/sgemm_kernel.h"
+#include "kernels/simd/transpose16_avx512.h"
 
 namespace onnxmini {
 namespace gemm {
@@ -93,26 +94,7 @@ void pack_transposed(const float* src, int64_t ld, int rows, int64_t kc, float* 
     __m512 r[16], t[16];
     for (int i = 0; i < 16; ++i)
       r[i] = i < rows ? _mm512_maskz_loadu_ps(load_mask, src + i * ld + k0) : _mm512_setzero_ps();
-    for (int i = 0; i < 16; i += 2) {  // t[i] block b: r_i[4b], r_i+1[4b], r_i[4b+1], r_i+1[4b+1]
-      t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-      t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-    }
-    for (int g = 0; g < 4; ++g) {  // r[4g+q] block b: rows 4g..4g+3 at k = 4b+q
-      const __m512 *x = t + 4 * g;
-      r[4 * g + 0] = _mm512_shuffle_ps(x[0], x[2], _MM_SHUFFLE(1, 0, 1, 0));
-      r[4 * g + 1] = _mm512_shuffle_ps(x[0], x[2], _MM_SHUFFLE(3, 2, 3, 2));
-      r[4 * g + 2] = _mm512_shuffle_ps(x[1], x[3], _MM_SHUFFLE(1, 0, 1, 0));
-      r[4 * g + 3] = _mm512_shuffle_ps(x[1], x[3], _MM_SHUFFLE(3, 2, 3, 2));
-    }
-    for (int q = 0; q < 4; ++q) {  // gather block b of r[q], r[4+q], r[8+q], r[12+q] -> column k = 4b+q
-      const __m512 w0 = _mm512_shuffle_f32x4(r[q], r[4 + q], 0x88), w1 = _mm512_shuffle_f32x4(r[q], r[4 + q], 0xdd);
-      const __m512 w2 = _mm512_shuffle_f32x4(r[8 + q], r[12 + q], 0x88);
-      const __m512 w3 = _mm512_shuffle_f32x4(r[8 + q], r[12 + q], 0xdd);
-      t[q] = _mm512_shuffle_f32x4(w0, w2, 0x88);       // k = q
-      t[4 + q] = _mm512_shuffle_f32x4(w1, w3, 0x88);   // k = 4 + q
-      t[8 + q] = _mm512_shuffle_f32x4(w0, w2, 0xdd);   // k = 8 + q
-      t[12 + q] = _mm512_shuffle_f32x4(w1, w3, 0xdd);  // k = 12 + q
-    }
+    simd::transpose16x16(r, t);  // t[k]: column k0 + k
     for (int k = 0; k < kn; ++k) _mm512_mask_storeu_ps(dst + (k0 + k) * stride, store_mask, t[k]);
   }
 }

@@ -8,14 +8,21 @@
 //  2. A problem of the form (batch, R, C) -> (batch, C, R) - the last two
 //     merged axes swapped - is a batch of 2-D transposes done in square tiles
 //     (kTile x kTile elements), so both the rows read and the rows written of a
-//     tile stay in L1 instead of striding across the whole matrix.
+//     tile stay in L1 instead of striding across the whole matrix. 4-byte
+//     elements (float32, int32, uint32) use the AVX-512 / AVX2 tile routines
+//     of transpose_simd.h (register block transposes, full-row vector loads
+//     and stores) when cpu::active_isa() has them; other widths and the
+//     portable level use the scalar tiles.
 //  3. Anything else goes through the axis-offset engine (tensor_utils.h):
 //     output rows written contiguously, each read with the stride of the
 //     input axis that became the innermost output axis.
 #include "kernels/tensor/transpose.h"
 
+#include <type_traits>
+
 #include "kernels/registry.h"
 #include "kernels/tensor/tensor_utils.h"
+#include "kernels/tensor/transpose_simd.h"
 
 namespace onnxmini {
 namespace tensor_ops {
@@ -40,6 +47,38 @@ void transpose_2d_tiled(const T* in, T* out, int64_t batch, int64_t rows, int64_
       const int64_t r_end = std::min(rows, (rt + 1) * kTile), c_end = std::min(cols, (ct + 1) * kTile);
       for (int64_t c = ct * kTile; c < c_end; ++c)
         for (int64_t r = rt * kTile; r < r_end; ++r) dst[c * rows + r] = src[r * cols + c];
+    }
+  });
+}
+
+// 4-byte elements with a SIMD tile routine (transpose_simd.h), the same
+// (batch, rows, cols) problem. Layout and blocking: tiles of 32 x 32 (4 KB
+// read + 4 KB written, far inside L1), transposed by register blocks inside
+// the routine. Tiles are numbered with the column tile fastest, so a thread's
+// chunk walks along a strip of 32 source rows: 32 sequential read streams,
+// which the L2 hardware streamer still follows. A matrix of at most 64 rows
+// (NCHW -> NHWC with C <= 64: 64 x 12544 for 64 x 112 x 112) is instead one
+// strip of all its rows x 64 columns, so the destination (rows elements per
+// output row) is written in one contiguous sweep; its 64 read streams are more
+// than the streamer tracks, so the routine prefetches each row a line ahead.
+// The long dimension (the column tiles) is what gets split between threads;
+// the grain gives each thread several chunks (dynamic balance).
+void transpose_2d_simd(Transpose32TileFn tile_fn, const uint32_t* in, uint32_t* out, int64_t batch, int64_t rows,
+                       int64_t cols, ThreadPool* pool) {
+  const bool one_strip = rows <= 64;
+  const int64_t row_tile = one_strip ? rows : 32, col_tile = one_strip ? 64 : 32;
+  const int64_t row_tiles = (rows + row_tile - 1) / row_tile;
+  const int64_t col_tiles = (cols + col_tile - 1) / col_tile;
+  const int64_t tiles = batch * row_tiles * col_tiles;
+  const int64_t threads = pool ? pool->num_threads() : 1;
+  const int64_t grain = std::clamp<int64_t>(tiles / (8 * threads), 1, 16);
+  parallel_for(pool, tiles, grain, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t b = t / (row_tiles * col_tiles);
+      const int64_t r0 = (t / col_tiles) % row_tiles * row_tile, c0 = t % col_tiles * col_tile;
+      const uint32_t* src = in + b * rows * cols + r0 * cols + c0;
+      uint32_t* dst = out + b * rows * cols + c0 * rows + r0;
+      tile_fn(src, cols, dst, rows, std::min(row_tile, rows - r0), std::min(col_tile, cols - c0), one_strip && rows > 32);
     }
   });
 }
@@ -96,7 +135,14 @@ void transpose_fast(const T* in, const Shape& in_shape, const std::vector<int64_
   for (size_t d = 0; d + 2 < m && last_two; ++d) last_two = merged_perm[d] == static_cast<int64_t>(d);
   if (last_two) {
     const int64_t rows = merged_in[m - 2], cols = merged_in[m - 1];
-    transpose_2d_tiled(in, out, numel / (rows * cols), rows, cols, pool);
+    const int64_t batch = numel / (rows * cols);
+    if constexpr (std::is_same_v<T, uint32_t>) {
+      if (Transpose32TileFn fn = transpose32_tile_for(cpu::active_isa())) {
+        transpose_2d_simd(fn, in, out, batch, rows, cols, pool);
+        return;
+      }
+    }
+    transpose_2d_tiled(in, out, batch, rows, cols, pool);
     return;
   }
   // 3. General strided path.
