@@ -5,10 +5,10 @@
 // Hand-off: a job is published by bumping an atomic generation counter. Idle
 // workers first spin on that counter for up to `spin_us` microseconds (a
 // kernel's parallel_for usually follows the previous one within a few
-// microseconds, and a condition-variable wake-up costs far more), yielding
-// the core between poll rounds, then sleep on a condition variable. The caller
-// likewise spins briefly on the count of unfinished workers before sleeping.
-// spin_us = 0 disables spinning (workers and caller sleep at once).
+// microseconds, and a condition-variable wake-up costs far more), then sleep
+// on a condition variable. The caller likewise spins briefly on the count of
+// unfinished workers (yielding its core between poll rounds after 50 us)
+// before sleeping. spin_us = 0 disables spinning (both sleep at once).
 #pragma once
 #include <array>
 #include <atomic>
@@ -24,6 +24,7 @@ namespace onnxmini {
 class ThreadPool {
  public:
   static constexpr int kDefaultSpinUs = 200;
+  static constexpr int64_t kSpinBeforeYieldNs = 50000;  // the caller's pure spin, then with sched_yield
   explicit ThreadPool(int num_threads, int spin_us = kDefaultSpinUs);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -65,7 +66,7 @@ class ThreadPool {
   void run_chunks(int thread_index);
 
   // Spins until pred() holds or spin_us_ has passed; true when pred() held.
-  template <typename Pred> bool spin_until(Pred pred) const;
+  template <typename Pred> bool spin_until(Pred pred, bool may_yield) const;
 
   int num_threads_;
   int spin_us_;
