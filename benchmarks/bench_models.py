@@ -3,7 +3,8 @@
 For each model and thread count: onnxruntime (all graph optimizations on) timed
 in-process with session.run, onnxmini timed by `onnxmini run --json --optimize N`
 (graph fusions on by default, level 1; the median of its timed runs; session
-creation and process start excluded on both sides). The machine is shared, so
+creation and process start excluded on both sides; both warm up for at least
+--warmup runs and 0.3 s). The machine is shared, so
 the two are measured alternately for --rounds rounds and each side reports the
 median of its per-round medians. Reports the ratio onnxruntime / onnxmini
 (> 1: onnxmini faster). onnxruntime's figure includes the Python call overhead
@@ -27,6 +28,10 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Both runtimes warm up for at least --warmup runs and WARMUP_S seconds: a new
+# process's (or session's) pool threads may start on one core, and the OS takes
+# tens of milliseconds to spread them; timed runs should see the steady state.
+WARMUP_S = 0.3
 CLI = os.path.join(os.environ.get("ONNXMINI_BUILD_DIR", os.path.join(ROOT, "build")), "tools", "onnxmini")
 
 
@@ -89,8 +94,10 @@ def time_ort(path, feeds, threads, repeat, warmup):
     so.inter_op_num_threads = 1
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-    for _ in range(warmup):
+    t_end, k = time.perf_counter() + WARMUP_S, 0
+    while k < warmup or time.perf_counter() < t_end:  # same warm-up rule as onnxmini's --warmup-ms
         s.run(None, feeds)
+        k += 1
     ts = []
     c0 = time.process_time()  # CPU time over the whole loop, as onnxmini's cpu_ms.mean
     for _ in range(repeat):
@@ -103,6 +110,7 @@ def time_ort(path, feeds, threads, repeat, warmup):
 
 def time_onnxmini(path, feeds, threads, repeat, warmup, tmp, optimize):
     args = [CLI, "run", path, "--json", "--threads", str(threads), "--repeat", str(repeat), "--warmup", str(warmup),
+            "--warmup-ms", str(WARMUP_S * 1e3),
             "--optimize", str(optimize)]
     for name, arr in feeds.items():
         p = os.path.join(tmp, f"feed_{abs(hash(name))}_{os.getpid()}.npy")

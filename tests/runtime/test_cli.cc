@@ -74,9 +74,11 @@ TEST(Cli, RunPrintsOutputsAndLatency) {
 TEST(Cli, JsonOutputForScripts) {
   fs::path dir = scratch("json");
   std::string model = write_model(dir);
-  CliResult r = cli("run " + model + " --dim d0=5 --repeat 4 --json");
+  CliResult r = cli("run " + model + " --dim d0=5 --repeat 4 --warmup-ms 5 --threads 2 --no-spin --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j["cpu_ms"]["mean"].get<double>(), 0.0);
+  EXPECT_EQ(j["threads"], 2);
   for (auto k : {"min", "median", "mean", "max"}) {
     EXPECT_TRUE(j["latency_ms"][k].is_number()) << k;
   }
@@ -158,6 +160,7 @@ TEST(Cli, BadArgumentsGiveOneLine) {
       {"run " + model + " --input X=ones:1xz", "invalid shape '1xz'"},
       {"run " + model + " --input X", "--input expects NAME=VALUE"},
       {"run " + model + " --repeat 0", "--repeat must be at least 1"},
+      {"run " + model + " --warmup-ms -5", "--warmup-ms must be in [0, 3600000]"},
       {"run " + model + " --gemm magic", "unknown GEMM backend 'magic'"},
       {"run " + model + " --kernels slow", "unknown kernel mode 'slow'"},
       {"run " + model + " --input X=" + (dir / "nope.npy").string(), "cannot open"},

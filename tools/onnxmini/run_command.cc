@@ -26,6 +26,7 @@ struct RunArgs {
   std::vector<std::string> inputs, dims;
   std::string inputs_dir, save_dir;
   int repeat = 1, warmup = 0, threads = 1;
+  double warmup_ms = 0;  // untimed runs continue until this much time has passed too
   int optimize = 0;  // SessionOptions::graph_optimization_level
   bool json = false;
   bool no_spin = false;
@@ -90,6 +91,8 @@ long peak_rss_kb() {
 int run_command(const RunArgs& a) {
   if (a.repeat < 1) throw Error(ErrorCode::InvalidArgument, fmt::format("--repeat must be at least 1, got {}", a.repeat));
   if (a.warmup < 0) throw Error(ErrorCode::InvalidArgument, fmt::format("--warmup must be >= 0, got {}", a.warmup));
+  if (!(a.warmup_ms >= 0 && a.warmup_ms <= 3.6e6))
+    throw Error(ErrorCode::InvalidArgument, fmt::format("--warmup-ms must be in [0, 3600000], got {}", a.warmup_ms));
   if (a.threads < 0 || a.threads > 1024) throw Error(ErrorCode::InvalidArgument, fmt::format("--threads {} is out of range", a.threads));
   SessionOptions opts;
   opts.intra_op_num_threads = a.threads;
@@ -119,7 +122,12 @@ int run_command(const RunArgs& a) {
   }
   auto feeds = build_feeds(*session, a.inputs, a.inputs_dir, dims, a.seed);
 
-  for (int i = 0; i < a.warmup; ++i) session->run(feeds);
+  // Warm-up: at least --warmup runs and --warmup-ms milliseconds. Time matters for
+  // threads: the OS may start the pool's threads on one core and take tens of
+  // milliseconds to spread them (docs/performance.md).
+  const auto warm_start = std::chrono::steady_clock::now();
+  for (int i = 0; i < a.warmup || std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - warm_start).count() < a.warmup_ms; ++i)
+    session->run(feeds);
   // Wall clock per run; process CPU time (all threads) over all timed runs. CPU time is
   // read once around the whole loop: per-run readings of the process clock were seen
   // to be off by 2x on short runs (virtual machines), while the total is exact.
@@ -211,6 +219,7 @@ CommandRegistrar reg("run", [](CLI::App& app) -> std::function<int()> {
   sub->add_option("--dim", args->dims, "NAME=VALUE for a symbolic dimension of generated inputs (default 1)");
   sub->add_option("--repeat", args->repeat, "timed runs (default 1)");
   sub->add_option("--warmup", args->warmup, "untimed runs before (default 0)");
+  sub->add_option("--warmup-ms", args->warmup_ms, "keep warming up until this many milliseconds have passed (default 0)");
   sub->add_option("--threads", args->threads, "intra-op threads (default 1; 0 = all cores)");
   sub->add_flag("--no-spin", args->no_spin, "idle pool threads sleep at once instead of spinning briefly");
   sub->add_option("--optimize,--graph-optimization-level", args->optimize,
