@@ -13,6 +13,7 @@
 // Run OpenBLAS comparisons with OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset
 // (see docs/gemm.md), so it picks its own kernels for this CPU.
 #include <benchmark/benchmark.h>
+#include <immintrin.h>
 #include <cblas.h>
 
 #include <memory>
@@ -74,7 +75,31 @@ void run_sgemm(benchmark::State& state, std::string backend, Shape s, int thread
   openblas_set_num_threads(1);
 }
 
+// The core's FMA peak, the ceiling for every SGEMM figure above: 12 independent
+// chains of 16-lane FMAs (enough to cover 2 FMA pipes x 4 cycles of latency),
+// no memory traffic. GFLOPS = 12 chains x 16 lanes x 2 flops per iteration.
+__attribute__((target("avx512f"))) void fma_peak_avx512(benchmark::State& state) {
+  __m512 a0 = _mm512_set1_ps(0.1f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0, a9 = a0,
+         a10 = a0, a11 = a0;
+  const __m512 b = _mm512_set1_ps(0.999f), c = _mm512_set1_ps(0.001f);
+  const int64_t inner = 1 << 16;
+  for (auto _ : state) {
+    for (int64_t k = 0; k < inner; ++k) {
+      a0 = _mm512_fmadd_ps(a0, b, c), a1 = _mm512_fmadd_ps(a1, b, c), a2 = _mm512_fmadd_ps(a2, b, c);
+      a3 = _mm512_fmadd_ps(a3, b, c), a4 = _mm512_fmadd_ps(a4, b, c), a5 = _mm512_fmadd_ps(a5, b, c);
+      a6 = _mm512_fmadd_ps(a6, b, c), a7 = _mm512_fmadd_ps(a7, b, c), a8 = _mm512_fmadd_ps(a8, b, c);
+      a9 = _mm512_fmadd_ps(a9, b, c), a10 = _mm512_fmadd_ps(a10, b, c), a11 = _mm512_fmadd_ps(a11, b, c);
+      // Keeps the 12 chains in registers and the loop from being folded away.
+      asm volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5), "+v"(a6), "+v"(a7), "+v"(a8),
+                   "+v"(a9), "+v"(a10), "+v"(a11));
+    }
+  }
+  benchmark::DoNotOptimize(a0);
+  state.counters["GFLOPS"] = benchmark::Counter(12.0 * 16 * 2 * inner / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 void register_all() {
+  if (cpu::hw_has_avx512()) benchmark::RegisterBenchmark("fma_peak/avx512/T1", fma_peak_avx512)->Unit(benchmark::kMicrosecond)->UseRealTime();
   std::vector<Shape> shapes;
   for (int64_t n : {64, 100, 128, 255, 256, 257, 500, 512, 1000, 1024, 2048})
     shapes.push_back({"sq" + std::to_string(n), n, n, n});
