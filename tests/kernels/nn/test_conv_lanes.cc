@@ -129,6 +129,26 @@ TEST(ConvLanes, EveryOutputWidth) {
   }
 }
 
+// Column stride 2 with padding or a fused input affine takes the AVX-512 copy
+// into the two column-parity planes (16 + 16 columns per step, masked at the
+// row end): every plane width Wq = 1..33 (around 16 and 32) with left pads 0..2,
+// right pads 0..2, row strides 1, 2, 3, 1 and 2 threads.
+TEST(ConvLanes, StrideTwoPaddedCopyEveryWidth) {
+  PolicyScope force(nn::LanesPolicy::Always);
+  uint32_t seed = 2500;
+  for (int64_t w = 1; w <= 64; ++w) {
+    LanesCase c;
+    const int64_t pl = w % 3, pr = (w / 3) % 3, sh = 1 + w % 3;
+    c.x = {1, 5, 4 + w % 4, w};
+    c.w = {20, 5, 3, 3};
+    c.strides = {sh, 2};
+    c.pads = {1, pl, w % 2, pr};
+    if (w + pl + pr < 3) c.x[3] = 3;
+    c.bias = w % 2 == 0;
+    check_lanes(c, seed += 10, 1 + w % 2);
+  }
+}
+
 TEST(ConvLanes, SmallOnnxShapesBatchAndThreads) {
   PolicyScope force(nn::LanesPolicy::Always);
   const LanesCase cases[] = {
