@@ -176,11 +176,15 @@ void row_task(const ConvGeom& g, const LanesFilter& f, const InputView& in, cons
     a.w = w + k0 * width, a.koff = in.koff.data() + k0, a.kn = kn;
     a.first = ci == 0;
     a.epi = ci == chunks - 1 ? &epi : nullptr;
-    for (int64_t ow0 = 0; ow0 < OW; ow0 += kNC) {
-      const int nc = static_cast<int>(std::min<int64_t>(kNC, OW - ow0));
+    for (int64_t ow0 = 0, nc = 0; ow0 < OW; ow0 += nc) {
+      // Full tiles, except that a short remainder r < 4 behind a full tile is
+      // merged with it and split evenly (6 + 2 -> 4 + 4, 6 + 1 -> 4 + 3, 6 + 3 -> 5 + 4):
+      // the 1- and 2-column tiles load 4 weight vectors per 4 or 8 FMAs.
+      const int64_t left = OW - ow0;
+      nc = left >= kNC + 4 || left <= kNC ? std::min<int64_t>(kNC, left) : (left + 1) / 2;
       a.x = xrow + ow0 * in.cs;
       a.t = t + ow0 * width;
-      kTiles[nb - 1][nc - 1](a);
+      kTiles[nb - 1][static_cast<int>(nc) - 1](a);
     }
   }
   const gemm::PackTransposed transpose = gemm::sgemm_kernels_avx512().pack_t;

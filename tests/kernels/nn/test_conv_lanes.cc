@@ -1,7 +1,8 @@
 // conv2d_lanes (kernels/nn/conv_lanes_avx512.cc): fast vs reference over
 // output channel counts around the 16-lane blocks and the 64-channel groups,
 // input channel counts, kernel sizes, strides, dilations, asymmetric pads,
-// every output width remainder of the 6-column tile, batch 2, 1 and 2 threads,
+// every output width remainder of the 6-column tile (and of the split of a
+// short remainder with the last full tile) at strides 1, 2, 3, batch 2, 1 and 2 threads,
 // bias or none, fused activations and input affine; the dispatch (profile
 // variant) with the rule, with the override, and under ONNXMINI_ISA=avx2.
 // Most cases force the kernel on (LanesPolicy::Always) so that shapes the
@@ -126,6 +127,12 @@ TEST(ConvLanes, EveryOutputWidth) {
     b.strides = {2, 2};
     b.bias = false;
     check_lanes(b, seed += 10, ow % 2 + 1);
+    LanesCase c;  // 3x3 stride 3 pad 1 (padded copy, 3 parity planes): OW = ow
+    c.x = {1, 4, 5, 3 * ow - 2};
+    c.w = {20, 4, 3, 3};
+    c.strides = {3, 3};
+    c.pads = {1, 1, 1, 1};
+    check_lanes(c, seed += 10, (ow + 1) % 2 + 1);
   }
 }
 
