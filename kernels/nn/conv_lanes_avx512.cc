@@ -150,8 +150,18 @@ InputView input_view(const ConvGeom& g, bool padded, const PaddedLayout& L) {
 
 // One output row `oh` of channel group `grp` for one image: chunks of input
 // channels over all column tiles into t, then the transposing store into y.
-void row_task(const ConvGeom& g, const LanesFilter& f, const InputView& in, const gemm::TileEpi& epi0, int64_t grp,
-              int64_t oh, float* t, float* y) {
+// Output columns [ow0, ow1) of a row read tap k of column ow at
+// base[off + koff[k] + ow * cs].
+struct Segment {
+  int64_t ow0, ow1;
+  const float* base;
+  int64_t off;
+  const int64_t* koff;
+  int64_t cs;
+};
+
+void row_task(const ConvGeom& g, const LanesFilter& f, const Segment* segs, int nsegs, const gemm::TileEpi& epi0,
+              int64_t grp, int64_t oh, float* t, float* y) {
   const int64_t OW = g.win.out[1], P = g.win.out_size(), KK = f.KH * f.KW, K = f.C * KK;
   const int64_t m0 = grp * kMaxNB * kLanes, mrem = g.M - m0;
   const int nb = static_cast<int>(std::min<int64_t>(kMaxNB, (mrem + kLanes - 1) / kLanes));
@@ -167,24 +177,27 @@ void row_task(const ConvGeom& g, const LanesFilter& f, const InputView& in, cons
   if (epi.bias) epi.bias += m0;
   if (epi.slope) epi.slope += m0;
   TileArgs a;
-  a.cs = in.cs, a.ldt = width;
+  a.ldt = width;
   a.last_mask = static_cast<__mmask16>(last_ch >= 16 ? 0xFFFF : (1u << last_ch) - 1);
-  const float* xrow = in.base + oh * in.rs;
   for (int64_t ci = 0; ci < chunks; ++ci) {
     const int64_t c0 = ci * f.C / chunks, c1 = (ci + 1) * f.C / chunks;
     const int64_t k0 = c0 * KK, kn = (c1 - c0) * KK;
-    a.w = w + k0 * width, a.koff = in.koff.data() + k0, a.kn = kn;
+    a.w = w + k0 * width, a.kn = kn;
     a.first = ci == 0;
     a.epi = ci == chunks - 1 ? &epi : nullptr;
-    for (int64_t ow0 = 0, nc = 0; ow0 < OW; ow0 += nc) {
-      // Full tiles, except that a short remainder r < 4 behind a full tile is
-      // merged with it and split evenly (6 + 2 -> 4 + 4, 6 + 1 -> 4 + 3, 6 + 3 -> 5 + 4):
-      // the 1- and 2-column tiles load 4 weight vectors per 4 or 8 FMAs.
-      const int64_t left = OW - ow0;
-      nc = left >= kNC + 4 || left <= kNC ? std::min<int64_t>(kNC, left) : (left + 1) / 2;
-      a.x = xrow + ow0 * in.cs;
-      a.t = t + ow0 * width;
-      kTiles[nb - 1][static_cast<int>(nc) - 1](a);
+    for (int si = 0; si < nsegs; ++si) {
+      const Segment& sg = segs[si];
+      a.koff = sg.koff + k0, a.cs = sg.cs;
+      for (int64_t ow0 = sg.ow0, nc = 0; ow0 < sg.ow1; ow0 += nc) {
+        // Full tiles, except that a short remainder r < 4 behind a full tile is
+        // merged with it and split evenly (6 + 2 -> 4 + 4, 6 + 1 -> 4 + 3, 6 + 3 -> 5 + 4):
+        // the 1- and 2-column tiles load 4 weight vectors per 4 or 8 FMAs.
+        const int64_t left = sg.ow1 - ow0;
+        nc = left >= kNC + 4 || left <= kNC ? std::min<int64_t>(kNC, left) : (left + 1) / 2;
+        a.x = sg.base + (sg.off + ow0 * sg.cs);
+        a.t = t + ow0 * width;
+        kTiles[nb - 1][static_cast<int>(nc) - 1](a);
+      }
     }
   }
   const gemm::PackTransposed transpose = gemm::sgemm_kernels_avx512().pack_t;
@@ -250,6 +263,9 @@ void pad_input_s2(const Window& win, const PaddedLayout& L, const float* xg, int
 
 std::atomic<int> g_policy{-1};  // -1: not read yet
 
+std::atomic<bool> g_pad_copy{false};
+bool lanes_direct_edges() { return !g_pad_copy.load(std::memory_order_relaxed); }
+
 }  // namespace
 
 LanesPolicy lanes_policy() {
@@ -263,6 +279,8 @@ LanesPolicy lanes_policy() {
   }
   return static_cast<LanesPolicy>(p);
 }
+
+void set_lanes_pad_copy(bool always_copy) { g_pad_copy.store(always_copy, std::memory_order_relaxed); }
 
 void set_lanes_policy(LanesPolicy p) { g_policy.store(static_cast<int>(p), std::memory_order_relaxed); }
 
@@ -306,14 +324,49 @@ void conv2d_lanes(KernelContext& ctx, const ConvGeom& g, const float* x, const L
   const PaddedLayout L = padded_layout(win);
   InputView in = input_view(g, padded, L);
   Tensor xp_t;
-  if (padded) xp_t = ctx.scratch(DType::Float32, {g.C * L.channel()});
+  if (padded && !(!affine && lanes_direct_edges())) xp_t = ctx.scratch(DType::Float32, {g.C * L.channel()});
   gemm::TileEpi epi0 = gemm::base_epi(epi);
   epi0.per_row = false;  // lanes are channels: the bias is a vector
   const int64_t groups = (g.M + kMaxNB * kLanes - 1) / (kMaxNB * kLanes);
   const double task_flops = 2.0 * std::min<int64_t>(g.M, kMaxNB * kLanes) * OW * f.C * f.KH * f.KW;
   const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>(2e6 / std::max(task_flops, 1.0)));
+  // Padded without an input affine: no copy of the image. Output rows and
+  // columns whose taps all lie inside X read it in place (column stride
+  // stride_w); the edge columns of a row (at least a full tile's worth, so
+  // that no 1-column tile runs there) and the rows touching the top / bottom
+  // padding read a per-task copy eb[c][r][Wp] of the R input rows they need,
+  // padded, filled only over the columns the edge tiles read.
+  const int64_t H = win.in[0], W = win.in[1], pt = win.pad_begin[0], pl = win.pad_begin[1];
+  const int64_t KH = f.KH, KW = f.KW, sh = win.stride[0], sw = win.stride[1];
+  const int64_t R = (KH - 1) * win.dilation[0] + 1, span_w = (KW - 1) * win.dilation[1] + 1;
+  const int64_t Wp = W + pl + win.pad_end[1];
+  const bool direct = padded && !affine && lanes_direct_edges();
+  auto first_inside = [](int64_t pad, int64_t s) { return (pad + s - 1) / s; };
+  // Output index o is inside when o * s - pad >= 0 and o * s - pad + span - 1 <= n - 1.
+  auto end_inside = [](int64_t n, int64_t pad, int64_t span, int64_t s, int64_t out) {
+    const int64_t num = n - span + pad;
+    return num < 0 ? int64_t{0} : std::min(out, num / s + 1);
+  };
+  const int64_t oh_lo = first_inside(pt, sh), oh_hi = std::max(oh_lo, end_inside(H, pt, R, sh, OH));
+  const int64_t ow_lo = first_inside(pl, sw), ow_hi = std::max(ow_lo, end_inside(W, pl, span_w, sw, OW));
+  const int64_t e_lo = ow_lo > 0 ? std::max(ow_lo, std::min<int64_t>(kNC, OW)) : 0;
+  const int64_t e_hi = ow_hi < OW ? std::min(ow_hi, OW - std::min<int64_t>(kNC, OW)) : OW;
+  std::vector<int64_t> kx, kedge;
+  if (direct) {
+    kx.resize(static_cast<size_t>(f.C * KH * KW)), kedge.resize(kx.size());
+    for (int64_t c = 0; c < f.C; ++c)
+      for (int64_t kh = 0; kh < KH; ++kh)
+        for (int64_t kw = 0; kw < KW; ++kw) {
+          const int64_t k = (c * KH + kh) * KW + kw, row = kh * win.dilation[0], col = kw * win.dilation[1];
+          kx[k] = c * IP + row * W + col;
+          kedge[k] = (c * R + row) * Wp + col;
+        }
+  }
   for (int64_t n = 0; n < g.N; ++n) {
-    if (padded) {
+    const float* xn = x + n * g.C * IP;
+    if (direct) {
+      in.base = xn;
+    } else if (padded) {
       if (L.sw == 2)
         pad_input_s2(win, L, x + n * g.C * IP, g.C, affine, xp_t.mutable_data<float>(), ctx.threads());
       else
@@ -328,8 +381,51 @@ void conv2d_lanes(KernelContext& ctx, const ConvGeom& g, const float* x, const L
       std::unique_ptr<float, decltype(&std::free)> t(
           static_cast<float*>(std::aligned_alloc(64, static_cast<size_t>((OW + kNC) * kMaxNB * kLanes * 4))),
           &std::free);
-      for (int64_t task = t0; task < t1; ++task)
-        row_task(g, f, in, epi0, task / OH, task % OH, t.get(), yn);
+      if (!direct) {
+        for (int64_t task = t0; task < t1; ++task) {
+          const int64_t oh = task % OH;
+          const Segment sg{0, OW, in.base, oh * in.rs, in.koff.data(), in.cs};
+          row_task(g, f, &sg, 1, epi0, task / OH, oh, t.get(), yn);
+        }
+        return;
+      }
+      std::vector<float> eb(static_cast<size_t>(f.C * R * Wp));  // edge rows, padded, plain layout
+      for (int64_t task = t0; task < t1; ++task) {
+        const int64_t oh = task % OH, hp0 = oh * win.stride[0];
+        const bool edge_row = oh < oh_lo || oh >= oh_hi || e_lo >= e_hi;
+        // Padded columns [p0, p1) of rows hp0 .. hp0 + R - 1 into eb.
+        auto fill = [&](int64_t p0, int64_t p1) {
+          for (int64_t c = 0; c < f.C; ++c)
+            for (int64_t r = 0; r < R; ++r) {
+              const int64_t ih = hp0 + r - pt;
+              float* dst = eb.data() + (c * R + r) * Wp;
+              if (ih < 0 || ih >= H) {
+                std::memset(dst + p0, 0, sizeof(float) * (p1 - p0));
+                continue;
+              }
+              const float* src = xn + c * IP + ih * W;
+              for (int64_t p = p0; p < p1; ++p) dst[p] = p - pl >= 0 && p - pl < W ? src[p - pl] : 0.0f;
+            }
+        };
+        if (edge_row) {
+          fill(0, Wp);
+          const Segment sg{0, OW, eb.data(), 0, kedge.data(), win.stride[1]};
+          row_task(g, f, &sg, 1, epi0, task / OH, oh, t.get(), yn);
+          continue;
+        }
+        Segment sgs[3];
+        int ns = 0;
+        if (e_lo > 0) {
+          fill(0, std::min(Wp, (e_lo - 1) * win.stride[1] + span_w));
+          sgs[ns++] = Segment{0, e_lo, eb.data(), 0, kedge.data(), win.stride[1]};
+        }
+        sgs[ns++] = Segment{e_lo, e_hi, xn, (hp0 - pt) * W - pl, kx.data(), win.stride[1]};
+        if (e_hi < OW) {
+          fill(e_hi * win.stride[1], std::min(Wp, (OW - 1) * win.stride[1] + span_w));
+          sgs[ns++] = Segment{e_hi, OW, eb.data(), 0, kedge.data(), win.stride[1]};
+        }
+        row_task(g, f, sgs, ns, epi0, task / OH, oh, t.get(), yn);
+      }
     });
   }
 }
