@@ -3,11 +3,27 @@
 //
 // Layout. Filter: LanesFilter (conv_lanes.h), per group of up to 64 output
 // channels [k = (c, kh, kw)][width], so one tap's weights for the group are
-// NB = width / 16 consecutive zmm. Input: read in place, from the zero-padded
-// copy (PaddedLayout, conv_implicit.h; column-parity planes, so consecutive
-// output columns are consecutive floats at any stride) when the Conv pads or
-// has a fused input affine, else from X itself with column stride = stride_w.
-// Either way tap k of output (oh, ow) is x[koff[k] + oh * row_stride + ow * col_stride].
+// NB = width / 16 consecutive zmm. Input, three ways; tap k of output (oh, ow)
+// is always base[off(oh) + koff[k] + ow * col_stride]:
+// - no padding, no affine: X itself, column stride = stride_w.
+// - fused input affine (BatchNormalization in front): the whole zero-padded,
+//   transformed copy (PaddedLayout, conv_implicit.h; column-parity planes, so
+//   consecutive output columns are consecutive floats at any stride), made by
+//   pad_input_s2 for stride_w 2 (AVX-512: padded row, then two permutes per 32
+//   columns; the portable scalar stride-2 gather was ~half of the pad time).
+// - padding, no affine: no image copy. A row is split into Segments: columns
+//   whose taps all lie inside X read X in place (column stride stride_w); the
+//   edge columns (widened to at least one full 6-column tile, so no 1-column
+//   tile runs there) and whole rows touching the top / bottom padding read a
+//   per-task padded copy eb[c][r][Wp] of the R = (KH-1)*dh+1 input rows the
+//   task needs, filled only over the columns those tiles read. On small.onnx's
+//   n11 (3x3 stride 2, 64 -> 64, 112 -> 56) the full padded copy had been
+//   ~11% of the node (it writes and re-reads 3.3 MB, more than L2); reading in
+//   place: n11 median 1922 -> 1665 us (7 interleaved runs, docs/kernels/nn.md).
+//   A per-task ring of all R padded rows (copy only the rows the previous task
+//   lacked) lost to the full copy (n11 -105..-183 us vs main where the full
+//   AVX-512 copy gave -111..-281; n9 slower too). set_lanes_pad_copy(true)
+//   forces the full copy, for tests.
 //
 // Registers. A tile is NB zmm (NB * 16 output channels) x NC output columns of
 // one output row: NB * NC accumulators, NB weight vectors, one broadcast.
@@ -17,6 +33,11 @@
 // 2 x 12 (12 broadcasts per 24 FMAs: more load uops) and 4 x 7 (28 + 4 = 32
 // registers, no room for the broadcast) were chosen against on that count, not
 // measured. Profiled on small.onnx the 4 x 6 tile runs n9 close to the FMA peak.
+//
+// Columns: full 6-column tiles, except that a 1..3-column remainder behind a
+// full tile is merged with it and split evenly (56 = 8 x 6 + 4 + 4; the 2-column
+// tile ran at ~100 GFLOPS: 4 weight loads per 8 FMAs): n11 -22..-44 us (4 of 4
+// interleaved runs).
 //
 // Blocking. A task is one output row of one channel group. Its strip of
 // accumulated results lives in a per-task buffer t[ow][width] (OW x 256 bytes,
@@ -29,6 +50,10 @@
 // 6-column tile streaming the whole 147 KiB filter from L2) were within noise on
 // this Sapphire Rapids (2 MiB L2); 32 KiB keeps the filter stream out of L2 on
 // machines with smaller L2 and costs the 3-channel layer nothing (one chunk).
+// 16 KiB measured slower (3 interleaved runs: n9 +150..+320 us, n11
+// +130..+210). Software-prefetching the next row's input into L2 during a row
+// was slower too (vs main in the same runs: n9 +480..+535 us, n11 only
+// -65..-104 where the change without it gave -111..-281).
 //
 // Epilogue. On the last chunk, bias (a vector: 16 channels), then Relu / Clip /
 // Sigmoid / PRelu (per-channel slope vector) on the accumulators before they are
