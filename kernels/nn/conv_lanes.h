@@ -39,6 +39,10 @@ class LanesFilter {
 enum class LanesPolicy { Rule, Never, Always };
 LanesPolicy lanes_policy();
 void set_lanes_policy(LanesPolicy p);  // tests; LanesPolicy::Rule restores the default
+// A padded Conv without a fused input affine reads X in place (edges from
+// small per-task copies); true makes it copy the whole padded image first, as
+// with an affine. Tests; false restores the default.
+void set_lanes_pad_copy(bool always_copy);
 
 inline bool lanes_isa() { return cpu::active_isa() == cpu::Isa::Avx512; }
 

@@ -3,11 +3,27 @@
 //
 // Layout. Filter: LanesFilter (conv_lanes.h), per group of up to 64 output
 // channels [k = (c, kh, kw)][width], so one tap's weights for the group are
-// NB = width / 16 consecutive zmm. Input: read in place, from the zero-padded
-// copy (PaddedLayout, conv_implicit.h; column-parity planes, so consecutive
-// output columns are consecutive floats at any stride) when the Conv pads or
-// has a fused input affine, else from X itself with column stride = stride_w.
-// Either way tap k of output (oh, ow) is x[koff[k] + oh * row_stride + ow * col_stride].
+// NB = width / 16 consecutive zmm. Input, three ways; tap k of output (oh, ow)
+// is always base[off(oh) + koff[k] + ow * col_stride]:
+// - no padding, no affine: X itself, column stride = stride_w.
+// - fused input affine (BatchNormalization in front): the whole zero-padded,
+//   transformed copy (PaddedLayout, conv_implicit.h; column-parity planes, so
+//   consecutive output columns are consecutive floats at any stride), made by
+//   pad_input_s2 for stride_w 2 (AVX-512: padded row, then two permutes per 32
+//   columns; the portable scalar stride-2 gather was ~half of the pad time).
+// - padding, no affine: no image copy. A row is split into Segments: columns
+//   whose taps all lie inside X read X in place (column stride stride_w); the
+//   edge columns (widened to at least one full 6-column tile, so no 1-column
+//   tile runs there) and whole rows touching the top / bottom padding read a
+//   per-task padded copy eb[c][r][Wp] of the R = (KH-1)*dh+1 input rows the
+//   task needs, filled only over the columns those tiles read. On small.onnx's
+//   n11 (3x3 stride 2, 64 -> 64, 112 -> 56) the full padded copy had been
+//   ~11% of the node (it writes and re-reads 3.3 MB, more than L2); reading in
+//   place: n11 median 1922 -> 1665 us (7 interleaved runs, docs/kernels/nn.md).
+//   A per-task ring of all R padded rows (copy only the rows the previous task
+//   lacked) lost to the full copy (n11 -105..-183 us vs main where the full
+//   AVX-512 copy gave -111..-281; n9 slower too). set_lanes_pad_copy(true)
+//   forces the full copy, for tests.
 //
 // Registers. A tile is NB zmm (NB * 16 output channels) x NC output columns of
 // one output row: NB * NC accumulators, NB weight vectors, one broadcast.
@@ -17,6 +33,11 @@
 // 2 x 12 (12 broadcasts per 24 FMAs: more load uops) and 4 x 7 (28 + 4 = 32
 // registers, no room for the broadcast) were chosen against on that count, not
 // measured. Profiled on small.onnx the 4 x 6 tile runs n9 close to the FMA peak.
+//
+// Columns: full 6-column tiles, except that a 1..3-column remainder behind a
+// full tile is merged with it and split evenly (56 = 8 x 6 + 4 + 4; the 2-column
+// tile ran at ~100 GFLOPS: 4 weight loads per 8 FMAs): n11 -22..-44 us (4 of 4
+// interleaved runs).
 //
 // Blocking. A task is one output row of one channel group. Its strip of
 // accumulated results lives in a per-task buffer t[ow][width] (OW x 256 bytes,
@@ -29,6 +50,10 @@
 // 6-column tile streaming the whole 147 KiB filter from L2) were within noise on
 // this Sapphire Rapids (2 MiB L2); 32 KiB keeps the filter stream out of L2 on
 // machines with smaller L2 and costs the 3-channel layer nothing (one chunk).
+// 16 KiB measured slower (3 interleaved runs: n9 +150..+320 us, n11
+// +130..+210). Software-prefetching the next row's input into L2 during a row
+// was slower too (vs main in the same runs: n9 +480..+535 us, n11 only
+// -65..-104 where the change without it gave -111..-281).
 //
 // Epilogue. On the last chunk, bias (a vector: 16 channels), then Relu / Clip /
 // Sigmoid / PRelu (per-channel slope vector) on the accumulators before they are
@@ -51,6 +76,7 @@
 #include <cstring>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "kernels/gemm/epilogue_avx512.h"
 #include "kernels/gemm/sgemm_kernel.h"
@@ -149,8 +175,18 @@ InputView input_view(const ConvGeom& g, bool padded, const PaddedLayout& L) {
 
 // One output row `oh` of channel group `grp` for one image: chunks of input
 // channels over all column tiles into t, then the transposing store into y.
-void row_task(const ConvGeom& g, const LanesFilter& f, const InputView& in, const gemm::TileEpi& epi0, int64_t grp,
-              int64_t oh, float* t, float* y) {
+// Output columns [ow0, ow1) of a row read tap k of column ow at
+// base[off + koff[k] + ow * cs].
+struct Segment {
+  int64_t ow0, ow1;
+  const float* base;
+  int64_t off;
+  const int64_t* koff;
+  int64_t cs;
+};
+
+void row_task(const ConvGeom& g, const LanesFilter& f, const Segment* segs, int nsegs, const gemm::TileEpi& epi0,
+              int64_t grp, int64_t oh, float* t, float* y) {
   const int64_t OW = g.win.out[1], P = g.win.out_size(), KK = f.KH * f.KW, K = f.C * KK;
   const int64_t m0 = grp * kMaxNB * kLanes, mrem = g.M - m0;
   const int nb = static_cast<int>(std::min<int64_t>(kMaxNB, (mrem + kLanes - 1) / kLanes));
@@ -166,20 +202,27 @@ void row_task(const ConvGeom& g, const LanesFilter& f, const InputView& in, cons
   if (epi.bias) epi.bias += m0;
   if (epi.slope) epi.slope += m0;
   TileArgs a;
-  a.cs = in.cs, a.ldt = width;
+  a.ldt = width;
   a.last_mask = static_cast<__mmask16>(last_ch >= 16 ? 0xFFFF : (1u << last_ch) - 1);
-  const float* xrow = in.base + oh * in.rs;
   for (int64_t ci = 0; ci < chunks; ++ci) {
     const int64_t c0 = ci * f.C / chunks, c1 = (ci + 1) * f.C / chunks;
     const int64_t k0 = c0 * KK, kn = (c1 - c0) * KK;
-    a.w = w + k0 * width, a.koff = in.koff.data() + k0, a.kn = kn;
+    a.w = w + k0 * width, a.kn = kn;
     a.first = ci == 0;
     a.epi = ci == chunks - 1 ? &epi : nullptr;
-    for (int64_t ow0 = 0; ow0 < OW; ow0 += kNC) {
-      const int nc = static_cast<int>(std::min<int64_t>(kNC, OW - ow0));
-      a.x = xrow + ow0 * in.cs;
-      a.t = t + ow0 * width;
-      kTiles[nb - 1][nc - 1](a);
+    for (int si = 0; si < nsegs; ++si) {
+      const Segment& sg = segs[si];
+      a.koff = sg.koff + k0, a.cs = sg.cs;
+      for (int64_t ow0 = sg.ow0, nc = 0; ow0 < sg.ow1; ow0 += nc) {
+        // Full tiles, except that a short remainder r < 4 behind a full tile is
+        // merged with it and split evenly (6 + 2 -> 4 + 4, 6 + 1 -> 4 + 3, 6 + 3 -> 5 + 4):
+        // the 1- and 2-column tiles load 4 weight vectors per 4 or 8 FMAs.
+        const int64_t left = sg.ow1 - ow0;
+        nc = left >= kNC + 4 || left <= kNC ? std::min<int64_t>(kNC, left) : (left + 1) / 2;
+        a.x = sg.base + (sg.off + ow0 * sg.cs);
+        a.t = t + ow0 * width;
+        kTiles[nb - 1][static_cast<int>(nc) - 1](a);
+      }
     }
   }
   const gemm::PackTransposed transpose = gemm::sgemm_kernels_avx512().pack_t;
@@ -192,7 +235,61 @@ void row_task(const ConvGeom& g, const LanesFilter& f, const InputView& in, cons
   }
 }
 
+// pad_input for sw == 2 (same PaddedLayout, same values): each input row is
+// laid out once as a padded row in a small buffer (memcpy, or the affine), then
+// split into the two column-parity planes 16 + 16 at a time with two
+// permutes. The portable pad_input gathers each plane with a scalar stride-2
+// loop, which profiled at about half of the pad time on small.onnx.
+void pad_input_s2(const Window& win, const PaddedLayout& L, const float* xg, int64_t channels,
+                  const InputAffine& affine, float* xp, ThreadPool* pool) {
+  const int64_t H = win.in[0], W = win.in[1], pt = win.pad_begin[0], pl = win.pad_begin[1], IP = win.in_size();
+  const int64_t Wq = L.Wq, Wq16 = (Wq + kLanes - 1) / kLanes * kLanes;
+  parallel_for(pool, channels, 4, [&](int64_t c0, int64_t c1) {
+    // Padded row p at tmp[p]; zeros past pl + W up to 2 * Wq16 (whole vectors).
+    std::vector<float> tmp_v(static_cast<size_t>(2 * Wq16 + kLanes), 0.0f);
+    float* tmp = tmp_v.data();
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    for (int64_t c = c0; c < c1; ++c) {
+      const float* xc = xg + c * IP;
+      float* p0 = xp + c * L.channel();
+      float* p1 = p0 + L.plane();
+      const float scale = affine ? affine.scale[c] : 1.0f, shift = affine ? affine.shift[c] : 0.0f;
+      for (int64_t hp = 0; hp < L.Hp; ++hp) {
+        float* r0 = p0 + hp * Wq;
+        float* r1 = p1 + hp * Wq;
+        const int64_t ih = hp - pt;
+        if (ih < 0 || ih >= H) {
+          std::memset(r0, 0, sizeof(float) * Wq);
+          std::memset(r1, 0, sizeof(float) * Wq);
+          continue;
+        }
+        const float* src = xc + ih * W;
+        if (affine) {
+          const __m512 sv = _mm512_set1_ps(scale), bv = _mm512_set1_ps(shift);
+          for (int64_t i = 0; i < W; i += kLanes) {
+            const __mmask16 m = static_cast<__mmask16>(W - i >= kLanes ? 0xFFFF : (1u << (W - i)) - 1);
+            _mm512_mask_storeu_ps(tmp + pl + i, m, _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, src + i), sv, bv));
+          }
+        } else {
+          std::memcpy(tmp + pl, src, sizeof(float) * W);
+        }
+        for (int64_t t0 = 0; t0 < Wq; t0 += kLanes) {
+          const __m512 a = _mm512_loadu_ps(tmp + 2 * t0), b = _mm512_loadu_ps(tmp + 2 * t0 + kLanes);
+          const int64_t n = std::min<int64_t>(kLanes, Wq - t0);
+          const __mmask16 m = static_cast<__mmask16>(n >= kLanes ? 0xFFFF : (1u << n) - 1);
+          _mm512_mask_storeu_ps(r0 + t0, m, _mm512_permutex2var_ps(a, even, b));
+          _mm512_mask_storeu_ps(r1 + t0, m, _mm512_permutex2var_ps(a, odd, b));
+        }
+      }
+    }
+  });
+}
+
 std::atomic<int> g_policy{-1};  // -1: not read yet
+
+std::atomic<bool> g_pad_copy{false};
+bool lanes_direct_edges() { return !g_pad_copy.load(std::memory_order_relaxed); }
 
 }  // namespace
 
@@ -207,6 +304,8 @@ LanesPolicy lanes_policy() {
   }
   return static_cast<LanesPolicy>(p);
 }
+
+void set_lanes_pad_copy(bool always_copy) { g_pad_copy.store(always_copy, std::memory_order_relaxed); }
 
 void set_lanes_policy(LanesPolicy p) { g_policy.store(static_cast<int>(p), std::memory_order_relaxed); }
 
@@ -250,15 +349,53 @@ void conv2d_lanes(KernelContext& ctx, const ConvGeom& g, const float* x, const L
   const PaddedLayout L = padded_layout(win);
   InputView in = input_view(g, padded, L);
   Tensor xp_t;
-  if (padded) xp_t = ctx.scratch(DType::Float32, {g.C * L.channel()});
+  if (padded && !(!affine && lanes_direct_edges())) xp_t = ctx.scratch(DType::Float32, {g.C * L.channel()});
   gemm::TileEpi epi0 = gemm::base_epi(epi);
   epi0.per_row = false;  // lanes are channels: the bias is a vector
   const int64_t groups = (g.M + kMaxNB * kLanes - 1) / (kMaxNB * kLanes);
   const double task_flops = 2.0 * std::min<int64_t>(g.M, kMaxNB * kLanes) * OW * f.C * f.KH * f.KW;
   const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>(2e6 / std::max(task_flops, 1.0)));
+  // Padded without an input affine: no copy of the image. Output rows and
+  // columns whose taps all lie inside X read it in place (column stride
+  // stride_w); the edge columns of a row (at least a full tile's worth, so
+  // that no 1-column tile runs there) and the rows touching the top / bottom
+  // padding read a per-task copy eb[c][r][Wp] of the R input rows they need,
+  // padded, filled only over the columns the edge tiles read.
+  const int64_t H = win.in[0], W = win.in[1], pt = win.pad_begin[0], pl = win.pad_begin[1];
+  const int64_t KH = f.KH, KW = f.KW, sh = win.stride[0], sw = win.stride[1];
+  const int64_t R = (KH - 1) * win.dilation[0] + 1, span_w = (KW - 1) * win.dilation[1] + 1;
+  const int64_t Wp = W + pl + win.pad_end[1];
+  const bool direct = padded && !affine && lanes_direct_edges();
+  auto first_inside = [](int64_t pad, int64_t s) { return (pad + s - 1) / s; };
+  // Output index o is inside when o * s - pad >= 0 and o * s - pad + span - 1 <= n - 1.
+  auto end_inside = [](int64_t n, int64_t pad, int64_t span, int64_t s, int64_t out) {
+    const int64_t num = n - span + pad;
+    return num < 0 ? int64_t{0} : std::min(out, num / s + 1);
+  };
+  const int64_t oh_lo = first_inside(pt, sh), oh_hi = std::max(oh_lo, end_inside(H, pt, R, sh, OH));
+  const int64_t ow_lo = first_inside(pl, sw), ow_hi = std::max(ow_lo, end_inside(W, pl, span_w, sw, OW));
+  const int64_t e_lo = ow_lo > 0 ? std::max(ow_lo, std::min<int64_t>(kNC, OW)) : 0;
+  const int64_t e_hi = ow_hi < OW ? std::min(ow_hi, OW - std::min<int64_t>(kNC, OW)) : OW;
+  std::vector<int64_t> kx, kedge;
+  if (direct) {
+    kx.resize(static_cast<size_t>(f.C * KH * KW)), kedge.resize(kx.size());
+    for (int64_t c = 0; c < f.C; ++c)
+      for (int64_t kh = 0; kh < KH; ++kh)
+        for (int64_t kw = 0; kw < KW; ++kw) {
+          const int64_t k = (c * KH + kh) * KW + kw, row = kh * win.dilation[0], col = kw * win.dilation[1];
+          kx[k] = c * IP + row * W + col;
+          kedge[k] = (c * R + row) * Wp + col;
+        }
+  }
   for (int64_t n = 0; n < g.N; ++n) {
-    if (padded) {
-      pad_input(win, L, x + n * g.C * IP, 0, g.C, affine, xp_t.mutable_data<float>(), ctx.threads());
+    const float* xn = x + n * g.C * IP;
+    if (direct) {
+      in.base = xn;
+    } else if (padded) {
+      if (L.sw == 2)
+        pad_input_s2(win, L, x + n * g.C * IP, g.C, affine, xp_t.mutable_data<float>(), ctx.threads());
+      else
+        pad_input(win, L, x + n * g.C * IP, 0, g.C, affine, xp_t.mutable_data<float>(), ctx.threads());
       in.base = xp_t.data<float>();
     } else {
       in.base = x + n * g.C * IP;
@@ -269,8 +406,51 @@ void conv2d_lanes(KernelContext& ctx, const ConvGeom& g, const float* x, const L
       std::unique_ptr<float, decltype(&std::free)> t(
           static_cast<float*>(std::aligned_alloc(64, static_cast<size_t>((OW + kNC) * kMaxNB * kLanes * 4))),
           &std::free);
-      for (int64_t task = t0; task < t1; ++task)
-        row_task(g, f, in, epi0, task / OH, task % OH, t.get(), yn);
+      if (!direct) {
+        for (int64_t task = t0; task < t1; ++task) {
+          const int64_t oh = task % OH;
+          const Segment sg{0, OW, in.base, oh * in.rs, in.koff.data(), in.cs};
+          row_task(g, f, &sg, 1, epi0, task / OH, oh, t.get(), yn);
+        }
+        return;
+      }
+      std::vector<float> eb(static_cast<size_t>(f.C * R * Wp));  // edge rows, padded, plain layout
+      for (int64_t task = t0; task < t1; ++task) {
+        const int64_t oh = task % OH, hp0 = oh * win.stride[0];
+        const bool edge_row = oh < oh_lo || oh >= oh_hi || e_lo >= e_hi;
+        // Padded columns [p0, p1) of rows hp0 .. hp0 + R - 1 into eb.
+        auto fill = [&](int64_t p0, int64_t p1) {
+          for (int64_t c = 0; c < f.C; ++c)
+            for (int64_t r = 0; r < R; ++r) {
+              const int64_t ih = hp0 + r - pt;
+              float* dst = eb.data() + (c * R + r) * Wp;
+              if (ih < 0 || ih >= H) {
+                std::memset(dst + p0, 0, sizeof(float) * (p1 - p0));
+                continue;
+              }
+              const float* src = xn + c * IP + ih * W;
+              for (int64_t p = p0; p < p1; ++p) dst[p] = p - pl >= 0 && p - pl < W ? src[p - pl] : 0.0f;
+            }
+        };
+        if (edge_row) {
+          fill(0, Wp);
+          const Segment sg{0, OW, eb.data(), 0, kedge.data(), win.stride[1]};
+          row_task(g, f, &sg, 1, epi0, task / OH, oh, t.get(), yn);
+          continue;
+        }
+        Segment sgs[3];
+        int ns = 0;
+        if (e_lo > 0) {
+          fill(0, std::min(Wp, (e_lo - 1) * win.stride[1] + span_w));
+          sgs[ns++] = Segment{0, e_lo, eb.data(), 0, kedge.data(), win.stride[1]};
+        }
+        sgs[ns++] = Segment{e_lo, e_hi, xn, (hp0 - pt) * W - pl, kx.data(), win.stride[1]};
+        if (e_hi < OW) {
+          fill(e_hi * win.stride[1], std::min(Wp, (OW - 1) * win.stride[1] + span_w));
+          sgs[ns++] = Segment{e_hi, OW, eb.data(), 0, kedge.data(), win.stride[1]};
+        }
+        row_task(g, f, sgs, ns, epi0, task / OH, oh, t.get(), yn);
+      }
     });
   }
 }

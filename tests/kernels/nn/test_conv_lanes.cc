@@ -1,13 +1,15 @@
 // conv2d_lanes (kernels/nn/conv_lanes_avx512.cc): fast vs reference over
 // output channel counts around the 16-lane blocks and the 64-channel groups,
 // input channel counts, kernel sizes, strides, dilations, asymmetric pads,
-// every output width remainder of the 6-column tile, batch 2, 1 and 2 threads,
+// every output width remainder of the 6-column tile (and of the split of a
+// short remainder with the last full tile) at strides 1, 2, 3, batch 2, 1 and 2 threads,
 // bias or none, fused activations and input affine; the dispatch (profile
 // variant) with the rule, with the override, and under ONNXMINI_ISA=avx2.
 // Most cases force the kernel on (LanesPolicy::Always) so that shapes the
 // dispatch rule sends elsewhere still test it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -126,6 +128,69 @@ TEST(ConvLanes, EveryOutputWidth) {
     b.strides = {2, 2};
     b.bias = false;
     check_lanes(b, seed += 10, ow % 2 + 1);
+    LanesCase c;  // 3x3 stride 3 pad 1 (padded copy, 3 parity planes): OW = ow
+    c.x = {1, 4, 5, 3 * ow - 2};
+    c.w = {20, 4, 3, 3};
+    c.strides = {3, 3};
+    c.pads = {1, 1, 1, 1};
+    check_lanes(c, seed += 10, (ow + 1) % 2 + 1);
+  }
+}
+
+// Restores the default (X read in place) when a test ends.
+struct PadCopyScope {
+  explicit PadCopyScope(bool copy) { nn::set_lanes_pad_copy(copy); }
+  ~PadCopyScope() { nn::set_lanes_pad_copy(false); }
+};
+
+// Column stride 2 with padding or a fused input affine takes the AVX-512 copy
+// into the two column-parity planes (16 + 16 columns per step, masked at the
+// row end): every plane width Wq = 1..33 (around 16 and 32) with left pads 0..2,
+// right pads 0..2, row strides 1, 2, 3, 1 and 2 threads. Forced here (without
+// an affine the kernel reads X in place: PaddedInPlaceEdges).
+TEST(ConvLanes, StrideTwoPaddedCopyEveryWidth) {
+  PolicyScope force(nn::LanesPolicy::Always);
+  PadCopyScope copy(true);
+  uint32_t seed = 2500;
+  for (int64_t w = 1; w <= 64; ++w) {
+    LanesCase c;
+    const int64_t pl = w % 3, pr = (w / 3) % 3, sh = 1 + w % 3;
+    c.x = {1, 5, 4 + w % 4, w};
+    c.w = {20, 5, 3, 3};
+    c.strides = {sh, 2};
+    c.pads = {1, pl, w % 2, pr};
+    if (w + pl + pr < 3) c.x[3] = 3;
+    c.bias = w % 2 == 0;
+    check_lanes(c, seed += 10, 1 + w % 2);
+  }
+}
+
+// Padded, no affine: X read in place where every tap is inside, per-task
+// padded copies for the edge columns (at least one full tile wide) and the
+// rows touching the top / bottom padding. Output widths 1..30 (edge segments
+// alone, edges with 1..6+ interior columns: every tile remainder inside and at
+// the edges), heights 1..5, pads 0..2 per side (asymmetric), kernels 1..5,
+// strides 1..3, dilation 1..2, batch 2, 1 and 2 threads.
+TEST(ConvLanes, PaddedInPlaceEdges) {
+  PolicyScope force(nn::LanesPolicy::Always);
+  uint32_t seed = 2800;
+  for (int64_t i = 0; i < 60; ++i) {
+    LanesCase c;
+    const int64_t k = 1 + 2 * (i % 3) - (i % 7 == 0 ? 1 : 0);  // 1, 3, 5 and sometimes 0 -> 1
+    const int64_t kk = std::max<int64_t>(1, k), s = 1 + i % 3, d = 1 + (i / 3) % 2;
+    const int64_t ow = 1 + i % 30, oh = 1 + i % 5;
+    c.pads = {i % 3, (i / 2) % 3, (i / 5) % 3, (i / 7) % 3};
+    if (c.pads[0] + c.pads[1] + c.pads[2] + c.pads[3] == 0) c.pads[1] = 1;
+    const int64_t span = (kk - 1) * d + 1;
+    // Input size giving ow x oh outputs: (in + pads - span) / s + 1 = out.
+    c.x = {2, 3 + i % 4, std::max<int64_t>(1, (oh - 1) * s + span - c.pads[0] - c.pads[2]),
+           std::max<int64_t>(1, (ow - 1) * s + span - c.pads[1] - c.pads[3])};
+    c.w = {16 + (i % 4) * 8, c.x[1], kk, kk};
+    c.strides = {s, 1 + (i + 1) % 3};
+    c.dilations = {d, d};
+    if ((c.x[2] + c.pads[0] + c.pads[2] - span) < 0 || (c.x[3] + c.pads[1] + c.pads[3] - span) < 0) continue;
+    c.bias = i % 2 == 0;
+    check_lanes(c, seed += 10, 1 + i % 2);
   }
 }
 
@@ -140,8 +205,11 @@ TEST(ConvLanes, SmallOnnxShapesBatchAndThreads) {
       {{1, 16, 8, 25}, {130, 16, 3, 3}, {1, 2}, {2, 1}, {2, 0, 1, 2}},  // 3 groups of 64, last 2 channels
   };
   uint32_t seed = 3000;
-  for (const auto& c : cases)
-    for (int threads : {1, 2}) check_lanes(c, seed += 10, threads);
+  for (bool copy : {false, true}) {
+    PadCopyScope scope(copy);
+    for (const auto& c : cases)
+      for (int threads : {1, 2}) check_lanes(c, seed += 10, threads);
+  }
 }
 
 // Regression: with more than 64 output channels, a group's last block once
