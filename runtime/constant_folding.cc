@@ -81,4 +81,22 @@ std::vector<std::string> fold_constants(Graph& g, const SessionOptions& options)
   return folded;
 }
 
+size_t drop_unused_constants(Graph& g) {
+  std::vector<bool> used(g.value_names.size(), false);
+  for (const GraphNode& n : g.nodes)
+    for (int id : n.inputs)
+      if (id >= 0) used[id] = true;
+  for (int id : g.output_ids) used[id] = true;
+  size_t dropped = 0;
+  for (auto it = g.constants.begin(); it != g.constants.end();) {
+    if (used[it->first] || g.overridable.count(it->first)) {
+      ++it;
+    } else {
+      it = g.constants.erase(it);
+      ++dropped;
+    }
+  }
+  return dropped;
+}
+
 }  // namespace onnxmini

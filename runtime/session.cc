@@ -92,6 +92,7 @@ void Session::Impl::build(int64_t t_load_begin, int64_t t_load_end, bool from_pa
   if (options.graph_optimization_level > 0) {
     fold_constants(graph, options);  // first, so fusions and prepacking see the folded weights
     fuse_graph(graph, options.graph_optimization_level);
+    drop_unused_constants(graph);  // the inputs of folded nodes, weights replaced by fused ones
   }
   int threads = options.intra_op_num_threads;
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -108,8 +109,9 @@ void Session::Impl::build(int64_t t_load_begin, int64_t t_load_end, bool from_pa
   }
   consumer_count.assign(nvalues, 0);
 
+  std::vector<const KernelRegistration*> regs;
   for (const GraphNode& node : graph.nodes) {
-    find_kernel(node);  // unsupported ops fail here, before any kernel is created
+    regs.push_back(&find_kernel(node));  // unsupported ops fail here, before any kernel is created
     infos.push_back(make_kernel_info(graph, node, options));
     for (int id : node.inputs)
       if (id >= 0) ++consumer_count[id];
@@ -117,7 +119,7 @@ void Session::Impl::build(int64_t t_load_begin, int64_t t_load_end, bool from_pa
   // Kernels are created after `infos` stops growing: they may keep references to their KernelInfo.
   for (size_t k = 0; k < graph.nodes.size(); ++k) {
     const GraphNode& node = graph.nodes[k];
-    const KernelRegistration* reg = &find_kernel(node);
+    const KernelRegistration* reg = regs[k];
     kernels.push_back(create_kernel(*reg, infos[k]));
     ProfiledNode pn;
     pn.event_name = node.name.empty() ? fmt::format("{}_{}", node.op_type, node.index) : node.name;

@@ -220,6 +220,11 @@ void scale_only(const SgemmArgs& g) {
 
 int threads_of(ThreadPool* pool) { return pool ? pool->num_threads() : 1; }
 
+// Threads pay off above 2 * 128^3 FLOPs; below, the hand-off costs more than it saves.
+bool go_parallel(ThreadPool* pool, int64_t M, int64_t N, int64_t K) {
+  return threads_of(pool) > 1 && 2.0 * M * N * K > 2.0 * 128 * 128 * 128;
+}
+
 // A at most this many floats (512 KiB, half of L2) is packed once up front and
 // shared; B panels are then kResidentNC wide (KC x 256 floats, in L2) and C is
 // split over N only. Typical for convolutions (M = Cout, K = Cin*kh*kw).
@@ -256,7 +261,7 @@ void run_skinny(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPacke
     }
   };
   const int64_t units = (g.M + ks.mr - 1) / ks.mr;
-  const bool parallel = threads_of(pool) > 1 && 2.0 * g.M * g.N * g.K > 2.0 * 128 * 128 * 128;
+  const bool parallel = go_parallel(pool, g.M, g.N, g.K);
   if (!parallel) return rows(0, g.M);
   // About 4 tasks per thread; each covers whole MR-row units, so results do not depend on the split.
   const int64_t per = std::max<int64_t>(1, units / (4 * threads_of(pool))) * ks.mr;
@@ -274,7 +279,7 @@ void run(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPackedB* pb,
   if (g.K <= 0) return scale_only(g);
   if (!prepacked_a && !g.trans_a && g.N <= ks.nr && ks.kernels_arows[1]) return run_skinny(ks, g, pb, pool);
   const int t = threads_of(pool);
-  const bool parallel = t > 1 && 2.0 * g.M * g.N * g.K > 2.0 * 128 * 128 * 128;  // below: wake-up cost dominates
+  const bool parallel = go_parallel(pool, g.M, g.N, g.K);
   if (prepacked_a || (g.M * g.K <= kResidentA && g.N > ks.nr)) {
     ALayout pa;
     if (prepacked_a) {
@@ -356,7 +361,7 @@ void run_implicit(const SgemmKernelSet& ks, const SgemmArgs& g, const ALayout& p
   const TileEpi epi0 = base_epi(g.epilogue);
   const int64_t per_row = (ib.row_len + nr - 1) / nr;
   const int64_t tiles = ib.rows * per_row;
-  const bool parallel = threads_of(pool) > 1 && 2.0 * g.M * N * g.K > 2.0 * 128 * 128 * 128;
+  const bool parallel = go_parallel(pool, g.M, N, g.K);
   // Tiles go in groups of kGroup: for each K block and MR-row sliver of A, the
   // group's tiles run back to back, so the A sliver (MR x KC, 28 KiB) stays in
   // L1 while the group's input windows come from L2.

@@ -21,6 +21,14 @@ TEST(ConstantFolding, ConcatOfWeightsFeedingGemm) {
   mb.node("Gemm", {"X", "W", "B"}, {"Y"}).name("g");
   mb.output("Y");
   EXPECT_EQ(check_fusion(mb, {{"X", random_tensor(DType::Float32, {5, 8}, 5)}}, 8), 1u);
+  // W1, W2, B1, B2 are no longer read once W and B are constants: they are dropped,
+  // and the session's weights are the folded W (8 x 7) and B (7) alone.
+  auto plain = mb.session(opts(0)), folded = mb.session(opts(1));
+  EXPECT_EQ(plain->weight_bytes(), (8 * 3 + 8 * 4 + 3 + 4) * sizeof(float));
+  EXPECT_EQ(folded->weight_bytes(), (8 * 7 + 7) * sizeof(float));
+  std::vector<std::string> names;
+  for (const auto& init : folded->describe().initializers) names.push_back(init.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"W", "B"}));
 }
 
 TEST(ConstantFolding, ChainsFoldAndGraphOutputsMayBecomeConstant) {

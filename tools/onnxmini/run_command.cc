@@ -128,9 +128,8 @@ int run_command(const RunArgs& a) {
   const auto warm_start = std::chrono::steady_clock::now();
   for (int i = 0; i < a.warmup || std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - warm_start).count() < a.warmup_ms; ++i)
     session->run(feeds);
-  // Wall clock per run; process CPU time (all threads) over all timed runs. CPU time is
-  // read once around the whole loop: per-run readings of the process clock were seen
-  // to be off by 2x on short runs (virtual machines), while the total is exact.
+  // Wall clock per run; process CPU time (all threads) over all timed runs, read once
+  // around the whole loop (per-run readings of a sub-millisecond run are mostly noise).
   std::vector<double> ms;
   std::vector<Value> outputs;
   RunStats stats;
@@ -223,7 +222,7 @@ CommandRegistrar reg("run", [](CLI::App& app) -> std::function<int()> {
   sub->add_option("--threads", args->threads, "intra-op threads (default 1; 0 = all cores)");
   sub->add_flag("--no-spin", args->no_spin, "idle pool threads sleep at once instead of spinning briefly");
   sub->add_option("--optimize,--graph-optimization-level", args->optimize,
-                  "graph fusions: 0 none (default, nodes line up with the model), 1 Conv/Gemm fusions");
+                  "0 none (default, nodes line up with the model), 1 constant folding and fusions");
   sub->add_option("--seed", args->seed, "seed for generated inputs (default 0)");
   sub->add_option("--gemm", args->gemm, "GEMM backend: builtin, openblas, eigen");
   sub->add_option("--kernels", args->kernels, "kernel set: fast or reference");
