@@ -21,10 +21,10 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu_features.h"
-#include "kernels/gemm/gemm.h"
-#include "kernels/gemm/sgemm_kernel.h"
-#include "runtime/thread_pool.h"
+#include "core/cpu_features.h"
+#include "kernels/gemm_engine/gemm.h"
+#include "kernels/gemm_engine/sgemm_kernel.h"
+#include "core/thread_pool.h"
 
 extern "C" void openblas_set_num_threads(int);
 extern "C" char* openblas_get_config(void);

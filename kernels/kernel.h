@@ -19,7 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/attributes.h"
+#include "core/attributes.h"
+#include "core/kernel_stats.h"
 #include "onnxmini/error.h"
 #include "onnxmini/session.h"
 #include "onnxmini/value.h"
@@ -64,13 +65,6 @@ struct KernelInfo {
   }
 };
 
-// Per-node, per-run work counters a kernel may fill for the profiler.
-struct KernelStats {
-  double flops = 0;
-  double bytes_read = 0;     // 0: the profiler uses the input sizes
-  double bytes_written = 0;  // 0: the profiler uses the output sizes
-  const char* variant = nullptr;  // e.g. "conv_im2col_gemm/builtin"
-};
 
 // The per-run view of one node: its inputs, its outputs, services.
 class KernelContext {

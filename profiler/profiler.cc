@@ -17,7 +17,7 @@
 #include <mutex>
 
 #include "profiler/run_trace.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace onnxmini {
 

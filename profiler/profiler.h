@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/kernel.h"
+#include "core/kernel_stats.h"
 #include "onnxmini/session.h"
 #include "onnxmini/value.h"
 

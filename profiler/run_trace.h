@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "profiler/profiler.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace onnxmini {
 

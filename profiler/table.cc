@@ -1,4 +1,4 @@
-#include "profiler/table.h"
+#include "onnxmini/profile.h"
 
 #include <fmt/format.h>
 

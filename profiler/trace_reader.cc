@@ -2,7 +2,7 @@
 // onnx-array-api does it: a kernel event belongs to the run whose
 // "SequentialExecutor::Execute" event comes next in the file (onnxruntime and
 // onnxmini write a run's node events before its Execute event).
-#include "profiler/trace_reader.h"
+#include "onnxmini/profile.h"
 
 #include <fstream>
 #include <nlohmann/json.hpp>

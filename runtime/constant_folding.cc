@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "kernels/gemm/gemm.h"
+#include "kernels/gemm_engine/gemm.h"
 #include "runtime/node_kernel.h"
 
 namespace onnxmini {

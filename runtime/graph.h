@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/attributes.h"
+#include "core/attributes.h"
 #include "onnxmini/session.h"
 #include "onnxmini/tensor.h"
 

@@ -222,7 +222,7 @@ struct Pass {
 
   // Gemm -> Add(other) [-> Add(other2) ...]: the addends become extra inputs of the
   // Gemm (attribute _fused_addends = their count), applied in its epilogue when
-  // they are row or column vectors (kernels/linalg/gemm_op.cc). The fused node
+  // they are row or column vectors (kernels/linalg/gemm.cc). The fused node
   // takes the last Add's place in the order, where every addend already exists.
   void gemm_add() {
     constexpr int64_t kMaxAddends = 4;

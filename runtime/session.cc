@@ -8,7 +8,7 @@
 #include <mutex>
 #include <unordered_set>
 
-#include "kernels/gemm/gemm.h"
+#include "kernels/gemm_engine/gemm.h"
 #include "kernels/registry.h"
 #include "profiler/profiler.h"
 #include "runtime/buffer_pool.h"
@@ -16,30 +16,9 @@
 #include "runtime/constant_folding.h"
 #include "runtime/graph_fusion.h"
 #include "runtime/node_kernel.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace onnxmini {
-
-const char* to_string(GemmBackend b) {
-  switch (b) {
-    case GemmBackend::Builtin: return "builtin";
-    case GemmBackend::OpenBLAS: return "openblas";
-    case GemmBackend::Eigen: return "eigen";
-  }
-  return "?";
-}
-const char* to_string(KernelMode m) { return m == KernelMode::Fast ? "fast" : "reference"; }
-GemmBackend gemm_backend_from_string(const std::string& s) {
-  if (s == "builtin") return GemmBackend::Builtin;
-  if (s == "openblas") return GemmBackend::OpenBLAS;
-  if (s == "eigen") return GemmBackend::Eigen;
-  throw Error(ErrorCode::InvalidArgument, "unknown GEMM backend '" + s + "' (expected builtin, openblas or eigen)");
-}
-KernelMode kernel_mode_from_string(const std::string& s) {
-  if (s == "fast") return KernelMode::Fast;
-  if (s == "reference") return KernelMode::Reference;
-  throw Error(ErrorCode::InvalidArgument, "unknown kernel mode '" + s + "' (expected fast or reference)");
-}
 
 struct Session::Impl {
   SessionOptions options;
@@ -126,7 +105,7 @@ void Session::Impl::build(int64_t t_load_begin, int64_t t_load_end, bool from_pa
     pn.op_type = node.op_type;
     pn.node_index = node.index;
     for (int id : node.inputs) pn.input_is_parameter.push_back(id >= 0 && is_constant[id]);
-    pn.kernel_name = std::filesystem::path(reg->source_file).stem().string();
+    pn.kernel_name = reg->kernel;
     profiled.push_back(std::move(pn));
   }
   profiler->session_event(from_path ? "model_loading_uri" : "model_loading_array", t_load_begin, t_load_end);
@@ -208,7 +187,7 @@ ModelDescription describe_graph(const Graph& g, size_t weight_bytes) {
     for (int id : n.outputs) nd.outputs.push_back(id >= 0 ? g.value_names[id] : "");
     for (const auto& [name, item] : n.attrs.items()) nd.attributes.emplace_back(name, Attributes::render(item));
     const KernelRegistration* reg = registry.find(n.domain, n.op_type, n.opset);
-    nd.kernel = reg ? std::filesystem::path(reg->source_file).stem().string() : "(unsupported)";
+    nd.kernel = reg ? reg->kernel : "(unsupported)";
     d.nodes.push_back(std::move(nd));
   }
   return d;

@@ -7,7 +7,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "runtime/tensor_proto.h"
 
 namespace onnxmini {
 
@@ -113,26 +112,12 @@ void write_npy(const std::string& path, const Tensor& t) {
   spit(path, out);
 }
 
-Tensor parse_tensor_pb(const std::string& bytes, std::string* name) {
-  onnx::TensorProto p;
-  if (!p.ParseFromString(bytes)) throw Error(ErrorCode::InvalidArgument, "not a valid TensorProto (protobuf parsing failed)");
-  if (name) *name = p.name();
-  return tensor_from_proto(p, "", "TensorProto '" + p.name() + "'");
-}
-
 Tensor read_tensor_pb(const std::string& path, std::string* name) {
   try {
     return parse_tensor_pb(slurp(path), name);
   } catch (const Error& e) {
     throw Error(e.code(), "'" + path + "': " + e.what());
   }
-}
-
-std::string serialize_tensor_pb(const Tensor& t, const std::string& name) {
-  onnx::TensorProto p;
-  tensor_to_proto(t, &p);
-  p.set_name(name);
-  return p.SerializeAsString();
 }
 
 void write_tensor_pb(const std::string& path, const Tensor& t, const std::string& name) {

@@ -1,5 +1,7 @@
 #include "runtime/tensor_proto.h"
 
+#include "onnxmini/tensor_io.h"
+
 #include <fmt/format.h>
 
 #include <cstring>
@@ -162,6 +164,21 @@ void tensor_to_proto(const Tensor& t, onnx::TensorProto* p) {
   } else {
     p->set_raw_data(std::string(static_cast<const char*>(t.raw()), t.nbytes()));
   }
+}
+
+// The .pb halves of include/onnxmini/tensor_io.h (the file I/O is in tensor_io.cc).
+Tensor parse_tensor_pb(const std::string& bytes, std::string* name) {
+  onnx::TensorProto p;
+  if (!p.ParseFromString(bytes)) throw Error(ErrorCode::InvalidArgument, "not a valid TensorProto (protobuf parsing failed)");
+  if (name) *name = p.name();
+  return tensor_from_proto(p, "", "TensorProto '" + p.name() + "'");
+}
+
+std::string serialize_tensor_pb(const Tensor& t, const std::string& name) {
+  onnx::TensorProto p;
+  tensor_to_proto(t, &p);
+  p.set_name(name);
+  return p.SerializeAsString();
 }
 
 }  // namespace onnxmini

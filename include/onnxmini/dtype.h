@@ -1,10 +1,12 @@
 // Element types. The numeric values are those of onnx.TensorProto.DataType so a
 // dtype read from a model needs no translation table.
 #pragma once
+#include "onnxmini/export.h"
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
+ONNXMINI_API_BEGIN
 namespace onnxmini {
 
 enum class DType : int32_t {
@@ -60,3 +62,4 @@ ONNXMINI_DTYPE_OF(std::string, String)
 #undef ONNXMINI_DTYPE_OF
 
 }  // namespace onnxmini
+ONNXMINI_API_END

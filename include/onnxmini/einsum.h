@@ -7,12 +7,14 @@
 //
 // The Einsum operator of ONNX models runs the same planner (cost model) through the kernel.
 #pragma once
+#include "onnxmini/export.h"
 #include <string>
 #include <vector>
 
 #include "onnxmini/session.h"
 #include "onnxmini/tensor.h"
 
+ONNXMINI_API_BEGIN
 namespace onnxmini {
 
 // none: no search (first-appearance letter order, left-to-right contraction);
@@ -77,3 +79,4 @@ std::string einsum_model(const std::string& equation, const std::vector<Shape>& 
                          DType dtype = DType::Float32);
 
 }  // namespace onnxmini
+ONNXMINI_API_END

@@ -2,9 +2,11 @@
 // be shown to a user as they are: they name the model part (node, input,
 // initializer) and the offending value.
 #pragma once
+#include "onnxmini/export.h"
 #include <stdexcept>
 #include <string>
 
+ONNXMINI_API_BEGIN
 namespace onnxmini {
 
 enum class ErrorCode {
@@ -25,3 +27,4 @@ class Error : public std::runtime_error {
 };
 
 }  // namespace onnxmini
+ONNXMINI_API_END

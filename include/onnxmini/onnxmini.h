@@ -6,3 +6,5 @@
 #include "onnxmini/tensor.h"
 #include "onnxmini/tensor_io.h"
 #include "onnxmini/value.h"
+#include "onnxmini/einsum.h"
+#include "onnxmini/kernel_options.h"

@@ -4,28 +4,20 @@
 //   auto session = onnxmini::Session::load("model.onnx", opts);
 //   auto outputs = session->run({{"X", onnxmini::Tensor(...)}});
 #pragma once
+#include "onnxmini/export.h"
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "onnxmini/kernel_options.h"
 #include "onnxmini/tensor.h"
 #include "onnxmini/value.h"
 
+ONNXMINI_API_BEGIN
 namespace onnxmini {
 
-// Which implementation serves the GEMM interface (Gemm, MatMul, Conv, Einsum).
-enum class GemmBackend { Builtin, OpenBLAS, Eigen };
-// Fast kernels, or the plain loop-by-loop reference kernels used as test oracles.
-enum class KernelMode { Fast, Reference };
-// Node events in a profile: the fence triple (onnxruntime <= 1.20) or kernel_time only (>= 1.21).
-enum class ProfileLayout { Fences, KernelOnly };
-
-const char* to_string(GemmBackend b);
-const char* to_string(KernelMode m);
-GemmBackend gemm_backend_from_string(const std::string& s);  // throws InvalidArgument
-KernelMode kernel_mode_from_string(const std::string& s);    // throws InvalidArgument
 
 struct SessionOptions {
   int intra_op_num_threads = 1;  // 0: one per hardware thread
@@ -103,7 +95,8 @@ struct OpSupport {
   std::string op_type;
   int since_version = 0;
   int until_version = 0;  // INT_MAX: open-ended
-  std::string kernel;     // the kernel file registering it
+  std::string kernel;     // the kernel's name ("conv"), as traces show it
+  std::string source;     // the file registering it ("kernels/nn/conv.cc")
 };
 // Every registered kernel, sorted by domain, op type and version.
 std::vector<OpSupport> supported_ops();
@@ -147,3 +140,4 @@ class Session {
 };
 
 }  // namespace onnxmini
+ONNXMINI_API_END

@@ -2,6 +2,7 @@
 // share the buffer (like numpy views); Reshape/Flatten/Squeeze/Unsqueeze/Identity
 // produce views. Data is always dense, row-major (C order), starting at offset().
 #pragma once
+#include "onnxmini/export.h"
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -11,6 +12,7 @@
 #include "onnxmini/dtype.h"
 #include "onnxmini/error.h"
 
+ONNXMINI_API_BEGIN
 namespace onnxmini {
 
 using Shape = std::vector<int64_t>;
@@ -116,3 +118,4 @@ Tensor Tensor::from_vector(Shape shape, const std::vector<T>& values) {
 }
 
 }  // namespace onnxmini
+ONNXMINI_API_END

@@ -1,10 +1,12 @@
 // Reading and writing tensors: numpy .npy files and ONNX TensorProto (.pb) files,
 // as used by the ONNX backend test folders (test_data_set_N/input_K.pb).
 #pragma once
+#include "onnxmini/export.h"
 #include <string>
 
 #include "onnxmini/tensor.h"
 
+ONNXMINI_API_BEGIN
 namespace onnxmini {
 
 Tensor read_npy(const std::string& path);
@@ -17,3 +19,4 @@ void write_tensor_pb(const std::string& path, const Tensor& tensor, const std::s
 std::string serialize_tensor_pb(const Tensor& tensor, const std::string& name = "");
 
 }  // namespace onnxmini
+ONNXMINI_API_END

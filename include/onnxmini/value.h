@@ -1,12 +1,14 @@
 // Value: what flows along a graph edge. Mostly tensors, but ai.onnx.ml's ZipMap
 // produces a sequence of maps, so the executor carries those too.
 #pragma once
+#include "onnxmini/export.h"
 #include <memory>
 #include <variant>
 #include <vector>
 
 #include "onnxmini/tensor.h"
 
+ONNXMINI_API_BEGIN
 namespace onnxmini {
 
 class Value;
@@ -52,3 +54,4 @@ class Value {
 };
 
 }  // namespace onnxmini
+ONNXMINI_API_END

@@ -11,8 +11,8 @@
 #include "kernels/einsum/einsum_cache.h"
 #include "kernels/einsum/einsum_executor.h"
 #include "kernels/einsum/einsum_planner.h"
-#include "kernels/gemm/gemm.h"
-#include "runtime/thread_pool.h"
+#include "kernels/gemm_engine/gemm.h"
+#include "core/thread_pool.h"
 
 namespace onnxmini {
 
@@ -210,13 +210,6 @@ Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands, 
   einsum_impl::execute_plan(cached->plan, ops, out, [](DType d, const Shape& s) { return Tensor(d, s); }, &pool,
                        gemm::engine(options.gemm));
   return out;
-}
-
-std::string einsum_decompose(const std::string& equation, const std::vector<Shape>& shapes, EinsumOptimize optimize,
-                             int opset, DType dtype) {
-  EinsumOptions o;
-  o.optimize = optimize;
-  return einsum_impl::export_plan(einsum_impl::get_plan(equation, shapes, o)->plan, opset, dtype);
 }
 
 }  // namespace onnxmini

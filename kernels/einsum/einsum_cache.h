@@ -25,8 +25,5 @@ std::shared_ptr<const CachedPlan> get_plan(const std::string& equation, const st
 // The short summary put in ctx.stats().variant.
 std::string plan_summary(const Plan& p);
 
-// ONNX model bytes of a plan (einsum_export.cc).
-std::string export_plan(const Plan& plan, int opset, DType dtype);
-
 }  // namespace einsum_impl
 }  // namespace onnxmini

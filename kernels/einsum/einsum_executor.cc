@@ -12,8 +12,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "kernels/gemm/gemm.h"
-#include "runtime/thread_pool.h"
+#include "kernels/gemm_engine/gemm.h"
+#include "core/thread_pool.h"
 
 namespace onnxmini {
 namespace einsum_impl {

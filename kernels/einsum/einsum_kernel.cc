@@ -67,6 +67,8 @@ class EinsumKernel : public Kernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("", "Einsum", 12, INT_MAX, make_kernel<EinsumKernel>);
+ONNXMINI_REGISTER_KERNEL("einsum_kernel", "", "Einsum", 12, INT_MAX, make_kernel<EinsumKernel>);
 
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(einsum_einsum_kernel);

@@ -146,20 +146,22 @@ struct GeluOp : UnaryOpDefaults {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("", "Relu", 1, INT_MAX, make_unary<ReluOp>);
-ONNXMINI_REGISTER_KERNEL("", "LeakyRelu", 1, INT_MAX, make_unary<LeakyReluOp>);
-ONNXMINI_REGISTER_KERNEL("", "PRelu", 7, INT_MAX, make_binary<PReluOp>);
-ONNXMINI_REGISTER_KERNEL("", "Elu", 1, INT_MAX, make_unary<EluOp>);
-ONNXMINI_REGISTER_KERNEL("", "Selu", 1, INT_MAX, make_unary<SeluOp>);
-ONNXMINI_REGISTER_KERNEL("", "Celu", 12, INT_MAX, make_unary<CeluOp>);
-ONNXMINI_REGISTER_KERNEL("", "HardSigmoid", 1, INT_MAX, make_unary<HardSigmoidOp>);
-ONNXMINI_REGISTER_KERNEL("", "HardSwish", 14, INT_MAX, make_unary<HardSwishOp>);
-ONNXMINI_REGISTER_KERNEL("", "Softplus", 1, INT_MAX, make_unary<SoftplusOp>);
-ONNXMINI_REGISTER_KERNEL("", "Softsign", 1, INT_MAX, make_unary<SoftsignOp>);
-ONNXMINI_REGISTER_KERNEL("", "ThresholdedRelu", 10, INT_MAX, make_unary<ThresholdedReluOp>);
-ONNXMINI_REGISTER_KERNEL("", "Shrink", 9, INT_MAX, make_unary<ShrinkOp>);
-ONNXMINI_REGISTER_KERNEL("", "Mish", 18, INT_MAX, make_unary<MishOp>);
-ONNXMINI_REGISTER_KERNEL("", "Gelu", 20, INT_MAX, make_unary<GeluOp>);
+ONNXMINI_REGISTER_KERNEL("activations", "", "Relu", 1, INT_MAX, make_unary<ReluOp>);
+ONNXMINI_REGISTER_KERNEL("activations", "", "LeakyRelu", 1, INT_MAX, make_unary<LeakyReluOp>);
+ONNXMINI_REGISTER_KERNEL("activations", "", "PRelu", 7, INT_MAX, make_binary<PReluOp>);
+ONNXMINI_REGISTER_KERNEL("activations", "", "Elu", 1, INT_MAX, make_unary<EluOp>);
+ONNXMINI_REGISTER_KERNEL("activations", "", "Selu", 1, INT_MAX, make_unary<SeluOp>);
+ONNXMINI_REGISTER_KERNEL("activations", "", "Celu", 12, INT_MAX, make_unary<CeluOp>);
+ONNXMINI_REGISTER_KERNEL("activations", "", "HardSigmoid", 1, INT_MAX, make_unary<HardSigmoidOp>);
+ONNXMINI_REGISTER_KERNEL("activations", "", "HardSwish", 14, INT_MAX, make_unary<HardSwishOp>);
+ONNXMINI_REGISTER_KERNEL("activations", "", "Softplus", 1, INT_MAX, make_unary<SoftplusOp>);
+ONNXMINI_REGISTER_KERNEL("activations", "", "Softsign", 1, INT_MAX, make_unary<SoftsignOp>);
+ONNXMINI_REGISTER_KERNEL("activations", "", "ThresholdedRelu", 10, INT_MAX, make_unary<ThresholdedReluOp>);
+ONNXMINI_REGISTER_KERNEL("activations", "", "Shrink", 9, INT_MAX, make_unary<ShrinkOp>);
+ONNXMINI_REGISTER_KERNEL("activations", "", "Mish", 18, INT_MAX, make_unary<MishOp>);
+ONNXMINI_REGISTER_KERNEL("activations", "", "Gelu", 20, INT_MAX, make_unary<GeluOp>);
 
 }  // namespace ew
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(elementwise_activations);

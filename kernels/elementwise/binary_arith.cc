@@ -127,12 +127,14 @@ struct ModOp : BinaryOpDefaults {
 // Opsets 1 and 6 broadcast only with broadcast=1 (BinaryKernel handles the
 // legacy axis rule); 7 introduced numpy broadcasting; 13 and 14 only widened the
 // type lists. Pow 12 allowed a different exponent type; Mod appeared in 10.
-ONNXMINI_REGISTER_KERNEL("", "Add", 1, INT_MAX, make_binary<AddOp>);
-ONNXMINI_REGISTER_KERNEL("", "Sub", 1, INT_MAX, make_binary<SubOp>);
-ONNXMINI_REGISTER_KERNEL("", "Mul", 1, INT_MAX, make_binary<MulOp>);
-ONNXMINI_REGISTER_KERNEL("", "Div", 1, INT_MAX, make_binary<DivOp>);
-ONNXMINI_REGISTER_KERNEL("", "Pow", 1, INT_MAX, make_binary<PowOp>);
-ONNXMINI_REGISTER_KERNEL("", "Mod", 10, INT_MAX, make_binary<ModOp>);
+ONNXMINI_REGISTER_KERNEL("binary_arith", "", "Add", 1, INT_MAX, make_binary<AddOp>);
+ONNXMINI_REGISTER_KERNEL("binary_arith", "", "Sub", 1, INT_MAX, make_binary<SubOp>);
+ONNXMINI_REGISTER_KERNEL("binary_arith", "", "Mul", 1, INT_MAX, make_binary<MulOp>);
+ONNXMINI_REGISTER_KERNEL("binary_arith", "", "Div", 1, INT_MAX, make_binary<DivOp>);
+ONNXMINI_REGISTER_KERNEL("binary_arith", "", "Pow", 1, INT_MAX, make_binary<PowOp>);
+ONNXMINI_REGISTER_KERNEL("binary_arith", "", "Mod", 10, INT_MAX, make_binary<ModOp>);
 
 }  // namespace ew
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(elementwise_binary_arith);

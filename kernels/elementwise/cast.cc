@@ -160,8 +160,10 @@ class CastKernel : public Kernel {
 
 // Cast 1 took `to` as a string, 6+ as an int; later versions added types
 // (bfloat16 in 13, float8 in 19, int4 in 21, ...) and `saturate` (19).
-ONNXMINI_REGISTER_KERNEL("", "Cast", 6, INT_MAX, make_kernel<CastKernel>);
-ONNXMINI_REGISTER_KERNEL("", "CastLike", 15, INT_MAX, make_kernel<CastKernel>);
+ONNXMINI_REGISTER_KERNEL("cast", "", "Cast", 6, INT_MAX, make_kernel<CastKernel>);
+ONNXMINI_REGISTER_KERNEL("cast", "", "CastLike", 15, INT_MAX, make_kernel<CastKernel>);
 
 }  // namespace ew
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(elementwise_cast);

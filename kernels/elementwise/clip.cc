@@ -76,7 +76,9 @@ class ClipKernel : public Kernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("", "Clip", 1, INT_MAX, make_kernel<ClipKernel>);
+ONNXMINI_REGISTER_KERNEL("clip", "", "Clip", 1, INT_MAX, make_kernel<ClipKernel>);
 
 }  // namespace ew
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(elementwise_clip);

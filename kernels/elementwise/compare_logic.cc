@@ -97,18 +97,20 @@ struct BitwiseXorOp : BinaryOpDefaults {
 
 // Opset 1 broadcasts with broadcast=1 only (legacy rule in BinaryKernel); later
 // versions widened type lists (Equal: bool/float in 11, string in 19).
-ONNXMINI_REGISTER_KERNEL("", "Equal", 1, INT_MAX, make_binary<EqualOp>);
-ONNXMINI_REGISTER_KERNEL("", "Less", 1, INT_MAX, make_binary<LessOp>);
-ONNXMINI_REGISTER_KERNEL("", "Greater", 1, INT_MAX, make_binary<GreaterOp>);
-ONNXMINI_REGISTER_KERNEL("", "LessOrEqual", 12, INT_MAX, make_binary<LessOrEqualOp>);
-ONNXMINI_REGISTER_KERNEL("", "GreaterOrEqual", 12, INT_MAX, make_binary<GreaterOrEqualOp>);
-ONNXMINI_REGISTER_KERNEL("", "And", 1, INT_MAX, make_binary<AndOp>);
-ONNXMINI_REGISTER_KERNEL("", "Or", 1, INT_MAX, make_binary<OrOp>);
-ONNXMINI_REGISTER_KERNEL("", "Xor", 1, INT_MAX, make_binary<XorOp>);
-ONNXMINI_REGISTER_KERNEL("", "BitShift", 11, INT_MAX, make_binary<BitShiftOp>);
-ONNXMINI_REGISTER_KERNEL("", "BitwiseAnd", 18, INT_MAX, make_binary<BitwiseAndOp>);
-ONNXMINI_REGISTER_KERNEL("", "BitwiseOr", 18, INT_MAX, make_binary<BitwiseOrOp>);
-ONNXMINI_REGISTER_KERNEL("", "BitwiseXor", 18, INT_MAX, make_binary<BitwiseXorOp>);
+ONNXMINI_REGISTER_KERNEL("compare_logic", "", "Equal", 1, INT_MAX, make_binary<EqualOp>);
+ONNXMINI_REGISTER_KERNEL("compare_logic", "", "Less", 1, INT_MAX, make_binary<LessOp>);
+ONNXMINI_REGISTER_KERNEL("compare_logic", "", "Greater", 1, INT_MAX, make_binary<GreaterOp>);
+ONNXMINI_REGISTER_KERNEL("compare_logic", "", "LessOrEqual", 12, INT_MAX, make_binary<LessOrEqualOp>);
+ONNXMINI_REGISTER_KERNEL("compare_logic", "", "GreaterOrEqual", 12, INT_MAX, make_binary<GreaterOrEqualOp>);
+ONNXMINI_REGISTER_KERNEL("compare_logic", "", "And", 1, INT_MAX, make_binary<AndOp>);
+ONNXMINI_REGISTER_KERNEL("compare_logic", "", "Or", 1, INT_MAX, make_binary<OrOp>);
+ONNXMINI_REGISTER_KERNEL("compare_logic", "", "Xor", 1, INT_MAX, make_binary<XorOp>);
+ONNXMINI_REGISTER_KERNEL("compare_logic", "", "BitShift", 11, INT_MAX, make_binary<BitShiftOp>);
+ONNXMINI_REGISTER_KERNEL("compare_logic", "", "BitwiseAnd", 18, INT_MAX, make_binary<BitwiseAndOp>);
+ONNXMINI_REGISTER_KERNEL("compare_logic", "", "BitwiseOr", 18, INT_MAX, make_binary<BitwiseOrOp>);
+ONNXMINI_REGISTER_KERNEL("compare_logic", "", "BitwiseXor", 18, INT_MAX, make_binary<BitwiseXorOp>);
 
 }  // namespace ew
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(elementwise_compare_logic);

@@ -16,8 +16,8 @@
 
 #include "kernels/elementwise/broadcast.h"
 #include "kernels/kernel.h"
-#include "runtime/float16.h"
-#include "runtime/thread_pool.h"
+#include "core/float16.h"
+#include "core/thread_pool.h"
 
 namespace onnxmini {
 namespace ew {

@@ -168,34 +168,36 @@ struct BitwiseNotOp : UnaryOpDefaults {
 
 // Versions 1 and 6 differ only in the legacy consumed_inputs attribute, later
 // ones in their type lists; one kernel serves them all.
-ONNXMINI_REGISTER_KERNEL("", "Abs", 1, INT_MAX, make_unary<AbsOp>);
-ONNXMINI_REGISTER_KERNEL("", "Neg", 1, INT_MAX, make_unary<NegOp>);
-ONNXMINI_REGISTER_KERNEL("", "Sign", 9, INT_MAX, make_unary<SignOp>);
-ONNXMINI_REGISTER_KERNEL("", "Sqrt", 1, INT_MAX, make_unary<SqrtOp>);
-ONNXMINI_REGISTER_KERNEL("", "Exp", 1, INT_MAX, make_unary<ExpOp>);
-ONNXMINI_REGISTER_KERNEL("", "Log", 1, INT_MAX, make_unary<LogOp>);
-ONNXMINI_REGISTER_KERNEL("", "Reciprocal", 1, INT_MAX, make_unary<ReciprocalOp>);
-ONNXMINI_REGISTER_KERNEL("", "Floor", 1, INT_MAX, make_unary<FloorOp>);
-ONNXMINI_REGISTER_KERNEL("", "Ceil", 1, INT_MAX, make_unary<CeilOp>);
-ONNXMINI_REGISTER_KERNEL("", "Round", 11, INT_MAX, make_unary<RoundOp>);
-ONNXMINI_REGISTER_KERNEL("", "Erf", 9, INT_MAX, make_unary<ErfOp>);
-ONNXMINI_REGISTER_KERNEL("", "Sin", 7, INT_MAX, make_unary<SinOp>);
-ONNXMINI_REGISTER_KERNEL("", "Cos", 7, INT_MAX, make_unary<CosOp>);
-ONNXMINI_REGISTER_KERNEL("", "Tan", 7, INT_MAX, make_unary<TanOp>);
-ONNXMINI_REGISTER_KERNEL("", "Asin", 7, INT_MAX, make_unary<AsinOp>);
-ONNXMINI_REGISTER_KERNEL("", "Acos", 7, INT_MAX, make_unary<AcosOp>);
-ONNXMINI_REGISTER_KERNEL("", "Atan", 7, INT_MAX, make_unary<AtanOp>);
-ONNXMINI_REGISTER_KERNEL("", "Sinh", 9, INT_MAX, make_unary<SinhOp>);
-ONNXMINI_REGISTER_KERNEL("", "Cosh", 9, INT_MAX, make_unary<CoshOp>);
-ONNXMINI_REGISTER_KERNEL("", "Asinh", 9, INT_MAX, make_unary<AsinhOp>);
-ONNXMINI_REGISTER_KERNEL("", "Acosh", 9, INT_MAX, make_unary<AcoshOp>);
-ONNXMINI_REGISTER_KERNEL("", "Atanh", 9, INT_MAX, make_unary<AtanhOp>);
-ONNXMINI_REGISTER_KERNEL("", "Tanh", 1, INT_MAX, make_unary<TanhOp>);
-ONNXMINI_REGISTER_KERNEL("", "Sigmoid", 1, INT_MAX, make_unary<SigmoidOp>);
-ONNXMINI_REGISTER_KERNEL("", "IsNaN", 9, INT_MAX, make_unary<IsNaNOp>);
-ONNXMINI_REGISTER_KERNEL("", "IsInf", 10, INT_MAX, make_unary<IsInfOp>);
-ONNXMINI_REGISTER_KERNEL("", "Not", 1, INT_MAX, make_unary<NotOp>);
-ONNXMINI_REGISTER_KERNEL("", "BitwiseNot", 18, INT_MAX, make_unary<BitwiseNotOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "Abs", 1, INT_MAX, make_unary<AbsOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "Neg", 1, INT_MAX, make_unary<NegOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "Sign", 9, INT_MAX, make_unary<SignOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "Sqrt", 1, INT_MAX, make_unary<SqrtOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "Exp", 1, INT_MAX, make_unary<ExpOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "Log", 1, INT_MAX, make_unary<LogOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "Reciprocal", 1, INT_MAX, make_unary<ReciprocalOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "Floor", 1, INT_MAX, make_unary<FloorOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "Ceil", 1, INT_MAX, make_unary<CeilOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "Round", 11, INT_MAX, make_unary<RoundOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "Erf", 9, INT_MAX, make_unary<ErfOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "Sin", 7, INT_MAX, make_unary<SinOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "Cos", 7, INT_MAX, make_unary<CosOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "Tan", 7, INT_MAX, make_unary<TanOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "Asin", 7, INT_MAX, make_unary<AsinOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "Acos", 7, INT_MAX, make_unary<AcosOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "Atan", 7, INT_MAX, make_unary<AtanOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "Sinh", 9, INT_MAX, make_unary<SinhOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "Cosh", 9, INT_MAX, make_unary<CoshOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "Asinh", 9, INT_MAX, make_unary<AsinhOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "Acosh", 9, INT_MAX, make_unary<AcoshOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "Atanh", 9, INT_MAX, make_unary<AtanhOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "Tanh", 1, INT_MAX, make_unary<TanhOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "Sigmoid", 1, INT_MAX, make_unary<SigmoidOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "IsNaN", 9, INT_MAX, make_unary<IsNaNOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "IsInf", 10, INT_MAX, make_unary<IsInfOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "Not", 1, INT_MAX, make_unary<NotOp>);
+ONNXMINI_REGISTER_KERNEL("unary_math", "", "BitwiseNot", 18, INT_MAX, make_unary<BitwiseNotOp>);
 
 }  // namespace ew
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(elementwise_unary_math);

@@ -130,10 +130,12 @@ std::unique_ptr<Kernel> make_variadic(const KernelInfo& info) {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("", "Max", 1, INT_MAX, make_variadic<MaxOp>);
-ONNXMINI_REGISTER_KERNEL("", "Min", 1, INT_MAX, make_variadic<MinOp>);
-ONNXMINI_REGISTER_KERNEL("", "Sum", 1, INT_MAX, make_variadic<SumOp>);
-ONNXMINI_REGISTER_KERNEL("", "Mean", 1, INT_MAX, make_variadic<MeanOp>);
+ONNXMINI_REGISTER_KERNEL("variadic", "", "Max", 1, INT_MAX, make_variadic<MaxOp>);
+ONNXMINI_REGISTER_KERNEL("variadic", "", "Min", 1, INT_MAX, make_variadic<MinOp>);
+ONNXMINI_REGISTER_KERNEL("variadic", "", "Sum", 1, INT_MAX, make_variadic<SumOp>);
+ONNXMINI_REGISTER_KERNEL("variadic", "", "Mean", 1, INT_MAX, make_variadic<MeanOp>);
 
 }  // namespace ew
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(elementwise_variadic);

@@ -76,7 +76,9 @@ class WhereKernel : public Kernel {
 }  // namespace
 
 // Opset 9; 16 only added bfloat16.
-ONNXMINI_REGISTER_KERNEL("", "Where", 9, INT_MAX, make_kernel<WhereKernel>);
+ONNXMINI_REGISTER_KERNEL("where", "", "Where", 9, INT_MAX, make_kernel<WhereKernel>);
 
 }  // namespace ew
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(elementwise_where);

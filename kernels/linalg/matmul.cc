@@ -14,7 +14,7 @@
 // float64 uses dgemm per matrix; integers a plain triple loop (wrapping like onnxruntime).
 #include <algorithm>
 
-#include "kernels/gemm/gemm.h"
+#include "kernels/gemm_engine/gemm.h"
 #include "kernels/registry.h"
 
 namespace onnxmini {
@@ -192,7 +192,9 @@ class MatMulKernel : public Kernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("", "MatMul", 1, INT_MAX, make_kernel<MatMulKernel>);
+ONNXMINI_REGISTER_KERNEL("matmul", "", "MatMul", 1, INT_MAX, make_kernel<MatMulKernel>);
 
 }  // namespace linalg
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(linalg_matmul);

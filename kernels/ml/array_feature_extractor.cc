@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "kernels/registry.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace onnxmini {
 namespace ml {
@@ -73,8 +73,10 @@ class ArrayFeatureExtractorKernel : public Kernel {
   }
 };
 
-ONNXMINI_REGISTER_KERNEL("ai.onnx.ml", "ArrayFeatureExtractor", 1, INT_MAX, make_kernel<ArrayFeatureExtractorKernel>);
+ONNXMINI_REGISTER_KERNEL("array_feature_extractor", "ai.onnx.ml", "ArrayFeatureExtractor", 1, INT_MAX, make_kernel<ArrayFeatureExtractorKernel>);
 
 }  // namespace
 }  // namespace ml
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(ml_array_feature_extractor);

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "kernels/registry.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace onnxmini {
 namespace ml {
@@ -56,8 +56,10 @@ class BinarizerKernel : public Kernel {
   float threshold_;
 };
 
-ONNXMINI_REGISTER_KERNEL("ai.onnx.ml", "Binarizer", 1, INT_MAX, make_kernel<BinarizerKernel>);
+ONNXMINI_REGISTER_KERNEL("binarizer", "ai.onnx.ml", "Binarizer", 1, INT_MAX, make_kernel<BinarizerKernel>);
 
 }  // namespace
 }  // namespace ml
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(ml_binarizer);

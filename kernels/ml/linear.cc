@@ -17,10 +17,10 @@
 // - multi_class is accepted and ignored (onnxruntime ignores it too).
 #include <algorithm>
 
-#include "kernels/gemm/gemm.h"
+#include "kernels/gemm_engine/gemm.h"
 #include "kernels/ml/ml_common.h"
 #include "kernels/registry.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace onnxmini {
 namespace ml {
@@ -214,9 +214,11 @@ class LinearClassifierKernel : public Kernel {
   int64_t classes_ = 0;
 };
 
-ONNXMINI_REGISTER_KERNEL("ai.onnx.ml", "LinearRegressor", 1, INT_MAX, make_kernel<LinearRegressorKernel>);
-ONNXMINI_REGISTER_KERNEL("ai.onnx.ml", "LinearClassifier", 1, INT_MAX, make_kernel<LinearClassifierKernel>);
+ONNXMINI_REGISTER_KERNEL("linear", "ai.onnx.ml", "LinearRegressor", 1, INT_MAX, make_kernel<LinearRegressorKernel>);
+ONNXMINI_REGISTER_KERNEL("linear", "ai.onnx.ml", "LinearClassifier", 1, INT_MAX, make_kernel<LinearClassifierKernel>);
 
 }  // namespace
 }  // namespace ml
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(ml_linear);

@@ -12,7 +12,7 @@
 
 #include "kernels/ml/ml_common.h"
 #include "kernels/registry.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace onnxmini {
 namespace ml {
@@ -106,8 +106,10 @@ class NormalizerKernel : public Kernel {
   Norm norm_ = Norm::Max;
 };
 
-ONNXMINI_REGISTER_KERNEL("ai.onnx.ml", "Normalizer", 1, INT_MAX, make_kernel<NormalizerKernel>);
+ONNXMINI_REGISTER_KERNEL("normalizer", "ai.onnx.ml", "Normalizer", 1, INT_MAX, make_kernel<NormalizerKernel>);
 
 }  // namespace
 }  // namespace ml
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(ml_normalizer);

@@ -9,7 +9,7 @@
 
 #include "kernels/ml/ml_common.h"
 #include "kernels/registry.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace onnxmini {
 namespace ml {
@@ -76,8 +76,10 @@ class ScalerKernel : public Kernel {
   std::vector<float> offset_, scale_;
 };
 
-ONNXMINI_REGISTER_KERNEL("ai.onnx.ml", "Scaler", 1, INT_MAX, make_kernel<ScalerKernel>);
+ONNXMINI_REGISTER_KERNEL("scaler", "ai.onnx.ml", "Scaler", 1, INT_MAX, make_kernel<ScalerKernel>);
 
 }  // namespace
 }  // namespace ml
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(ml_scaler);

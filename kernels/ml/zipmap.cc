@@ -13,7 +13,7 @@
 #include <map>
 
 #include "kernels/registry.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace onnxmini {
 namespace ml {
@@ -80,8 +80,10 @@ class ZipMapKernel : public Kernel {
   std::vector<int64_t> column_;
 };
 
-ONNXMINI_REGISTER_KERNEL("ai.onnx.ml", "ZipMap", 1, INT_MAX, make_kernel<ZipMapKernel>);
+ONNXMINI_REGISTER_KERNEL("zipmap", "ai.onnx.ml", "ZipMap", 1, INT_MAX, make_kernel<ZipMapKernel>);
 
 }  // namespace
 }  // namespace ml
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(ml_zipmap);

@@ -28,13 +28,13 @@
 #include <cstring>
 #include <type_traits>
 
-#include "kernels/gemm/fused_activation.h"
-#include "kernels/gemm/gemm.h"
+#include "kernels/gemm_engine/fused_activation.h"
+#include "kernels/gemm_engine/gemm.h"
 #include "kernels/nn/conv_implicit.h"
 #include "kernels/nn/conv_lanes.h"
 #include "kernels/nn/spatial.h"
 #include "kernels/registry.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace onnxmini {
 namespace nn {
@@ -396,7 +396,9 @@ class ConvKernel : public Kernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("", "Conv", 1, INT_MAX, make_kernel<ConvKernel>);
+ONNXMINI_REGISTER_KERNEL("conv", "", "Conv", 1, INT_MAX, make_kernel<ConvKernel>);
 
 }  // namespace nn
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(nn_conv);

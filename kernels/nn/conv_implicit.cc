@@ -22,7 +22,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace onnxmini {
 namespace nn {

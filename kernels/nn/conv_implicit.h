@@ -4,7 +4,7 @@
 #include <memory>
 #include <vector>
 
-#include "kernels/gemm/gemm.h"
+#include "kernels/gemm_engine/gemm.h"
 #include "kernels/kernel.h"
 #include "kernels/nn/spatial.h"
 

@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "kernels/cpu_features.h"
+#include "core/cpu_features.h"
 #include "kernels/nn/conv_implicit.h"
 
 namespace onnxmini {

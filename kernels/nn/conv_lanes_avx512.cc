@@ -78,10 +78,10 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/gemm/epilogue_avx512.h"
-#include "kernels/gemm/sgemm_kernel.h"
+#include "kernels/gemm_engine/epilogue_avx512.h"
+#include "kernels/gemm_engine/sgemm_kernel.h"
 #include "kernels/nn/conv_lanes.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace onnxmini {
 namespace nn {

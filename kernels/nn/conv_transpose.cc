@@ -10,10 +10,10 @@
 // Y starts as the bias (or 0).
 #include <algorithm>
 
-#include "kernels/gemm/gemm.h"
+#include "kernels/gemm_engine/gemm.h"
 #include "kernels/nn/spatial.h"
 #include "kernels/registry.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace onnxmini {
 namespace nn {
@@ -236,7 +236,9 @@ class ConvTransposeKernel : public Kernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("", "ConvTranspose", 1, INT_MAX, make_kernel<ConvTransposeKernel>);
+ONNXMINI_REGISTER_KERNEL("conv_transpose", "", "ConvTranspose", 1, INT_MAX, make_kernel<ConvTransposeKernel>);
 
 }  // namespace nn
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(nn_conv_transpose);

@@ -11,7 +11,7 @@
 #include <cmath>
 
 #include "kernels/registry.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace onnxmini {
 namespace nn {
@@ -218,9 +218,11 @@ class LayerNormKernel : public Kernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("", "BatchNormalization", 7, INT_MAX, make_kernel<BatchNormKernel>);
-ONNXMINI_REGISTER_KERNEL("", "InstanceNormalization", 6, INT_MAX, make_kernel<InstanceNormKernel>);
-ONNXMINI_REGISTER_KERNEL("", "LayerNormalization", 17, INT_MAX, make_kernel<LayerNormKernel>);
+ONNXMINI_REGISTER_KERNEL("normalization", "", "BatchNormalization", 7, INT_MAX, make_kernel<BatchNormKernel>);
+ONNXMINI_REGISTER_KERNEL("normalization", "", "InstanceNormalization", 6, INT_MAX, make_kernel<InstanceNormKernel>);
+ONNXMINI_REGISTER_KERNEL("normalization", "", "LayerNormalization", 17, INT_MAX, make_kernel<LayerNormKernel>);
 
 }  // namespace nn
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(nn_normalization);

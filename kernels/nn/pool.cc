@@ -16,7 +16,7 @@
 
 #include "kernels/nn/spatial.h"
 #include "kernels/registry.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace onnxmini {
 namespace nn {
@@ -272,10 +272,12 @@ std::unique_ptr<Kernel> make_avg_pool(const KernelInfo& i) { return std::make_un
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("", "MaxPool", 1, INT_MAX, make_max_pool);
-ONNXMINI_REGISTER_KERNEL("", "AveragePool", 1, INT_MAX, make_avg_pool);
-ONNXMINI_REGISTER_KERNEL("", "GlobalMaxPool", 1, INT_MAX, make_kernel<GlobalPoolKernel<PoolKind::Max>>);
-ONNXMINI_REGISTER_KERNEL("", "GlobalAveragePool", 1, INT_MAX, make_kernel<GlobalPoolKernel<PoolKind::Average>>);
+ONNXMINI_REGISTER_KERNEL("pool", "", "MaxPool", 1, INT_MAX, make_max_pool);
+ONNXMINI_REGISTER_KERNEL("pool", "", "AveragePool", 1, INT_MAX, make_avg_pool);
+ONNXMINI_REGISTER_KERNEL("pool", "", "GlobalMaxPool", 1, INT_MAX, make_kernel<GlobalPoolKernel<PoolKind::Max>>);
+ONNXMINI_REGISTER_KERNEL("pool", "", "GlobalAveragePool", 1, INT_MAX, make_kernel<GlobalPoolKernel<PoolKind::Average>>);
 
 }  // namespace nn
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(nn_pool);

@@ -20,7 +20,7 @@
 #include "kernels/elementwise/fast_math.h"
 #include "kernels/registry.h"
 #include "kernels/simd/f32_kernels.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace onnxmini {
 namespace nn {
@@ -166,8 +166,10 @@ class SoftmaxKernel : public Kernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("", "Softmax", 1, INT_MAX, make_kernel<SoftmaxKernel<false>>);
-ONNXMINI_REGISTER_KERNEL("", "LogSoftmax", 1, INT_MAX, make_kernel<SoftmaxKernel<true>>);
+ONNXMINI_REGISTER_KERNEL("softmax", "", "Softmax", 1, INT_MAX, make_kernel<SoftmaxKernel<false>>);
+ONNXMINI_REGISTER_KERNEL("softmax", "", "LogSoftmax", 1, INT_MAX, make_kernel<SoftmaxKernel<true>>);
 
 }  // namespace nn
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(nn_softmax);

@@ -168,7 +168,9 @@ class ArgKernel : public Kernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("", "ArgMax", 1, INT_MAX, make_kernel<ArgKernel<Greater>>);
-ONNXMINI_REGISTER_KERNEL("", "ArgMin", 1, INT_MAX, make_kernel<ArgKernel<Less>>);
+ONNXMINI_REGISTER_KERNEL("argminmax", "", "ArgMax", 1, INT_MAX, make_kernel<ArgKernel<Greater>>);
+ONNXMINI_REGISTER_KERNEL("argminmax", "", "ArgMin", 1, INT_MAX, make_kernel<ArgKernel<Less>>);
 
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(reduce_argminmax);

@@ -355,15 +355,17 @@ class ReduceKernel : public Kernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("", "ReduceSum", 1, INT_MAX, make_kernel<ReduceKernel<ReduceKind::Sum>>);
-ONNXMINI_REGISTER_KERNEL("", "ReduceSumSquare", 1, INT_MAX, make_kernel<ReduceKernel<ReduceKind::SumSquare>>);
-ONNXMINI_REGISTER_KERNEL("", "ReduceMean", 1, INT_MAX, make_kernel<ReduceKernel<ReduceKind::Mean>>);
-ONNXMINI_REGISTER_KERNEL("", "ReduceMax", 1, INT_MAX, make_kernel<ReduceKernel<ReduceKind::Max>>);
-ONNXMINI_REGISTER_KERNEL("", "ReduceMin", 1, INT_MAX, make_kernel<ReduceKernel<ReduceKind::Min>>);
-ONNXMINI_REGISTER_KERNEL("", "ReduceProd", 1, INT_MAX, make_kernel<ReduceKernel<ReduceKind::Prod>>);
-ONNXMINI_REGISTER_KERNEL("", "ReduceL1", 1, INT_MAX, make_kernel<ReduceKernel<ReduceKind::L1>>);
-ONNXMINI_REGISTER_KERNEL("", "ReduceL2", 1, INT_MAX, make_kernel<ReduceKernel<ReduceKind::L2>>);
-ONNXMINI_REGISTER_KERNEL("", "ReduceLogSum", 1, INT_MAX, make_kernel<ReduceKernel<ReduceKind::LogSum>>);
-ONNXMINI_REGISTER_KERNEL("", "ReduceLogSumExp", 1, INT_MAX, make_kernel<ReduceKernel<ReduceKind::LogSumExp>>);
+ONNXMINI_REGISTER_KERNEL("reduce", "", "ReduceSum", 1, INT_MAX, make_kernel<ReduceKernel<ReduceKind::Sum>>);
+ONNXMINI_REGISTER_KERNEL("reduce", "", "ReduceSumSquare", 1, INT_MAX, make_kernel<ReduceKernel<ReduceKind::SumSquare>>);
+ONNXMINI_REGISTER_KERNEL("reduce", "", "ReduceMean", 1, INT_MAX, make_kernel<ReduceKernel<ReduceKind::Mean>>);
+ONNXMINI_REGISTER_KERNEL("reduce", "", "ReduceMax", 1, INT_MAX, make_kernel<ReduceKernel<ReduceKind::Max>>);
+ONNXMINI_REGISTER_KERNEL("reduce", "", "ReduceMin", 1, INT_MAX, make_kernel<ReduceKernel<ReduceKind::Min>>);
+ONNXMINI_REGISTER_KERNEL("reduce", "", "ReduceProd", 1, INT_MAX, make_kernel<ReduceKernel<ReduceKind::Prod>>);
+ONNXMINI_REGISTER_KERNEL("reduce", "", "ReduceL1", 1, INT_MAX, make_kernel<ReduceKernel<ReduceKind::L1>>);
+ONNXMINI_REGISTER_KERNEL("reduce", "", "ReduceL2", 1, INT_MAX, make_kernel<ReduceKernel<ReduceKind::L2>>);
+ONNXMINI_REGISTER_KERNEL("reduce", "", "ReduceLogSum", 1, INT_MAX, make_kernel<ReduceKernel<ReduceKind::LogSum>>);
+ONNXMINI_REGISTER_KERNEL("reduce", "", "ReduceLogSumExp", 1, INT_MAX, make_kernel<ReduceKernel<ReduceKind::LogSumExp>>);
 
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(reduce_reduce);

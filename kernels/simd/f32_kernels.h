@@ -9,7 +9,7 @@
 #pragma once
 #include <cstdint>
 
-#include "kernels/cpu_features.h"
+#include "core/cpu_features.h"
 
 namespace onnxmini {
 namespace simd {

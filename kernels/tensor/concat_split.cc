@@ -181,7 +181,9 @@ class SplitKernel : public Kernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("", "Concat", 1, INT_MAX, make_kernel<ConcatKernel>);
-ONNXMINI_REGISTER_KERNEL("", "Split", 2, INT_MAX, make_kernel<SplitKernel>);
+ONNXMINI_REGISTER_KERNEL("concat_split", "", "Concat", 1, INT_MAX, make_kernel<ConcatKernel>);
+ONNXMINI_REGISTER_KERNEL("concat_split", "", "Split", 2, INT_MAX, make_kernel<SplitKernel>);
 
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(tensor_concat_split);

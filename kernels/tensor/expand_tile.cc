@@ -107,7 +107,9 @@ class TileKernel : public Kernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("", "Expand", 8, INT_MAX, make_kernel<ExpandKernel>);
-ONNXMINI_REGISTER_KERNEL("", "Tile", 6, INT_MAX, make_kernel<TileKernel>);
+ONNXMINI_REGISTER_KERNEL("expand_tile", "", "Expand", 8, INT_MAX, make_kernel<ExpandKernel>);
+ONNXMINI_REGISTER_KERNEL("expand_tile", "", "Tile", 6, INT_MAX, make_kernel<TileKernel>);
 
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(tensor_expand_tile);

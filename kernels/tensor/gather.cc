@@ -149,7 +149,9 @@ class GatherElementsKernel : public Kernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("", "Gather", 1, INT_MAX, make_kernel<GatherKernel>);
-ONNXMINI_REGISTER_KERNEL("", "GatherElements", 11, INT_MAX, make_kernel<GatherElementsKernel>);
+ONNXMINI_REGISTER_KERNEL("gather", "", "Gather", 1, INT_MAX, make_kernel<GatherKernel>);
+ONNXMINI_REGISTER_KERNEL("gather", "", "GatherElements", 11, INT_MAX, make_kernel<GatherElementsKernel>);
 
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(tensor_gather);

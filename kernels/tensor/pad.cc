@@ -168,6 +168,8 @@ class PadKernel : public Kernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("", "Pad", 2, INT_MAX, make_kernel<PadKernel>);
+ONNXMINI_REGISTER_KERNEL("pad", "", "Pad", 2, INT_MAX, make_kernel<PadKernel>);
 
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(tensor_pad);

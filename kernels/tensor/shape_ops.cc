@@ -132,9 +132,11 @@ class RangeKernel : public Kernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("", "Shape", 1, INT_MAX, make_kernel<ShapeKernel>);
-ONNXMINI_REGISTER_KERNEL("", "Size", 1, INT_MAX, make_kernel<SizeKernel>);
-ONNXMINI_REGISTER_KERNEL("", "ConstantOfShape", 9, INT_MAX, make_kernel<ConstantOfShapeKernel>);
-ONNXMINI_REGISTER_KERNEL("", "Range", 11, INT_MAX, make_kernel<RangeKernel>);
+ONNXMINI_REGISTER_KERNEL("shape_ops", "", "Shape", 1, INT_MAX, make_kernel<ShapeKernel>);
+ONNXMINI_REGISTER_KERNEL("shape_ops", "", "Size", 1, INT_MAX, make_kernel<SizeKernel>);
+ONNXMINI_REGISTER_KERNEL("shape_ops", "", "ConstantOfShape", 9, INT_MAX, make_kernel<ConstantOfShapeKernel>);
+ONNXMINI_REGISTER_KERNEL("shape_ops", "", "Range", 11, INT_MAX, make_kernel<RangeKernel>);
 
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(tensor_shape_ops);

@@ -123,6 +123,8 @@ class SliceKernel : public Kernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("", "Slice", 1, INT_MAX, make_kernel<SliceKernel>);
+ONNXMINI_REGISTER_KERNEL("slice", "", "Slice", 1, INT_MAX, make_kernel<SliceKernel>);
 
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(tensor_slice);

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "kernels/kernel.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace onnxmini {
 namespace tensor_ops {

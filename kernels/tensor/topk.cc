@@ -146,6 +146,8 @@ class TopKKernel : public Kernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("", "TopK", 1, INT_MAX, make_kernel<TopKKernel>);
+ONNXMINI_REGISTER_KERNEL("topk", "", "TopK", 1, INT_MAX, make_kernel<TopKKernel>);
 
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(tensor_topk);

@@ -216,6 +216,8 @@ class TransposeKernel : public Kernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("", "Transpose", 1, INT_MAX, make_kernel<TransposeKernel>);
+ONNXMINI_REGISTER_KERNEL("transpose", "", "Transpose", 1, INT_MAX, make_kernel<TransposeKernel>);
 
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(tensor_transpose);

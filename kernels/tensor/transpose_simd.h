@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "kernels/cpu_features.h"
+#include "core/cpu_features.h"
 
 namespace onnxmini {
 namespace tensor_ops {

@@ -139,10 +139,12 @@ class UnsqueezeKernel : public ViewKernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("", "Identity", 1, INT_MAX, make_kernel<IdentityKernel>);
-ONNXMINI_REGISTER_KERNEL("", "Reshape", 1, INT_MAX, make_kernel<ReshapeKernel>);
-ONNXMINI_REGISTER_KERNEL("", "Flatten", 1, INT_MAX, make_kernel<FlattenKernel>);
-ONNXMINI_REGISTER_KERNEL("", "Squeeze", 1, INT_MAX, make_kernel<SqueezeKernel>);
-ONNXMINI_REGISTER_KERNEL("", "Unsqueeze", 1, INT_MAX, make_kernel<UnsqueezeKernel>);
+ONNXMINI_REGISTER_KERNEL("views", "", "Identity", 1, INT_MAX, make_kernel<IdentityKernel>);
+ONNXMINI_REGISTER_KERNEL("views", "", "Reshape", 1, INT_MAX, make_kernel<ReshapeKernel>);
+ONNXMINI_REGISTER_KERNEL("views", "", "Flatten", 1, INT_MAX, make_kernel<FlattenKernel>);
+ONNXMINI_REGISTER_KERNEL("views", "", "Squeeze", 1, INT_MAX, make_kernel<SqueezeKernel>);
+ONNXMINI_REGISTER_KERNEL("views", "", "Unsqueeze", 1, INT_MAX, make_kernel<UnsqueezeKernel>);
 
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(tensor_views);

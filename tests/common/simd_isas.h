@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu_features.h"
+#include "core/cpu_features.h"
 #include "kernels/simd/f32_kernels.h"
 
 namespace onnxmini {

@@ -11,7 +11,7 @@
 #include <atomic>
 #include <chrono>
 
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 #include "profiler/run_trace.h"
 #include "tests/common/model_builder.h"

@@ -46,8 +46,8 @@ class SeqLenKernel : public Kernel {
     ctx.output(0).mutable_data<int64_t>()[0] = static_cast<int64_t>(ctx.input_value(0).sequence_items().size());
   }
 };
-ONNXMINI_REGISTER_KERNEL("test.onnxmini", "MakeSeq", 1, INT_MAX, make_kernel<MakeSeqKernel>);
-ONNXMINI_REGISTER_KERNEL("test.onnxmini", "SeqLen", 1, INT_MAX, make_kernel<SeqLenKernel>);
+ONNXMINI_REGISTER_KERNEL("test_executor", "test.onnxmini", "MakeSeq", 1, INT_MAX, make_kernel<MakeSeqKernel>);
+ONNXMINI_REGISTER_KERNEL("test_executor", "test.onnxmini", "SeqLen", 1, INT_MAX, make_kernel<SeqLenKernel>);
 
 }  // namespace
 

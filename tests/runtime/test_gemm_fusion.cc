@@ -1,4 +1,4 @@
-// Gemm graph optimizations (runtime/graph_fusion.cc, kernels/linalg/gemm_op.cc):
+// Gemm graph optimizations (runtime/graph_fusion.cc, kernels/linalg/gemm.cc):
 // Gemm -> Add chains moved into the GEMM epilogue (KMeans' distance expression),
 // with the general broadcasting fallback, and Concat of Gemms sharing an input
 // turned into one GEMM. Each case: same outputs as the unfused graph, fast and

@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "onnxmini/onnxmini.h"
-#include "runtime/float16.h"
+#include "core/float16.h"
 #include "tests/common/model_builder.h"
 
 using namespace onnxmini;

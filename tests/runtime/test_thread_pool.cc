@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace onnxmini {
 namespace {

@@ -3,8 +3,7 @@
 // Both read onnxmini's and onnxruntime's traces (fence or kernel-only layout).
 #include <iostream>
 
-#include "profiler/compare.h"
-#include "profiler/summary.h"
+#include "onnxmini/profile.h"
 #include "tools/onnxmini/commands.h"
 
 namespace onnxmini_cli {

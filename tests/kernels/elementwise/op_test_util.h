@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/float16.h"
+#include "core/float16.h"
 #include "tests/common/model_builder.h"
 
 namespace onnxmini {

@@ -1,4 +1,4 @@
-#include "kernels/attributes.h"
+#include "core/attributes.h"
 
 #include <fmt/format.h>
 

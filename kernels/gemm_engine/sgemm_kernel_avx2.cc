@@ -13,7 +13,7 @@
 #include <cstring>
 #include <utility>
 
-#include "kernels/gemm/sgemm_kernel.h"
+#include "kernels/gemm_engine/sgemm_kernel.h"
 
 namespace onnxmini {
 namespace gemm {

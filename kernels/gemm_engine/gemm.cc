@@ -1,12 +1,12 @@
 // The GEMM interface's shared parts: default batched/prepacked paths, the
 // epilogue, the reference engine, and backend selection.
-#include "kernels/gemm/gemm.h"
+#include "kernels/gemm_engine/gemm.h"
 
 #include <cmath>
 #include <cstring>
 #include <vector>
 
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace onnxmini {
 namespace gemm {

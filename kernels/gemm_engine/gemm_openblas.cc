@@ -12,9 +12,9 @@
 #include <atomic>
 #include <string>
 
-#include "kernels/gemm/gemm.h"
+#include "kernels/gemm_engine/gemm.h"
 #include "onnxmini/error.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 #ifndef ONNXMINI_OPENBLAS_LIBRARY
 #define ONNXMINI_OPENBLAS_LIBRARY "libopenblas.so"

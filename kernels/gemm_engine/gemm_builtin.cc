@@ -35,9 +35,9 @@
 #include <memory>
 #include <vector>
 
-#include "kernels/gemm/gemm.h"
-#include "kernels/gemm/sgemm_kernel.h"
-#include "runtime/thread_pool.h"
+#include "kernels/gemm_engine/gemm.h"
+#include "kernels/gemm_engine/sgemm_kernel.h"
+#include "core/thread_pool.h"
 
 namespace onnxmini {
 namespace gemm {

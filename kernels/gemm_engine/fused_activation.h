@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/gemm/gemm.h"
+#include "kernels/gemm_engine/gemm.h"
 #include "kernels/kernel.h"
 
 namespace onnxmini {

@@ -1,4 +1,5 @@
-// Exporting a plan as an ONNX graph of simple operators.
+// Writing einsum plans as ONNX models (the public einsum_decompose and einsum_model):
+// a plan exported as an ONNX graph of simple operators.
 //
 // Every plan slot becomes an ONNX value whose axes are the slot's letters in
 // memory order. Steps map to:
@@ -280,6 +281,14 @@ std::string export_plan(const Plan& plan, int opset, DType dtype) {
 }
 
 }  // namespace einsum_impl
+
+std::string einsum_decompose(const std::string& equation, const std::vector<Shape>& shapes, EinsumOptimize optimize,
+                             int opset, DType dtype) {
+  EinsumOptions o;
+  o.optimize = optimize;
+  return einsum_impl::export_plan(einsum_impl::get_plan(equation, shapes, o)->plan, opset, dtype);
+}
+
 
 std::string einsum_model(const std::string& equation, const std::vector<Shape>& shapes, int opset, DType dtype) {
   if (opset < 12) throw Error(ErrorCode::InvalidArgument, fmt::format("Einsum needs opset >= 12, got {}", opset));

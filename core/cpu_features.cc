@@ -1,6 +1,6 @@
 // CPU detection via __builtin_cpu_supports (libgcc also checks that the OS
 // saves the wider registers, XCR0), plus the ONNXMINI_ISA cap.
-#include "kernels/cpu_features.h"
+#include "core/cpu_features.h"
 
 #include <cstdlib>
 #include <cstring>

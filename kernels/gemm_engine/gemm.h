@@ -1,5 +1,5 @@
 // The one GEMM interface that Gemm, MatMul, Conv and Einsum call. Backends:
-// builtin (our packed engine, kernels/gemm/), OpenBLAS, Eigen, and the plain
+// builtin (our packed engine, kernels/gemm_engine/), OpenBLAS, Eigen, and the plain
 // reference loop (KernelMode::Reference). Everything is row-major.
 //
 //   C[m, n] = alpha * sum_k op(A)[m, k] * op(B)[k, n] + beta * C[m, n]

@@ -17,8 +17,8 @@
 
 #include <utility>
 
-#include "kernels/gemm/epilogue_avx512.h"
-#include "kernels/gemm/sgemm_kernel.h"
+#include "kernels/gemm_engine/epilogue_avx512.h"
+#include "kernels/gemm_engine/sgemm_kernel.h"
 #include "kernels/simd/transpose16_avx512.h"
 
 namespace onnxmini {

@@ -2,7 +2,7 @@
 // lets Eigen's own blocked product run.
 #include <Eigen/Core>
 
-#include "kernels/gemm/gemm.h"
+#include "kernels/gemm_engine/gemm.h"
 
 namespace onnxmini {
 namespace gemm {

@@ -18,8 +18,8 @@
 #include <cstring>
 
 #include "kernels/elementwise/elementwise.h"
-#include "kernels/gemm/fused_activation.h"
-#include "kernels/gemm/gemm.h"
+#include "kernels/gemm_engine/fused_activation.h"
+#include "kernels/gemm_engine/gemm.h"
 #include "kernels/registry.h"
 
 namespace onnxmini {
@@ -286,7 +286,9 @@ class GemmKernel : public Kernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("", "Gemm", 7, INT_MAX, make_kernel<GemmKernel>);
+ONNXMINI_REGISTER_KERNEL("gemm", "", "Gemm", 7, INT_MAX, make_kernel<GemmKernel>);
 
 }  // namespace linalg
 }  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(linalg_gemm);

@@ -11,8 +11,8 @@
 #pragma once
 #include <cstdint>
 
-#include "kernels/cpu_features.h"
-#include "kernels/gemm/gemm.h"
+#include "core/cpu_features.h"
+#include "kernels/gemm_engine/gemm.h"
 
 namespace onnxmini {
 namespace gemm {

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <utility>
 
-#include "kernels/gemm/sgemm_kernel.h"
+#include "kernels/gemm_engine/sgemm_kernel.h"
 
 namespace onnxmini {
 namespace gemm {

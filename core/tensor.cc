@@ -5,7 +5,7 @@
 #include <limits>
 #include <new>
 
-#include "runtime/float16.h"
+#include "core/float16.h"
 
 namespace onnxmini {
 

@@ -4,7 +4,7 @@
 #pragma once
 #include <immintrin.h>
 
-#include "kernels/gemm/sgemm_kernel.h"
+#include "kernels/gemm_engine/sgemm_kernel.h"
 
 namespace onnxmini {
 namespace gemm {

@@ -1,0 +1,15 @@
+// Per-node, per-run work counters a kernel may fill: the profiler turns them into
+// the flops / bytes / kernel_variant args of a node event. Plain numbers, so the
+// profiler and the runtime share them without either seeing a kernel.
+#pragma once
+
+namespace onnxmini {
+
+struct KernelStats {
+  double flops = 0;
+  double bytes_read = 0;     // 0: the profiler uses the input sizes
+  double bytes_written = 0;  // 0: the profiler uses the output sizes
+  const char* variant = nullptr;  // e.g. "conv_im2col_gemm/builtin"
+};
+
+}  // namespace onnxmini
