@@ -2,6 +2,10 @@
 // its attributes and a few services (thread pool, GEMM engine); never the
 // session or the graph.
 //
+// Control-flow kernels (If, Loop, Scan) get their bodies as `Subgraph` handles:
+// they run a body with given inputs and read its outputs, in the scope of the
+// node being executed, and never see the session, the graph or the executor.
+//
 // Life cycle: the factory runs once at session creation with a KernelInfo
 // (attributes parsed, constant inputs visible for prepacking). Each run calls
 //   prepare(ctx)  - check inputs, infer output shapes, allocate outputs
@@ -28,9 +32,28 @@
 namespace onnxmini {
 
 class ThreadPool;
+class KernelContext;
+class ExecutionScope;  // the executor's frame of the running graph (runtime/executor.h)
 namespace gemm {
 class GemmEngine;
 }
+
+// A graph-valued attribute (If's then_branch, Loop's body, Scan's body), planned
+// once at session creation. run() executes it within the scope of the node that
+// `ctx` belongs to: names the body does not define resolve to the values of the
+// enclosing graphs, read-only, nested to any depth. Inputs and outputs are by
+// position (the body's declared graph inputs and outputs).
+class Subgraph {
+ public:
+  virtual ~Subgraph() = default;
+  virtual size_t num_inputs() const = 0;
+  virtual size_t num_outputs() const = 0;
+  virtual const std::string& input_name(size_t i) const = 0;
+  virtual const std::string& output_name(size_t i) const = 0;
+  // Declared element type of input i (Undefined when the body leaves it out).
+  virtual DType input_dtype(size_t i) const = 0;
+  virtual void run(KernelContext& ctx, const std::vector<Value>& inputs, std::vector<Value>& outputs) const = 0;
+};
 
 // What the factory sees at session creation.
 struct KernelInfo {
@@ -47,7 +70,11 @@ struct KernelInfo {
   std::vector<DType> input_dtypes;  // dtype when known before running (declared or constant), else Undefined
   GemmBackend gemm = GemmBackend::Builtin;
   KernelMode mode = KernelMode::Fast;
+  // Graph-valued attributes by name, planned by the runtime; outlive the kernel.
+  std::vector<std::pair<std::string, const Subgraph*>> subgraphs;
 
+  // The body in graph attribute `attr`; fails naming the node when it has none.
+  const Subgraph& subgraph(const std::string& attr) const;
   const Tensor* constant_input(size_t i) const { return i < constant_inputs.size() ? constant_inputs[i] : nullptr; }
   bool has_input(size_t i) const { return i < input_present.size() && input_present[i]; }
   // Session-creation dtype check: fails (NotImplemented) when input i's dtype is
@@ -73,15 +100,18 @@ class KernelContext {
   using BoundOutput = std::function<Tensor(size_t output_index, DType, const Shape&)>;
 
   // `inputs`, `outputs`, `allocator` and `bound` must outlive the context (the executor's locals).
+  // `scope` is the executor's frame of the running graph (null outside an executor).
   KernelContext(const KernelInfo& info, const std::vector<const Value*>& inputs, std::vector<Value>& outputs,
-                const Allocator& allocator, ThreadPool* pool, const gemm::GemmEngine* gemm, const BoundOutput& bound)
+                const Allocator& allocator, ThreadPool* pool, const gemm::GemmEngine* gemm, const BoundOutput& bound,
+                ExecutionScope* scope = nullptr)
       : info_(info),
         inputs_(inputs),
         outputs_(outputs),
         allocator_(allocator),
         pool_(pool),
         gemm_(gemm),
-        bound_(bound) {}
+        bound_(bound),
+        scope_(scope) {}
 
   const KernelInfo& info() const { return info_; }
   const Attributes& attrs() const { return info_.attrs; }
@@ -107,6 +137,9 @@ class KernelContext {
   const gemm::GemmEngine& gemm() const { return *gemm_; }
   bool reference_mode() const { return info_.mode == KernelMode::Reference; }
   KernelStats& stats() { return stats_; }
+  // For Subgraph::run: where the running node's values live.
+  ExecutionScope* scope() const { return scope_; }
+  const Allocator& allocator() const { return allocator_; }
 
   template <typename... Args>
   [[noreturn]] void fail(fmt::format_string<Args...> f, Args&&... args) const {
@@ -125,6 +158,7 @@ class KernelContext {
   ThreadPool* pool_;
   const gemm::GemmEngine* gemm_;
   const BoundOutput& bound_;
+  ExecutionScope* scope_;
   KernelStats stats_;
 };
 

@@ -19,6 +19,12 @@ void KernelInfo::require_dtype(size_t i, std::initializer_list<DType> allowed) c
               dtype_name(input_dtypes[i]), names);
 }
 
+const Subgraph& KernelInfo::subgraph(const std::string& attr) const {
+  for (const auto& [name, body] : subgraphs)
+    if (name == attr && body) return *body;
+  fail("graph attribute '{}' is missing", attr);
+}
+
 KernelRegistry& KernelRegistry::instance() {
   static KernelRegistry registry;
   return registry;

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "kernels/gemm_engine/gemm.h"
-#include "runtime/node_kernel.h"
+#include "runtime/executor.h"
 
 namespace onnxmini {
 namespace {
@@ -17,75 +17,91 @@ bool nondeterministic(const GraphNode& n) {
   return ops.count(n.op_type) != 0;
 }
 
-bool all_inputs_constant(const Graph& g, const GraphNode& n) {
-  bool any = false;
-  for (int id : n.inputs) {
-    if (id < 0) continue;
-    if (!g.constants.count(id) || g.overridable.count(id)) return false;
-    any = true;
-  }
-  return any;
-}
-
-// Runs `node` on its constant inputs; true with `out` filled when it produced
-// tensors within the size limit.
-bool evaluate(const Graph& g, const GraphNode& node, const SessionOptions& options, std::vector<Value>& out) {
-  const KernelRegistration* reg = KernelRegistry::instance().find(node.domain, node.op_type, node.opset);
-  if (!reg) return false;  // the session reports the unsupported op
-  const KernelInfo info = make_kernel_info(g, node, options);
-  std::vector<Value> in_values;
-  in_values.reserve(node.inputs.size());
-  for (int id : node.inputs) in_values.push_back(id >= 0 ? Value(g.constants.at(id)) : Value());
-  std::vector<const Value*> inputs;
-  for (size_t i = 0; i < node.inputs.size(); ++i) inputs.push_back(node.inputs[i] >= 0 ? &in_values[i] : nullptr);
-  out.assign(node.outputs.size(), Value());
-  const KernelContext::Allocator allocate = [](DType dt, const Shape& shape) { return Tensor(dt, shape); };
-  const KernelContext::BoundOutput unbound;
-  try {
-    auto kernel = create_kernel(*reg, info);
-    KernelContext ctx(info, inputs, out, allocate, nullptr, &gemm::engine(options.gemm, options.kernels), unbound);
-    kernel->prepare(ctx);
-    kernel->compute(ctx);
-  } catch (const Error&) {
-    return false;
-  }
-  size_t bytes = 0;
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (node.outputs[i] < 0) continue;
-    if (!out[i].is_tensor()) return false;
-    bytes += out[i].tensor().nbytes();
-  }
-  return bytes <= kMaxFoldedBytes;
-}
-
 }  // namespace
 
 std::vector<std::string> fold_constants(Graph& g, const SessionOptions& options) {
+  // Candidates, in execution order: every input a constant or a candidate's output.
+  std::vector<bool> available(g.value_names.size(), false);
+  for (const auto& [id, t] : g.constants)
+    if (!g.overridable.count(id)) available[id] = true;
+  Graph candidates;
+  candidates.value_names = g.value_names;
+  candidates.value_ids = g.value_ids;
+  candidates.constants = g.constants;
+  candidates.overridable = g.overridable;
+  candidates.known_dtypes = g.known_dtypes;
+  for (const GraphNode& node : g.nodes) {
+    bool foldable = !nondeterministic(node) && node.subgraphs.empty();
+    bool any_input = false;
+    for (int id : node.inputs) {
+      if (id < 0) continue;
+      any_input = true;
+      foldable = foldable && available[id];
+    }
+    if (!foldable || !any_input) continue;
+    for (int id : node.outputs)
+      if (id >= 0) available[id] = true;
+    candidates.nodes.push_back(node);
+  }
+  if (candidates.nodes.empty()) return {};
+
+  // One plan, run node by node: a node whose kernel cannot be created or fails
+  // stays unfolded, and so do the nodes reading its outputs.
+  PlanOptions po;
+  po.tolerate_kernel_errors = true;
+  po.keep_all_values = true;
+  const auto plan = build_plan(candidates, options, po);
+  const KernelContext::Allocator allocate = [](DType dt, const Shape& shape) { return Tensor(dt, shape); };
+  RunState state;
+  state.allocator = &allocate;
+  state.gemm = &gemm::engine(options.gemm, options.kernels);
+  ExecutionScope frame(*plan, state);
+  std::vector<bool> folded_value(g.value_names.size(), false);
+  for (const auto& [id, t] : g.constants)
+    if (!g.overridable.count(id)) folded_value[id] = true;
+  std::set<int> folded_nodes;  // node indices
   std::vector<std::string> folded;
-  std::vector<GraphNode> kept;
-  std::vector<Value> out;
-  for (GraphNode& node : g.nodes) {
-    if (nondeterministic(node) || !all_inputs_constant(g, node) || !evaluate(g, node, options, out)) {
-      kept.push_back(std::move(node));
+  for (size_t k = 0; k < candidates.nodes.size(); ++k) {
+    const GraphNode& node = candidates.nodes[k];
+    bool ready = plan->kernels[k] != nullptr;
+    for (int id : node.inputs) ready = ready && (id < 0 || folded_value[id]);
+    if (!ready) continue;
+    try {
+      frame.run_node(k);
+    } catch (const Error&) {
       continue;
     }
-    for (size_t i = 0; i < node.outputs.size(); ++i) {
-      const int id = node.outputs[i];
+    size_t bytes = 0;
+    bool tensors = true;
+    for (int id : node.outputs) {
       if (id < 0) continue;
-      g.constants[id] = out[i].tensor();
-      g.known_dtypes[id] = out[i].tensor().dtype();
+      tensors = tensors && frame.value(id).is_tensor();
+      if (tensors) bytes += frame.value(id).tensor().nbytes();
     }
+    if (!tensors || bytes > kMaxFoldedBytes) continue;
+    for (int id : node.outputs) {
+      if (id < 0) continue;
+      g.constants[id] = frame.value(id).tensor();
+      g.known_dtypes[id] = frame.value(id).tensor().dtype();
+      folded_value[id] = true;
+    }
+    folded_nodes.insert(node.index);
     folded.push_back(fmt::format("{} '{}'", node.op_type, node.name));
   }
+  std::vector<GraphNode> kept;
+  for (GraphNode& node : g.nodes)
+    if (!folded_nodes.count(node.index)) kept.push_back(std::move(node));
   g.nodes = std::move(kept);
   return folded;
 }
 
 size_t drop_unused_constants(Graph& g) {
   std::vector<bool> used(g.value_names.size(), false);
-  for (const GraphNode& n : g.nodes)
+  for (const GraphNode& n : g.nodes) {
     for (int id : n.inputs)
       if (id >= 0) used[id] = true;
+    for (int id : n.implicit_inputs) used[id] = true;  // read by a subgraph
+  }
   for (int id : g.output_ids) used[id] = true;
   size_t dropped = 0;
   for (auto it = g.constants.begin(); it != g.constants.end();) {

@@ -1,10 +1,12 @@
 // Constant folding, at graph_optimization_level >= 1 (as onnxruntime's basic
 // level): a node whose every input is a constant (an initializer that feeds
 // cannot replace, or an earlier folded value) is run once at session creation
-// with its own kernel, and its outputs become constants. Concat(W1, W2) feeding
+// with its own kernel, by the executor (the candidates are planned as one graph
+// and run node by node), and its outputs become constants. Concat(W1, W2) feeding
 // a Gemm thus becomes one constant weight that the Gemm can prepack.
 //
-// Not folded: nodes without inputs, random ops, nodes whose outputs are not
+// Not folded: nodes without inputs, random ops, control-flow nodes (If/Loop/Scan:
+// their bodies may read values that are not constant), nodes whose outputs are not
 // tensors or exceed kMaxFoldedBytes in total, and nodes whose kernel fails
 // (they stay in the graph and report their error when the model runs).
 #pragma once

@@ -2,6 +2,7 @@
 // ids, Constant nodes are folded into constants, and the execution order is fixed.
 #pragma once
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -13,6 +14,8 @@
 
 namespace onnxmini {
 
+struct Graph;
+
 struct GraphNode {
   std::string name;       // as in the model (may be empty)
   std::string op_type;
@@ -22,6 +25,12 @@ struct GraphNode {
   std::vector<int> inputs;   // value ids, -1 for an empty (absent optional) input
   std::vector<int> outputs;  // value ids, -1 for an empty output
   Attributes attrs;
+  // Graph-valued attributes (If/Loop/Scan bodies) by attribute name.
+  std::vector<std::pair<std::string, std::shared_ptr<const Graph>>> subgraphs;
+  // Values of this graph that the subgraphs read from their enclosing scope
+  // (onnxruntime's implicit inputs): kept alive until the node has run, and
+  // edges for the execution order.
+  std::vector<int> implicit_inputs;
 };
 
 struct Graph {
@@ -37,6 +46,10 @@ struct Graph {
   std::vector<int> input_ids;
   std::vector<ValueInfo> outputs;
   std::vector<int> output_ids;
+  // Subgraphs only: values this graph reads from its enclosing graph by name
+  // (the enclosing graph always has a value of the same name: its own or, for
+  // deeper nesting, one it reads from its own enclosing graph in turn).
+  std::vector<int> outer_ids;
 
   // Initializers and folded Constant outputs, by value id.
   std::map<int, Tensor> constants;

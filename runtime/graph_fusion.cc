@@ -15,7 +15,7 @@ namespace {
 struct Pass {
   Graph& g;
   std::vector<bool> removed;
-  std::vector<int> uses;  // per value id: node-input uses + 1 per graph output
+  std::vector<int> uses;  // per value id: node-input and implicit-input (subgraph) uses + 1 per graph output
   FusionReport report;
 
   explicit Pass(Graph& graph) : g(graph), removed(graph.nodes.size(), false) { count_uses(); }
@@ -23,9 +23,11 @@ struct Pass {
   void count_uses() {
     uses.assign(g.value_names.size(), 0);
     for (size_t i = 0; i < g.nodes.size(); ++i)
-      if (!removed[i])
+      if (!removed[i]) {
         for (int id : g.nodes[i].inputs)
           if (id >= 0) ++uses[id];
+        for (int id : g.nodes[i].implicit_inputs) ++uses[id];
+      }
     for (int id : g.output_ids) ++uses[id];
   }
 

@@ -158,33 +158,21 @@ std::string read_model_file(const std::string& path) {
   return bytes;
 }
 
-Graph load_graph(const void* data, size_t size, const std::string& base_dir) {
-  if (size == 0) invalid("model is empty (0 bytes)");
-  onnx::ModelProto model;
-  {
-    google::protobuf::io::CodedInputStream stream(static_cast<const uint8_t*>(data), static_cast<int>(size));
-    stream.SetTotalBytesLimit(INT32_MAX);
-    if (!model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
-      invalid(fmt::format("not a valid ONNX model: protobuf parsing failed ({} bytes; truncated or not ONNX)", size));
-  }
-  if (!model.has_graph()) invalid("not a valid ONNX model: it has no graph");
-  if (model.ir_version() <= 0) invalid("not a valid ONNX model: ir_version is missing");
+namespace {
 
-  Graph g;
-  g.ir_version = model.ir_version();
-  g.producer_name = model.producer_name();
-  g.producer_version = model.producer_version();
-  g.doc_string = model.doc_string();
-  const onnx::GraphProto& gp = model.graph();
+// Names visible from a graph's enclosing scopes (empty for the main graph).
+using OuterScope = std::set<std::string>;
+
+struct GraphLoader {
+  const std::map<std::string, int64_t>& opsets;
+  const std::string& base_dir;
+
+  // Parses `gp` into `g`. `outer` holds the names the enclosing graphs define (null for the main graph).
+  void load(const onnx::GraphProto& gp, const OuterScope* outer, Graph& g, const std::string& where) const;
+};
+
+void GraphLoader::load(const onnx::GraphProto& gp, const OuterScope* outer, Graph& g, const std::string& where) const {
   g.graph_name = gp.name();
-
-  std::map<std::string, int64_t> opsets;
-  for (const auto& o : model.opset_import()) {
-    opsets[canonical_domain(o.domain())] = o.version();
-    g.opsets.emplace_back(canonical_domain(o.domain()), o.version());
-  }
-  if (model.opset_import_size() == 0) invalid("not a valid ONNX model: no opset_import");
-
   auto intern = [&](const std::string& name) {
     auto it = g.value_ids.find(name);
     if (it != g.value_ids.end()) return it->second;
@@ -193,23 +181,29 @@ Graph load_graph(const void* data, size_t size, const std::string& base_dir) {
     g.value_ids.emplace(name, id);
     return id;
   };
+  // A name this graph does not define: a value of an enclosing graph, or an error.
+  auto outer_value = [&](const std::string& name) -> int {
+    if (!outer || !outer->count(name)) return -1;
+    const bool known = g.value_ids.count(name) != 0;
+    const int id = intern(name);
+    if (!known) g.outer_ids.push_back(id);
+    return id;
+  };
 
   // Producers: initializers, graph inputs, node outputs. Each name has one producer.
   std::unordered_map<std::string, std::string> producer;  // value -> description
-  std::set<std::string> declared_inputs;
-  for (const auto& vi : gp.input()) declared_inputs.insert(vi.name());
   for (const auto& init : gp.initializer()) {
-    if (init.name().empty()) invalid("an initializer has no name");
-    if (producer.count(init.name())) invalid("initializer '" + init.name() + "' is defined twice");
+    if (init.name().empty()) invalid(where + "an initializer has no name");
+    if (producer.count(init.name())) invalid(where + "initializer '" + init.name() + "' is defined twice");
     int id = intern(init.name());
-    g.constants[id] = tensor_from_proto(init, base_dir, "initializer '" + init.name() + "'");
+    g.constants[id] = tensor_from_proto(init, base_dir, where + "initializer '" + init.name() + "'");
     producer[init.name()] = "initializer";
   }
   for (const auto& vi : gp.input()) {
     ValueInfo info = value_info_from_proto(vi);
     int id = intern(vi.name());
     if (producer.count(vi.name())) {
-      if (producer[vi.name()] != "initializer") invalid("graph input '" + vi.name() + "' is declared twice");
+      if (producer[vi.name()] != "initializer") invalid(where + "graph input '" + vi.name() + "' is declared twice");
       g.overridable[id] = info;  // initializer that is also an input
       producer[vi.name()] = "initializer";
       continue;
@@ -217,6 +211,25 @@ Graph load_graph(const void* data, size_t size, const std::string& base_dir) {
     producer[vi.name()] = "graph input";
     g.inputs.push_back(info);
     g.input_ids.push_back(id);
+  }
+  for (int i = 0; i < gp.node_size(); ++i) {
+    const auto& n = gp.node(i);
+    for (const auto& out : n.output()) {
+      if (out.empty()) continue;
+      if (producer.count(out))
+        invalid(fmt::format("{}{}: output '{}' is already produced by {}", where, node_label(n, i), out, producer[out]));
+      producer[out] = fmt::format("node '{}'", n.name());
+    }
+  }
+  // What a subgraph of this graph may read: everything defined here, and what we may read.
+  OuterScope scope_for_subgraphs;
+  bool has_subgraphs = false;
+  for (const auto& n : gp.node())
+    for (const auto& a : n.attribute())
+      has_subgraphs = has_subgraphs || a.type() == onnx::AttributeProto::GRAPH || a.has_g();
+  if (has_subgraphs) {
+    if (outer) scope_for_subgraphs = *outer;
+    for (const auto& [name, what] : producer) scope_for_subgraphs.insert(name);
   }
 
   // Nodes: Constant nodes become constants; others are kept with their original index.
@@ -226,17 +239,11 @@ Graph load_graph(const void* data, size_t size, const std::string& base_dir) {
     std::string domain = canonical_domain(n.domain());
     auto op = opsets.find(domain);
     if (op == opsets.end())
-      invalid(fmt::format("{}: domain '{}' is not imported by the model (opset_import)", node_label(n, i),
+      invalid(fmt::format("{}{}: domain '{}' is not imported by the model (opset_import)", where, node_label(n, i),
                           domain_label(domain)));
-    for (const auto& out : n.output()) {
-      if (out.empty()) continue;
-      if (producer.count(out))
-        invalid(fmt::format("{}: output '{}' is already produced by {}", node_label(n, i), out, producer[out]));
-      producer[out] = fmt::format("node '{}'", n.name());
-    }
     Attributes attrs = parse_attributes(n, i, base_dir);
     if (n.op_type() == "Constant" && domain.empty()) {
-      if (n.output_size() != 1) invalid(node_label(n, i) + ": Constant must have one output");
+      if (n.output_size() != 1) invalid(where + node_label(n, i) + ": Constant must have one output");
       g.constants[intern(n.output(0))] = constant_value(n, i, attrs);
       continue;
     }
@@ -247,38 +254,68 @@ Graph load_graph(const void* data, size_t size, const std::string& base_dir) {
     node.opset = static_cast<int>(op->second);
     node.index = i;
     node.attrs = std::move(attrs);
-    for (const auto& in : n.input()) node.inputs.push_back(in.empty() ? -1 : intern(in));
+    for (const auto& in : n.input()) {
+      if (in.empty()) {
+        node.inputs.push_back(-1);
+        continue;
+      }
+      const int id = producer.count(in) ? intern(in) : outer_value(in);
+      if (id < 0)
+        invalid(fmt::format("{}node '{}' ({}): input '{}' is produced by no node, graph input or initializer", where,
+                            node.name, node.op_type, in));
+      node.inputs.push_back(id);
+    }
     for (const auto& out : n.output()) node.outputs.push_back(out.empty() ? -1 : intern(out));
+    for (const auto& a : n.attribute()) {
+      if (a.type() == onnx::AttributeProto::GRAPHS)
+        throw Error(ErrorCode::NotImplemented,
+                    fmt::format("{}{}: attribute '{}' holds a list of graphs, which is not supported", where,
+                                node_label(n, i), a.name()));
+      if (a.type() != onnx::AttributeProto::GRAPH && !(a.type() == onnx::AttributeProto::UNDEFINED && a.has_g()))
+        continue;
+      auto body = std::make_shared<Graph>();
+      body->ir_version = g.ir_version;
+      body->opsets = g.opsets;
+      load(a.g(), &scope_for_subgraphs, *body,
+           fmt::format("{}{} attribute '{}': ", where, node_label(n, i), a.name()));
+      // The body's outer names become this node's implicit inputs: values of this
+      // graph, or of our own enclosing scope (then read from there in turn).
+      for (int oid : body->outer_ids) {
+        const std::string& name = body->value_names[oid];
+        const int id = producer.count(name) ? intern(name) : outer_value(name);
+        if (std::find(node.implicit_inputs.begin(), node.implicit_inputs.end(), id) == node.implicit_inputs.end())
+          node.implicit_inputs.push_back(id);
+      }
+      node.subgraphs.emplace_back(a.name(), std::move(body));
+    }
     nodes.push_back(std::move(node));
   }
 
-  // Every input must have a producer.
-  for (const auto& node : nodes)
-    for (int id : node.inputs)
-      if (id >= 0 && !producer.count(g.value_names[id]))
-        invalid(fmt::format("node '{}' ({}): input '{}' is produced by no node, graph input or initializer", node.name,
-                            node.op_type, g.value_names[id]));
   for (const auto& vi : gp.output()) {
-    if (!producer.count(vi.name())) invalid("graph output '" + vi.name() + "' is produced by nothing");
+    const int id = producer.count(vi.name()) ? intern(vi.name()) : outer_value(vi.name());
+    if (id < 0) invalid(where + "graph output '" + vi.name() + "' is produced by nothing");
     g.outputs.push_back(value_info_from_proto(vi));
-    g.output_ids.push_back(intern(vi.name()));
+    g.output_ids.push_back(id);
   }
 
-  // Edges between nodes, a cycle check (Kahn), then onnxruntime's order.
+  // Edges between nodes (implicit inputs included), a cycle check (Kahn), then onnxruntime's order.
   std::unordered_map<int, int> producing_node;  // value id -> position in `nodes`
   for (size_t k = 0; k < nodes.size(); ++k)
     for (int id : nodes[k].outputs)
       if (id >= 0) producing_node[id] = static_cast<int>(k);
   const size_t nn = nodes.size();
   std::vector<std::vector<int>> producers_of(nn), consumers_of(nn);
-  for (size_t k = 0; k < nn; ++k)
-    for (int id : nodes[k].inputs) {
+  for (size_t k = 0; k < nn; ++k) {
+    auto edge_from = [&](int id) {
       auto it = producing_node.find(id);
       if (id >= 0 && it != producing_node.end()) {
         producers_of[k].push_back(it->second);
         consumers_of[it->second].push_back(static_cast<int>(k));
       }
-    }
+    };
+    for (int id : nodes[k].inputs) edge_from(id);
+    for (int id : nodes[k].implicit_inputs) edge_from(id);
+  }
   {
     std::vector<int> indeg(nn);
     std::vector<int> ready;
@@ -297,7 +334,7 @@ Graph load_graph(const void* data, size_t size, const std::string& base_dir) {
     if (seen != nn) {
       for (size_t k = 0; k < nn; ++k)
         if (indeg[k] > 0)
-          invalid(fmt::format("graph has a cycle: node '{}' ({}) depends on its own output", nodes[k].name,
+          invalid(fmt::format("{}graph has a cycle: node '{}' ({}) depends on its own output", where, nodes[k].name,
                               nodes[k].op_type));
     }
   }
@@ -316,6 +353,35 @@ Graph load_graph(const void* data, size_t size, const std::string& base_dir) {
   std::vector<bool> is_leaf(nn);
   for (size_t k = 0; k < nn; ++k) is_leaf[k] = consumers_of[k].empty();
   for (int k : execution_order(producers_of, is_leaf)) g.nodes.push_back(std::move(nodes[k]));
+}
+
+}  // namespace
+
+Graph load_graph(const void* data, size_t size, const std::string& base_dir) {
+  if (size == 0) invalid("model is empty (0 bytes)");
+  onnx::ModelProto model;
+  {
+    google::protobuf::io::CodedInputStream stream(static_cast<const uint8_t*>(data), static_cast<int>(size));
+    stream.SetTotalBytesLimit(INT32_MAX);
+    if (!model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
+      invalid(fmt::format("not a valid ONNX model: protobuf parsing failed ({} bytes; truncated or not ONNX)", size));
+  }
+  if (!model.has_graph()) invalid("not a valid ONNX model: it has no graph");
+  if (model.ir_version() <= 0) invalid("not a valid ONNX model: ir_version is missing");
+
+  Graph g;
+  g.ir_version = model.ir_version();
+  g.producer_name = model.producer_name();
+  g.producer_version = model.producer_version();
+  g.doc_string = model.doc_string();
+
+  std::map<std::string, int64_t> opsets;
+  for (const auto& o : model.opset_import()) {
+    opsets[canonical_domain(o.domain())] = o.version();
+    g.opsets.emplace_back(canonical_domain(o.domain()), o.version());
+  }
+  if (model.opset_import_size() == 0) invalid("not a valid ONNX model: no opset_import");
+  GraphLoader{opsets, base_dir}.load(model.graph(), nullptr, g, "");
   return g;
 }
 

@@ -1,11 +1,12 @@
-// Session: load -> validate -> create kernels once; run -> execute nodes in the
-// fixed order, releasing each intermediate after its last consumer.
+// Session: load -> optimize -> plan (kernels created once); run -> bind feeds in
+// a frame and let the executor run the plan (runtime/executor.h).
 #include "onnxmini/session.h"
 
 #include <fmt/format.h>
 
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <unordered_set>
 
 #include "kernels/gemm_engine/gemm.h"
@@ -14,8 +15,8 @@
 #include "runtime/buffer_pool.h"
 #include "runtime/graph.h"
 #include "runtime/constant_folding.h"
+#include "runtime/executor.h"
 #include "runtime/graph_fusion.h"
-#include "runtime/node_kernel.h"
 #include "core/thread_pool.h"
 
 namespace onnxmini {
@@ -23,11 +24,7 @@ namespace onnxmini {
 struct Session::Impl {
   SessionOptions options;
   Graph graph;
-  std::vector<KernelInfo> infos;                 // per node, execution order
-  std::vector<std::unique_ptr<Kernel>> kernels;  // per node
-  std::vector<ProfiledNode> profiled;            // per node
-  std::vector<int> consumer_count;               // per value id: uses as a node input
-  std::vector<bool> is_constant;                 // per value id
+  std::unique_ptr<ExecutionPlan> plan;
   std::unique_ptr<ThreadPool> pool;
   const gemm::GemmEngine* gemm = nullptr;
   std::unique_ptr<Profiler> profiler;
@@ -80,34 +77,8 @@ void Session::Impl::build(int64_t t_load_begin, int64_t t_load_end, bool from_pa
   gemm = &gemm::engine(options.gemm, options.kernels);
   profiler = std::make_unique<Profiler>(options, pool.get());
 
-  const size_t nvalues = graph.value_names.size();
-  is_constant.assign(nvalues, false);
-  for (const auto& [id, t] : graph.constants) {
-    if (!graph.overridable.count(id)) is_constant[id] = true;
-    weight_bytes += t.nbytes();
-  }
-  consumer_count.assign(nvalues, 0);
-
-  std::vector<const KernelRegistration*> regs;
-  for (const GraphNode& node : graph.nodes) {
-    regs.push_back(&find_kernel(node));  // unsupported ops fail here, before any kernel is created
-    infos.push_back(make_kernel_info(graph, node, options));
-    for (int id : node.inputs)
-      if (id >= 0) ++consumer_count[id];
-  }
-  // Kernels are created after `infos` stops growing: they may keep references to their KernelInfo.
-  for (size_t k = 0; k < graph.nodes.size(); ++k) {
-    const GraphNode& node = graph.nodes[k];
-    const KernelRegistration* reg = regs[k];
-    kernels.push_back(create_kernel(*reg, infos[k]));
-    ProfiledNode pn;
-    pn.event_name = node.name.empty() ? fmt::format("{}_{}", node.op_type, node.index) : node.name;
-    pn.op_type = node.op_type;
-    pn.node_index = node.index;
-    for (int id : node.inputs) pn.input_is_parameter.push_back(id >= 0 && is_constant[id]);
-    pn.kernel_name = reg->kernel;
-    profiled.push_back(std::move(pn));
-  }
+  for (const auto& [id, t] : graph.constants) weight_bytes += t.nbytes();
+  plan = build_plan(graph, options);
   profiler->session_event(from_path ? "model_loading_uri" : "model_loading_array", t_load_begin, t_load_end);
   profiler->session_event("session_initialization", t_init, Profiler::now_ns());
 }
@@ -209,11 +180,11 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
                                 RunStats* stats) {
   Impl& s = *impl_;
   const Graph& g = s.graph;
+  const ExecutionPlan& plan = *s.plan;
   const int64_t t_run = Profiler::now_ns();
-  std::vector<Value> values(g.value_names.size());
 
-  // Constants, then feeds (which may replace overridable initializers).
-  for (const auto& [id, t] : g.constants) values[id] = Value(t);
+  // Feeds (which may replace overridable initializers, whose defaults go in first).
+  std::vector<std::pair<int, const Value*>> fed_values;
   std::vector<bool> fed(g.value_names.size(), false);
   for (const auto& [name, v] : feeds) {
     int id = g.value_id(name);
@@ -228,24 +199,24 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
     }
     if (fed[id]) throw Error(ErrorCode::InvalidArgument, fmt::format("input '{}' is fed twice", name));
     s.check_feed(*decl, v);
-    values[id] = v;
+    fed_values.emplace_back(id, &v);
     fed[id] = true;
   }
   for (size_t i = 0; i < g.inputs.size(); ++i)
     if (!fed[g.input_ids[i]])
       throw Error(ErrorCode::InvalidArgument, fmt::format("missing input '{}' ({})", g.inputs[i].name, g.inputs[i].type));
 
-  // What to return; those values are kept alive to the end.
+  // What to return; intermediates asked for by name are kept alive to the end.
   std::vector<int> want;
   if (output_names.empty()) want = g.output_ids;
+  std::vector<bool> keep;
   for (const auto& name : output_names) {
     int id = g.value_id(name);
     if (id < 0) throw Error(ErrorCode::InvalidArgument, fmt::format("unknown output '{}'", name));
     want.push_back(id);
+    if (keep.empty()) keep.assign(g.value_names.size(), false);
+    keep[id] = true;
   }
-  std::vector<int> remaining = s.consumer_count;
-  std::vector<bool> keep(g.value_names.size(), false);
-  for (int id : want) keep[id] = true;
 
   // Io binding: value id -> user tensor.
   std::unordered_map<int, Tensor> bound;
@@ -266,76 +237,31 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
   const KernelContext::Allocator allocator = [&pool](DType dt, const Shape& shape) { return pool->allocate(dt, shape); };
 
   RunTracePtr trace = s.profiler->begin_run();
+  RunState state;
+  state.allocator = &allocator;
+  state.threads = s.pool.get();
+  state.gemm = s.gemm;
+  state.profiler = s.profiler.get();
+  state.trace = trace.get();
+  state.pool = pool.get();
+  state.bound = bound.empty() ? nullptr : &bound;
+  state.keep = keep.empty() ? nullptr : &keep;
+
+  std::optional<ExecutionScope> frame(std::in_place, plan, state);
+  for (const auto& [id, t] : g.overridable) frame->set(id, Value(g.constants.at(id)));
+  for (const auto& [id, v] : fed_values) frame->set(id, *v);
   const int64_t t_exec = Profiler::now_ns();
-  std::vector<const Value*> inputs;
-  std::vector<Value> outs;
-  for (size_t k = 0; k < g.nodes.size(); ++k) {
-    const GraphNode& node = g.nodes[k];
-    NodeTimes times;
-    times.begin_ns = trace ? Profiler::now_ns() : 0;
-    inputs.clear();
-    for (int id : node.inputs) inputs.push_back(id >= 0 ? &values[id] : nullptr);
-    outs.assign(node.outputs.size(), Value());
-    KernelContext::BoundOutput bind;
-    if (!bound.empty())
-      bind = [&](size_t i, DType dt, const Shape& shape) -> Tensor {
-        auto it = bound.find(node.outputs[i]);
-        if (it == bound.end()) return Tensor();
-        const Tensor& t = it->second;
-        if (t.dtype() != dt || t.shape() != shape)
-          throw Error(ErrorCode::InvalidArgument,
-                      fmt::format("bound output '{}' is {} {}, the model produces {} {}", g.value_names[node.outputs[i]],
-                                  dtype_name(t.dtype()), shape_to_string(t.shape()), dtype_name(dt), shape_to_string(shape)));
-        return t;
-      };
-    KernelContext ctx(s.infos[k], inputs, outs, allocator, s.pool.get(), s.gemm, bind);
-    Kernel& kernel = *s.kernels[k];
-    kernel.prepare(ctx);
-    if (trace) times.prepared_ns = Profiler::now_ns();
-    kernel.compute(ctx);
-    if (trace) {
-      times.computed_ns = Profiler::now_ns();
-      s.profiler->node(*trace, s.profiled[k], inputs, outs, ctx.stats());
-    }
-
-    for (size_t i = 0; i < node.outputs.size(); ++i) {
-      int id = node.outputs[i];
-      if (id < 0) continue;
-      if (outs[i].is_none())
-        ctx.fail("produced no value for output {} '{}'", i, g.value_names[id]);
-      auto b = bound.find(id);
-      if (b != bound.end() && outs[i].tensor().raw() != b->second.raw()) {
-        // A view (Reshape, Identity...) of another buffer: copy into the bound one.
-        const Tensor& src = outs[i].tensor();
-        if (src.dtype() != b->second.dtype() || src.shape() != b->second.shape())
-          ctx.fail("bound output '{}' is {}, the model produces {}", g.value_names[id],
-                   shape_to_string(b->second.shape()), shape_to_string(src.shape()));
-        std::memcpy(b->second.raw_mut(), src.raw(), src.nbytes());
-        outs[i] = Value(b->second);
-      }
-      values[id] = std::move(outs[i]);
-    }
-    // Release inputs after their last consumer, and outputs nobody reads.
-    for (int id : node.inputs)
-      if (id >= 0 && --remaining[id] == 0 && !keep[id]) values[id] = Value();
-    for (int id : node.outputs)
-      if (id >= 0 && s.consumer_count[id] == 0 && !keep[id]) values[id] = Value();
-    if (trace) {
-      times.end_ns = Profiler::now_ns();
-      s.profiler->node_done(*trace, times, pool->live_bytes());
-    }
-  }
+  frame->run_all();
   const int64_t t_exec_end = Profiler::now_ns();
-
   std::vector<Value> result;
   result.reserve(want.size());
   for (int id : want) {
-    if (values[id].is_none())
+    if (frame->value(id).is_none())
       throw Error(ErrorCode::RuntimeError, fmt::format("output '{}' was not computed", g.value_names[id]));
-    result.push_back(values[id]);
+    result.push_back(frame->value(id));
   }
   const size_t peak = pool->peak_bytes();
-  values.clear();
+  frame.reset();  // the run's intermediates go before model_run ends
   const int64_t t_end = Profiler::now_ns();
   if (trace) s.profiler->end_run(std::move(trace), t_exec, t_exec_end, t_run, t_end, peak);
   if (stats) {

@@ -71,6 +71,11 @@ class NodeBuilder {
     for (const auto& x : v) a->add_strings(x);
     return *this;
   }
+  // A graph-valued attribute (If/Loop/Scan body).
+  NodeBuilder& attr(const std::string& k, const onnx::GraphProto& body) {
+    *add(k, onnx::AttributeProto::GRAPH)->mutable_g() = body;
+    return *this;
+  }
   NodeBuilder& attr(const std::string& k, const Tensor& v) {
     tensor_to_proto(v, "", add(k, onnx::AttributeProto::TENSOR)->mutable_t());
     return *this;
@@ -133,6 +138,9 @@ class ModelBuilder {
   }
 
   onnx::ModelProto& proto() { return model_; }
+  // This builder's graph, to use as a subgraph attribute of a node of another builder
+  // (its inputs, outputs, initializers and nodes; the opset imports are the outer model's).
+  const onnx::GraphProto& graph() const { return model_.graph(); }
   std::string serialize() const {
     std::string bytes;
     model_.SerializeToString(&bytes);
