@@ -21,6 +21,13 @@ namespace fs = std::filesystem;
 using namespace onnxmini::conformance;
 using onnxmini::KernelMode;
 
+namespace onnxmini {
+namespace conformance {
+// How gtest shows a case's parameter (in ctest's test names, too): the entry, not its bytes.
+void PrintTo(const ManifestEntry& e, std::ostream* os) { *os << e.test << (e.pass ? " pass" : " skip"); }
+}  // namespace conformance
+}  // namespace onnxmini
+
 namespace {
 
 std::string manifest_path() { return std::string(ONNXMINI_SOURCE_DIR) + "/tests/conformance/manifest.txt"; }
