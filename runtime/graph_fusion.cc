@@ -9,6 +9,8 @@
 #include <cfloat>
 #include <cmath>
 
+#include "kernels/fused_attributes.h"
+
 namespace onnxmini {
 namespace {
 
@@ -60,7 +62,7 @@ struct Pass {
     return constant_f32(n.inputs[1]) || (a != g.known_dtypes.end() && a->second == DType::Float32);
   }
   static bool has_gemm_fusion(const GraphNode& n) {
-    return n.attrs.has("_fused_activation") || n.attrs.has("_fused_addends");
+    return n.attrs.has(fused_attr::kActivation) || n.attrs.has(fused_attr::kAddends);
   }
   // Add with numpy broadcasting (opset >= 7; older Adds broadcast by `axis`).
   static bool plain_add(const GraphNode& n) {
@@ -109,7 +111,7 @@ struct Pass {
   void conv_bn() {
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       GraphNode& conv = g.nodes[i];
-      if (removed[i] || !is_conv(conv) || conv.attrs.has("_fused_activation")) continue;
+      if (removed[i] || !is_conv(conv) || conv.attrs.has(fused_attr::kActivation)) continue;
       const int j = sole_consumer(conv.outputs[0]);
       if (j < 0 || !plain_bn(g.nodes[j]) || g.nodes[j].inputs[0] != conv.outputs[0]) continue;
       std::vector<float> s, t;
@@ -143,13 +145,13 @@ struct Pass {
       const int j = sole_consumer(bn.outputs[0]);
       if (j < 0) continue;
       GraphNode& conv = g.nodes[j];
-      if (!is_conv(conv) || conv.inputs[0] != bn.outputs[0] || conv.attrs.has("_fused_input_scale")) continue;
+      if (!is_conv(conv) || conv.inputs[0] != bn.outputs[0] || conv.attrs.has(fused_attr::kInputScale)) continue;
       std::vector<float> s, t;
       const Tensor& w = *constant_f32(conv.inputs[1]);
       const int64_t group = conv.attrs.get_int("group", 1);
       if (!bn_affine(bn, s, t) || w.rank() < 3 || static_cast<int64_t>(s.size()) != w.dim(1) * group) continue;
-      conv.attrs.set("_fused_input_scale", s);
-      conv.attrs.set("_fused_input_shift", t);
+      conv.attrs.set(fused_attr::kInputScale, s);
+      conv.attrs.set(fused_attr::kInputShift, t);
       conv.inputs[0] = bn.inputs[0];
       removed[i] = true;
       report.applied.push_back(label(bn) + " + " + label(conv) + " (input affine)");
@@ -157,14 +159,15 @@ struct Pass {
     }
   }
 
-  // The activation node's parameters as (name, params) for a producer with
-  // `channels` output channels (PRelu only for Conv: channel = axis 1 of a rank-`rank` output).
-  bool activation(const GraphNode& a, int64_t channels, size_t rank, std::string& name, std::vector<float>& params) {
+  // The activation node as (kind, params) for a producer with `channels`
+  // output channels (PRelu only for Conv: channel = axis 1 of a rank-`rank` output).
+  bool activation(const GraphNode& a, int64_t channels, size_t rank, FusedActivationKind& kind,
+                  std::vector<float>& params) {
     if (!a.domain.empty() || a.outputs.size() != 1) return false;
-    name = a.op_type;
+    kind = fused_activation_from_name(a.op_type);
     params.clear();
-    if (name == "Relu" || name == "Sigmoid") return a.inputs.size() == 1;
-    if (name == "Clip") {
+    if (kind == FusedActivationKind::Relu || kind == FusedActivationKind::Sigmoid) return a.inputs.size() == 1;
+    if (kind == FusedActivationKind::Clip) {
       float lo = -FLT_MAX, hi = FLT_MAX;
       if (a.opset < 11) {
         lo = a.attrs.get_float("min", lo), hi = a.attrs.get_float("max", hi);
@@ -179,7 +182,7 @@ struct Pass {
       params = {lo, hi};
       return true;
     }
-    if (name == "PRelu" && channels > 0 && a.inputs.size() == 2) {
+    if (kind == FusedActivationKind::PRelu && channels > 0 && a.inputs.size() == 2) {
       const Tensor* slope = constant_f32(a.inputs[1]);
       if (!slope || slope->rank() > rank) return false;
       // Right-aligned broadcasting: only the dimension facing the channel axis may differ from 1.
@@ -199,7 +202,7 @@ struct Pass {
   void producer_activation() {
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       GraphNode& p = g.nodes[i];
-      if (removed[i] || p.attrs.has("_fused_activation") || p.outputs.size() != 1) continue;
+      if (removed[i] || p.attrs.has(fused_attr::kActivation) || p.outputs.size() != 1) continue;
       int64_t channels = -1;
       size_t rank = 0;
       if (is_conv(p)) {
@@ -210,11 +213,11 @@ struct Pass {
       }
       const int j = sole_consumer(p.outputs[0]);
       if (j < 0 || g.nodes[j].inputs.empty() || g.nodes[j].inputs[0] != p.outputs[0]) continue;
-      std::string name;
+      FusedActivationKind kind;
       std::vector<float> params;
-      if (!activation(g.nodes[j], channels, rank, name, params)) continue;
-      p.attrs.set("_fused_activation", name);
-      if (!params.empty()) p.attrs.set("_fused_activation_params", params);
+      if (!activation(g.nodes[j], channels, rank, kind, params)) continue;
+      p.attrs.set(fused_attr::kActivation, std::string(fused_activation_name(kind)));
+      if (!params.empty()) p.attrs.set(fused_attr::kActivationParams, params);
       p.outputs[0] = g.nodes[j].outputs[0];
       removed[j] = true;
       report.applied.push_back(label(p) + " + " + label(g.nodes[j]));
@@ -223,17 +226,17 @@ struct Pass {
   }
 
   // Gemm -> Add(other) [-> Add(other2) ...]: the addends become extra inputs of the
-  // Gemm (attribute _fused_addends = their count), applied in its epilogue when
+  // Gemm (attribute fused_attr::kAddends = their count), applied in its epilogue when
   // they are row or column vectors (kernels/linalg/gemm.cc). The fused node
   // takes the last Add's place in the order, where every addend already exists.
   void gemm_add() {
     constexpr int64_t kMaxAddends = 4;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
-      if (removed[i] || !is_gemm_f32(g.nodes[i]) || g.nodes[i].attrs.has("_fused_activation")) continue;
+      if (removed[i] || !is_gemm_f32(g.nodes[i]) || g.nodes[i].attrs.has(fused_attr::kActivation)) continue;
       size_t at = i;
       for (;;) {
         GraphNode& p = g.nodes[at];
-        const int64_t count = p.attrs.get_int("_fused_addends", 0);
+        const int64_t count = p.attrs.get_int(fused_attr::kAddends, 0);
         const int j = sole_consumer(p.outputs[0]);
         if (count >= kMaxAddends || j < 0 || !plain_add(g.nodes[j])) break;
         const GraphNode& add = g.nodes[j];
@@ -244,7 +247,7 @@ struct Pass {
         removed[at] = true;
         if (fused.inputs.size() < 3) fused.inputs.resize(3, -1);  // C stays input 2 (maybe absent)
         fused.inputs.push_back(other);
-        fused.attrs.set("_fused_addends", count + 1);
+        fused.attrs.set(fused_attr::kAddends, count + 1);
         fused.outputs[0] = add.outputs[0];
         g.nodes[j] = std::move(fused);
         at = static_cast<size_t>(j);

@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/shape_util.h"
 #include "kernels/elementwise/broadcast.h"
 #include "kernels/kernel.h"
 #include "core/float16.h"
@@ -286,11 +287,11 @@ inline Shape legacy_broadcast_shape(const KernelContext& ctx, const Shape& a, co
     return b;
   }
   const int64_t ra = static_cast<int64_t>(a.size()), rb = static_cast<int64_t>(b.size());
-  int64_t axis = attrs.get_int("axis", ra - rb);
-  if (axis < 0) axis += ra;
-  if (axis < 0 || axis + rb > ra)
-    ctx.fail("axis {} cannot place B of shape {} inside A of shape {}", attrs.get_int("axis", ra - rb),
-             shape_to_string(b), shape_to_string(a));
+  const int64_t given = attrs.get_int("axis", ra - rb);
+  const auto placed = normalize_split_axis(given, ra);  // B's dims go to [axis, axis + rb)
+  if (!placed || *placed + rb > ra)
+    ctx.fail("axis {} cannot place B of shape {} inside A of shape {}", given, shape_to_string(b), shape_to_string(a));
+  const int64_t axis = *placed;
   Shape padded = b;
   padded.resize(static_cast<size_t>(ra - axis), 1);
   for (int64_t k = 0; k < rb; ++k)

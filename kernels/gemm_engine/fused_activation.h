@@ -1,23 +1,18 @@
 // An activation fused into a Conv or Gemm node by the graph fusion pass
-// (runtime/graph_fusion.cc). The pass records it in private node attributes;
-// the kernel turns it into the GEMM epilogue (or applies it after its non-GEMM
-// paths), so the activation costs no extra pass over memory.
-//
-//   _fused_activation         "Relu" | "Sigmoid" | "Clip" | "PRelu"
-//   _fused_activation_params  Clip: [min, max]; PRelu: one slope per output
-//                             channel (Conv) - already broadcast by the pass
+// (runtime/graph_fusion.cc), read back from the node's private attributes
+// (kernels/fused_attributes.h). The kernel turns it into the GEMM epilogue (or
+// applies it after its non-GEMM paths), so the activation costs no extra pass
+// over memory.
 #pragma once
 #include <string>
 #include <vector>
 
+#include "kernels/fused_attributes.h"
 #include "kernels/gemm_engine/gemm.h"
 #include "kernels/kernel.h"
 
 namespace onnxmini {
 namespace gemm {
-
-constexpr const char* kFusedActivationAttr = "_fused_activation";
-constexpr const char* kFusedActivationParamsAttr = "_fused_activation_params";
 
 struct FusedActivation {
   Epilogue::Activation act = Epilogue::Activation::None;
@@ -25,14 +20,15 @@ struct FusedActivation {
 
   static FusedActivation read(const KernelInfo& info) {
     FusedActivation f;
-    const std::string name = info.attrs.get_string(kFusedActivationAttr, "");
+    const std::string name = info.attrs.get_string(fused_attr::kActivation, "");
     if (name.empty()) return f;
-    f.params = info.attrs.get_floats(kFusedActivationParamsAttr, {});
-    if (name == "Relu") f.act = Epilogue::Activation::Relu;
-    else if (name == "Sigmoid") f.act = Epilogue::Activation::Sigmoid;
-    else if (name == "Clip" && f.params.size() == 2) f.act = Epilogue::Activation::Clip;
-    else if (name == "PRelu" && !f.params.empty()) f.act = Epilogue::Activation::PRelu;
-    else info.fail("fused activation '{}' with {} parameters is not supported", name, f.params.size());
+    f.params = info.attrs.get_floats(fused_attr::kActivationParams, {});
+    f.act = fused_activation_from_name(name);
+    const bool params_ok = f.act == FusedActivationKind::Clip    ? f.params.size() == 2
+                           : f.act == FusedActivationKind::PRelu ? !f.params.empty()
+                                                                 : true;
+    if (f.act == FusedActivationKind::None || !params_ok)
+      info.fail("fused activation '{}' with {} parameters is not supported", name, f.params.size());
     return f;
   }
   bool active() const { return act != Epilogue::Activation::None; }

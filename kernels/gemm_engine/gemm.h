@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "kernels/fused_attributes.h"
 #include "onnxmini/session.h"
 
 namespace onnxmini {
@@ -19,7 +20,7 @@ namespace gemm {
 
 // Applied to every C element after alpha/beta, fused into the store.
 struct Epilogue {
-  enum class Activation { None, Relu, Clip, Sigmoid, PRelu };
+  using Activation = FusedActivationKind;  // what the graph pass fuses is what the epilogue applies
   const float* bias = nullptr;  // added before the activation; indexed by column (bias_per_row = false) or row
   bool bias_per_row = false;
   // A second bias, always indexed by column, added after `bias` (a Gemm whose C is a

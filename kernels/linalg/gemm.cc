@@ -8,9 +8,9 @@
 // broadcast and the engine accumulates with beta. A constant B is packed once
 // at session creation (sgemm_packed). float64 goes through dgemm.
 // An activation fused by the graph pass (Relu / Sigmoid / Clip,
-// gemm/fused_activation.h) runs in the epilogue, after alpha/beta and C.
+// kernels/fused_attributes.h) runs in the epilogue, after alpha/beta and C.
 // Addends fused by the graph pass (Gemm -> Add -> Add, attribute
-// _fused_addends = k, inputs 3 .. 3+k-1): Y = Gemm + V1 + V2 ... with numpy
+// fused_attr::kAddends = k, inputs 3 .. 3+k-1): Y = Gemm + V1 + V2 ... with numpy
 // broadcasting. When every V is a scalar, a row (N) or a column (M x 1) and the
 // result stays M x N, the columns are summed into one per-row bias and the rows
 // into one per-column bias of the epilogue (KMeans' distance expression costs no
@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "kernels/elementwise/elementwise.h"
+#include "kernels/fused_attributes.h"
 #include "kernels/gemm_engine/fused_activation.h"
 #include "kernels/gemm_engine/gemm.h"
 #include "kernels/registry.h"
@@ -36,7 +37,7 @@ class GemmKernel : public Kernel {
         trans_a_(info.attrs.get_int("transA", 0) != 0),
         trans_b_(info.attrs.get_int("transB", 0) != 0),
         fused_(gemm::FusedActivation::read(info)),
-        addends_(static_cast<size_t>(info.attrs.get_int("_fused_addends", 0))) {
+        addends_(static_cast<size_t>(info.attrs.get_int(fused_attr::kAddends, 0))) {
     if (fused_.act == gemm::Epilogue::Activation::PRelu) info.unsupported("a fused PRelu is not supported on Gemm");
     const Tensor* b = info.constant_input(1);
     if (b && info.mode == KernelMode::Fast && b->dtype() == DType::Float32 && b->rank() == 2) {

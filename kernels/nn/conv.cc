@@ -21,13 +21,14 @@
 // A constant float32 filter is packed for the GEMM once, at session creation
 // (and, for one group on AVX-512, also in conv2d_lanes' layout).
 // Bias goes into the GEMM epilogue (per output row = per output channel), and so
-// does an activation fused by the graph pass (gemm/fused_activation.h). A
-// BatchNormalization fused in front (attributes _fused_input_scale/_shift) is
+// does an activation fused by the graph pass (kernels/fused_attributes.h). A
+// BatchNormalization fused in front (fused_attr::kInputScale / kInputShift) is
 // applied while X is copied (implicit path) or into a scratch copy of X.
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
 
+#include "kernels/fused_attributes.h"
 #include "kernels/gemm_engine/fused_activation.h"
 #include "kernels/gemm_engine/gemm.h"
 #include "kernels/nn/conv_implicit.h"
@@ -56,13 +57,13 @@ void conv_reference(const ConvGeom& g, const T* x, const T* w, const T* bias, T*
     for (int64_t m = 0; m < g.M; ++m) {
       const int64_t grp = m / mg;
       for (int64_t o = 0; o < P; ++o) {
-        unravel(o, win.out, oc.data());
+        unravel_index(o, win.out, oc.data());
         double acc = bias ? bias[m] : 0.0;
         for (int64_t c = 0; c < cg; ++c) {
           const T* xc = x + (n * g.C + grp * cg + c) * IP;
           const T* wc = w + (m * cg + c) * KP;
           for (int64_t k = 0; k < KP; ++k) {
-            unravel(k, win.kernel, kc.data());
+            unravel_index(k, win.kernel, kc.data());
             int64_t off = 0;
             bool inside = true;
             for (size_t d = 0; d < win.rank; ++d) {
@@ -93,12 +94,12 @@ void im2col(const Window& win, int64_t channels, const T* x, T* col, ThreadPool*
     std::vector<int64_t> kc(r), oc(r > 1 ? r - 1 : 1);
     for (int64_t row = r0; row < r1; ++row) {
       const T* xc = x + (row / KP) * IP;
-      unravel(row % KP, win.kernel, kc.data());
+      unravel_index(row % KP, win.kernel, kc.data());
       T* dst = col + row * P;
       const int64_t s = win.stride[r - 1];
       const int64_t off_w = kc[r - 1] * win.dilation[r - 1] - win.pad_begin[r - 1];
       for (int64_t q = 0; q < outer; ++q, dst += OW) {
-        unravel(q, outer_shape, oc.data());
+        unravel_index(q, outer_shape, oc.data());
         int64_t base = 0;
         bool inside = true;
         for (size_t d = 0; d + 1 < r; ++d) {
@@ -275,8 +276,8 @@ class ConvKernel : public Kernel {
       : attrs_(read_window_attrs(info)),
         group_(info.attrs.get_int("group", 1)),
         fused_(gemm::FusedActivation::read(info)),
-        in_scale_(info.attrs.get_floats("_fused_input_scale", {})),
-        in_shift_(info.attrs.get_floats("_fused_input_shift", {})) {
+        in_scale_(info.attrs.get_floats(fused_attr::kInputScale, {})),
+        in_shift_(info.attrs.get_floats(fused_attr::kInputShift, {})) {
     if (group_ <= 0) info.fail("group must be positive, got {}", group_);
     if (in_scale_.size() != in_shift_.size()) info.fail("fused input scale and shift differ in length");
     // A constant float32 filter is the GEMM's A operand for every call: pack it once.

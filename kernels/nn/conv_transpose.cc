@@ -48,12 +48,12 @@ void convt_reference(const TGeom& g, const T* x, const T* w, const T* bias, T* y
     for (int64_t c = 0; c < g.C; ++c) {
       const int64_t grp = c / cg;
       for (int64_t i = 0; i < IP; ++i) {
-        unravel(i, g.in, ic.data());
+        unravel_index(i, g.in, ic.data());
         const T xv = x[(n * g.C + c) * IP + i];
         for (int64_t mm = 0; mm < mg; ++mm) {
           const int64_t m = grp * mg + mm;
           for (int64_t k = 0; k < KP; ++k) {
-            unravel(k, g.kernel, kc.data());
+            unravel_index(k, g.kernel, kc.data());
             int64_t off = 0;
             bool inside = true;
             for (size_t d = 0; d < r && inside; ++d) {
@@ -81,10 +81,10 @@ void col2im(const TGeom& g, int64_t channels, const T* col, T* y, ThreadPool* po
     std::vector<int64_t> kc(r), ic(r > 1 ? r - 1 : 1);
     for (int64_t m = c0; m < c1; ++m)
       for (int64_t k = 0; k < KP; ++k) {
-        unravel(k, g.kernel, kc.data());
+        unravel_index(k, g.kernel, kc.data());
         const T* src = col + (m * KP + k) * IP;
         for (int64_t q = 0; q < outer; ++q, src += IW) {
-          unravel(q, outer_shape, ic.data());
+          unravel_index(q, outer_shape, ic.data());
           int64_t base = 0;
           bool inside = true;
           for (size_t d = 0; d + 1 < r && inside; ++d) {

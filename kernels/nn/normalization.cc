@@ -10,6 +10,7 @@
 // scale/shift into one multiply-add per element.
 #include <cmath>
 
+#include "core/shape_util.h"
 #include "kernels/registry.h"
 #include "core/thread_pool.h"
 
@@ -168,9 +169,10 @@ class LayerNormKernel : public Kernel {
     const Tensor& x = ctx.input(0);
     if (!is_float(x.dtype())) ctx.unsupported("dtype {} is not supported (float, double)", dtype_name(x.dtype()));
     const int64_t r = static_cast<int64_t>(x.rank());
-    if (axis_ < -r || axis_ >= r) ctx.fail("axis {} is out of range [{}, {})", axis_, -r, r);
-    const int64_t axis = axis_ < 0 ? axis_ + r : axis_;
-    const int64_t cols = shape_numel(Shape(x.shape().begin() + axis, x.shape().end()));
+    const auto normalized = normalize_axis(axis_, r);
+    if (!normalized) ctx.fail("axis {} is out of range [{}, {})", axis_, -r, r);
+    const int64_t axis = *normalized;
+    const int64_t cols = shape_product(x.shape(), axis, x.rank());
     for (size_t i = 1; i < 3; ++i) {
       if (!ctx.has_input(i)) continue;
       const Tensor& p = ctx.input(i);
@@ -196,8 +198,8 @@ class LayerNormKernel : public Kernel {
   template <typename T>
   void run(KernelContext& ctx) {
     const Tensor& x = ctx.input(0);
-    const int64_t r = static_cast<int64_t>(x.rank()), axis = axis_ < 0 ? axis_ + r : axis_;
-    const int64_t cols = shape_numel(Shape(x.shape().begin() + axis, x.shape().end()));
+    const int64_t axis = *normalize_axis(axis_, static_cast<int64_t>(x.rank()));  // checked in prepare()
+    const int64_t cols = shape_product(x.shape(), axis, x.rank());
     const int64_t rows = cols == 0 ? 0 : x.numel() / cols;
     const Tensor& sc = ctx.input(1);
     const T* scale = sc.data<T>();

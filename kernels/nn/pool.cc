@@ -50,11 +50,9 @@ inline TapRange tap_range(const Window& w, size_t d, int64_t o) {
 
 // Spatial flat index of coordinates, row-major (storage_order 0) or column-major (1).
 inline int64_t spatial_index(const Window& w, const int64_t* c, bool column_major) {
+  if (!column_major) return ravel_index(c, w.in);
   int64_t idx = 0;
-  if (column_major)
-    for (size_t d = w.rank; d-- > 0;) idx = idx * w.in[d] + c[d];
-  else
-    for (size_t d = 0; d < w.rank; ++d) idx = idx * w.in[d] + c[d];
+  for (size_t d = w.rank; d-- > 0;) idx = idx * w.in[d] + c[d];
   return idx;
 }
 
@@ -66,13 +64,13 @@ void pool_reference(const Window& w, const PoolParams& p, int64_t planes, const 
   std::vector<int64_t> oc(r), kc(r), ic(r);
   for (int64_t pl = 0; pl < planes; ++pl)
     for (int64_t o = 0; o < OP; ++o) {
-      unravel(o, w.out, oc.data());
+      unravel_index(o, w.out, oc.data());
       double sum = 0;
       int64_t count = 0, padded_count = 1, best_idx = -1;
       T best = std::numeric_limits<T>::lowest();
       for (size_t d = 0; d < r; ++d) padded_count *= tap_range(w, d, oc[d]).padded;
       for (int64_t k = 0; k < KP; ++k) {
-        unravel(k, w.kernel, kc.data());
+        unravel_index(k, w.kernel, kc.data());
         bool inside = true;
         for (size_t d = 0; d < r; ++d) {
           ic[d] = oc[d] * w.stride[d] - w.pad_begin[d] + kc[d] * w.dilation[d];

@@ -17,6 +17,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/shape_util.h"
 #include "kernels/elementwise/fast_math.h"
 #include "kernels/registry.h"
 #include "kernels/simd/f32_kernels.h"
@@ -155,10 +156,11 @@ class SoftmaxKernel : public Kernel {
   }
   int64_t norm_axis(const KernelContext& ctx, const Tensor& x) const {
     const int64_t r = static_cast<int64_t>(x.rank());
-    // A scalar has one element; treat it as rank 1 (pre-13 also allows axis == rank).
-    const int64_t hi = flatten_ ? std::max<int64_t>(r, 1) : std::max<int64_t>(r, 1) - 1;
-    if (axis_ < -std::max<int64_t>(r, 1) || axis_ > hi) ctx.fail("axis {} is out of range for input of rank {}", axis_, r);
-    return axis_ < 0 ? axis_ + std::max<int64_t>(r, 1) : axis_;
+    // A scalar has one element; treat it as rank 1 (pre-13 flattens at `axis`, so axis == rank is valid).
+    const int64_t rank = std::max<int64_t>(r, 1);
+    const auto axis = flatten_ ? normalize_split_axis(axis_, rank) : normalize_axis(axis_, rank);
+    if (!axis) ctx.fail("axis {} is out of range for input of rank {}", axis_, r);
+    return *axis;
   }
   bool flatten_;
   int64_t axis_;

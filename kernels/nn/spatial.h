@@ -4,11 +4,13 @@
 //
 // Layout: tensors are N x C x D1 x ... x Dk (NCHW for 2-D). "Spatial" means
 // the axes after C. All vectors below have one entry per spatial axis.
+// Strides and flat-index <-> coordinates come from core/shape_util.h.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "core/shape_util.h"
 #include "kernels/kernel.h"
 
 namespace onnxmini {
@@ -54,11 +56,7 @@ struct Window {
   int64_t in_size() const { return prod(in); }
   int64_t out_size() const { return prod(out); }
   int64_t kernel_size() const { return prod(kernel); }
-  static int64_t prod(const std::vector<int64_t>& v) {
-    int64_t p = 1;
-    for (int64_t x : v) p *= x;
-    return p;
-  }
+  static int64_t prod(const std::vector<int64_t>& v) { return shape_product(v, 0, v.size()); }
 };
 
 // Resolves pads and output sizes for a forward window op (Conv, pools).
@@ -112,21 +110,6 @@ inline Window resolve_window(const KernelContext& ctx, const WindowAttrs& a, con
     }
   }
   return w;
-}
-
-// Row-major strides of a shape.
-inline std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> st(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;) st[i - 1] = st[i] * shape[i];
-  return st;
-}
-
-// Decodes a flat row-major index into coordinates.
-inline void unravel(int64_t flat, const std::vector<int64_t>& shape, int64_t* coord) {
-  for (size_t i = shape.size(); i-- > 0;) {
-    coord[i] = flat % shape[i];
-    flat /= shape[i];
-  }
 }
 
 }  // namespace nn

@@ -157,7 +157,7 @@ class ArgKernel : public Kernel {
   template <typename T>
   void run(KernelContext& ctx, const Tensor& x, Tensor& y) {
     const int64_t axis = normalize_axis(ctx, axis_, static_cast<int64_t>(x.rank()));
-    const int64_t outer = product(x.shape(), 0, axis), n = x.dim(axis), inner = product(x.shape(), axis + 1, x.rank());
+    const int64_t outer = shape_product(x.shape(), 0, axis), n = x.dim(axis), inner = shape_product(x.shape(), axis + 1, x.rank());
     if (ctx.reference_mode()) arg_reference<Cmp>(x.data<T>(), outer, n, inner, last_, y.mutable_data<int64_t>());
     else arg_fast<Cmp>(x.data<T>(), outer, n, inner, last_, y.mutable_data<int64_t>(), ctx.threads());
   }

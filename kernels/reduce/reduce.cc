@@ -202,10 +202,10 @@ void reduce_reference(const Tensor& x, const ReducePlan& plan, const double* shi
   using Op = OpT<T, R>;
   const int64_t count = y.numel() ? x.numel() / y.numel() : 0;
   std::vector<R> acc(y.numel(), Op::init());
-  std::vector<int64_t> idx;
+  std::vector<int64_t> idx(x.rank());
   const T* in = x.data<T>();
   for (int64_t i = 0; i < x.numel(); ++i) {
-    unravel(i, x.shape(), idx);
+    unravel_index(i, x.shape(), idx.data());
     int64_t o = 0;
     for (size_t d = 0; d < idx.size(); ++d)
       if (!plan.reduced[d]) o = o * x.dim(d) + idx[d];

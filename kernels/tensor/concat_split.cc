@@ -44,16 +44,15 @@ void move_blocks(T* big, const std::vector<T*>& parts, const std::vector<int64_t
 template <typename T>
 void move_blocks_reference(T* big, const Shape& big_shape, int64_t axis, const std::vector<T*>& parts,
                            const std::vector<int64_t>& part_dims, bool gather) {
-  std::vector<int64_t> idx;
+  std::vector<int64_t> idx(big_shape.size());
   for (int64_t i = 0; i < shape_numel(big_shape); ++i) {
-    unravel(i, big_shape, idx);
+    unravel_index(i, big_shape, idx.data());
     int64_t k = 0, a = idx[axis];
     while (a >= part_dims[k]) a -= part_dims[k++];  // axis index -> (part k, index a in it)
     Shape part_shape = big_shape;
     part_shape[axis] = part_dims[k];
     idx[axis] = a;
-    int64_t j = 0;
-    for (size_t d = 0; d < idx.size(); ++d) j = j * part_shape[d] + idx[d];
+    const int64_t j = ravel_index(idx.data(), part_shape);
     if (gather) big[i] = parts[k][j];
     else parts[k][j] = big[i];
   }
@@ -63,10 +62,10 @@ template <typename T>
 void move(KernelContext& ctx, T* big, const Shape& big_shape, int64_t axis, const std::vector<T*>& parts,
           const std::vector<int64_t>& part_dims, bool gather) {
   if (ctx.reference_mode()) return move_blocks_reference(big, big_shape, axis, parts, part_dims, gather);
-  const int64_t inner = product(big_shape, axis + 1, big_shape.size());
+  const int64_t inner = shape_product(big_shape, axis + 1, big_shape.size());
   std::vector<int64_t> blocks;
   for (int64_t d : part_dims) blocks.push_back(d * inner);
-  move_blocks(big, parts, blocks, product(big_shape, 0, axis), gather, ctx.threads());
+  move_blocks(big, parts, blocks, shape_product(big_shape, 0, axis), gather, ctx.threads());
 }
 
 class ConcatKernel : public Kernel {

@@ -37,9 +37,9 @@ void map_axes(KernelContext& ctx, const Tensor& x, Tensor& y) {
     T* out = elems_mut<T>(y);
     if (ctx.reference_mode()) {
       // Reference: each output element computes its input index axis by axis.
-      std::vector<int64_t> idx;
+      std::vector<int64_t> idx(y.rank());
       for (int64_t i = 0; i < y.numel(); ++i) {
-        unravel(i, y.shape(), idx);
+        unravel_index(i, y.shape(), idx.data());
         int64_t src = 0;
         for (int64_t d = lead; d < out_rank; ++d) src += Map::index(idx[d], x.dim(d - lead)) * strides[d - lead];
         out[i] = in[src];

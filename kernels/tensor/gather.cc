@@ -51,8 +51,8 @@ class GatherKernel : public Kernel {
     const int64_t dim = data.dim(axis);
     const std::vector<int64_t> idx = checked_indices(ctx, ctx.input(1), dim);
     if (y.numel() == 0) return;
-    const int64_t outer = product(data.shape(), 0, axis);
-    const int64_t inner = product(data.shape(), axis + 1, data.rank());
+    const int64_t outer = shape_product(data.shape(), 0, axis);
+    const int64_t inner = shape_product(data.shape(), axis + 1, data.rank());
     const int64_t n = static_cast<int64_t>(idx.size());
     dispatch_by_width(ctx, data.dtype(), [&](auto tag) {
       using T = decltype(tag);
@@ -110,9 +110,9 @@ class GatherElementsKernel : public Kernel {
       T* out = elems_mut<T>(y);
       if (ctx.reference_mode()) {
         // Reference: the output position, with coordinate `axis` replaced by the index.
-        std::vector<int64_t> pos;
+        std::vector<int64_t> pos(ishape.size());
         for (int64_t i = 0; i < y.numel(); ++i) {
-          unravel(i, ishape, pos);
+          unravel_index(i, ishape, pos.data());
           pos[axis] = idx[i];
           int64_t src = 0;
           for (int64_t d = 0; d < rank; ++d) src += pos[d] * strides[d];

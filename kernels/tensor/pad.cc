@@ -111,9 +111,9 @@ class PadKernel : public Kernel {
       const T value = elems<T>(fill)[0];
       if (ctx.reference_mode()) {
         // Reference: each output element maps every coordinate back to the input.
-        std::vector<int64_t> idx;
+        std::vector<int64_t> idx(y.rank());
         for (int64_t i = 0; i < y.numel(); ++i) {
-          unravel(i, y.shape(), idx);
+          unravel_index(i, y.shape(), idx.data());
           int64_t src = 0;
           bool pad = false;
           for (int64_t d = 0; d < rank; ++d) {

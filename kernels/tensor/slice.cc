@@ -49,9 +49,9 @@ class SliceKernel : public Kernel {
       T* out = elems_mut<T>(y);
       if (ctx.reference_mode()) {
         // Reference: output index i_d reads input index start_d + i_d * step_d.
-        std::vector<int64_t> idx;
+        std::vector<int64_t> idx(y.rank());
         for (int64_t i = 0; i < y.numel(); ++i) {
-          unravel(i, y.shape(), idx);
+          unravel_index(i, y.shape(), idx.data());
           int64_t src = 0;
           for (size_t d = 0; d < idx.size(); ++d) src += (slices[d].start + idx[d] * slices[d].step) * strides[d];
           out[i] = in[src];

@@ -1,7 +1,6 @@
 // Helpers shared by the layout / indexing kernels (kernels/tensor/*) and the
-// reductions (kernels/reduce/*):
+// reductions (kernels/reduce/*), on top of core/shape_util.h:
 //  - axis normalisation with errors that name the node,
-//  - row-major strides,
 //  - dispatch on the element *width* for ops that only move data (Transpose,
 //    Concat, Slice, Gather, ...): a float32 and an int32 tensor are moved by the
 //    same uint32_t code; strings are moved as std::string objects,
@@ -13,29 +12,17 @@
 #include <string>
 #include <vector>
 
-#include "kernels/kernel.h"
+#include "core/shape_util.h"
 #include "core/thread_pool.h"
+#include "kernels/kernel.h"
 
 namespace onnxmini {
 namespace tensor_ops {
 
 // Axis in [-rank, rank) -> [0, rank); fails naming the node and the value.
 inline int64_t normalize_axis(const KernelContext& ctx, int64_t axis, int64_t rank, const char* what = "axis") {
-  if (axis < -rank || axis >= rank) ctx.fail("{} {} is out of range [{}, {})", what, axis, -rank, rank);
-  return axis < 0 ? axis + rank : axis;
-}
-
-// Row-major element strides of `shape`.
-inline std::vector<int64_t> row_major_strides(const Shape& shape) {
-  std::vector<int64_t> s(shape.size(), 1);
-  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d) s[d] = s[d + 1] * shape[d + 1];
-  return s;
-}
-
-inline int64_t product(const Shape& shape, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t i = begin; i < end && i < shape.size(); ++i) p *= shape[i];
-  return p;
+  if (const auto a = onnxmini::normalize_axis(axis, rank)) return *a;
+  ctx.fail("{} {} is out of range [{}, {})", what, axis, -rank, rank);
 }
 
 // A 16-byte element (complex128) for width dispatch.
@@ -163,15 +150,6 @@ void copy_by_axis_offsets(const AxisOffsets& plan, const T* in, T* out, const T&
       }
     }
   });
-}
-
-// Row-major multi-index of flat element i (reference kernels use it).
-inline void unravel(int64_t i, const Shape& shape, std::vector<int64_t>& idx) {
-  idx.resize(shape.size());
-  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
-    idx[d] = shape[d] ? i % shape[d] : 0;
-    i = shape[d] ? i / shape[d] : 0;
-  }
 }
 
 }  // namespace tensor_ops

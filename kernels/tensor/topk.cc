@@ -56,7 +56,7 @@ template <typename T>
 void topk_columns(KernelContext& ctx, const Tensor& x, int64_t axis, int64_t k, bool largest, Tensor& values,
                   Tensor& indices) {
   const int64_t dim = x.dim(axis);
-  const int64_t outer = product(x.shape(), 0, axis), inner = product(x.shape(), axis + 1, x.rank());
+  const int64_t outer = shape_product(x.shape(), 0, axis), inner = shape_product(x.shape(), axis + 1, x.rank());
   const T* in = x.data<T>();
   T* vout = values.mutable_data<T>();
   int64_t* iout = indices.mutable_data<int64_t>();

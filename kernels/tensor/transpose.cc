@@ -88,10 +88,10 @@ template <typename T>
 void transpose_reference(const T* in, const Shape& in_shape, const std::vector<int64_t>& perm, T* out,
                          const Shape& out_shape) {
   const std::vector<int64_t> in_strides = row_major_strides(in_shape);
-  std::vector<int64_t> idx;
+  std::vector<int64_t> idx(out_shape.size());
   const int64_t n = shape_numel(out_shape);
   for (int64_t i = 0; i < n; ++i) {
-    unravel(i, out_shape, idx);
+    unravel_index(i, out_shape, idx.data());
     int64_t src = 0;
     for (size_t d = 0; d < perm.size(); ++d) src += idx[d] * in_strides[perm[d]];
     out[i] = in[src];

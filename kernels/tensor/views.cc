@@ -4,16 +4,13 @@
 #include <algorithm>
 
 #include "kernels/registry.h"
+#include "kernels/tensor/tensor_utils.h"
 
 namespace onnxmini {
 
 namespace {
 
-// Axis in [-rank, rank) -> [0, rank), failing with the node's name.
-int64_t normalize_axis(const KernelContext& ctx, int64_t axis, int64_t rank, const char* what) {
-  if (axis < -rank || axis >= rank) ctx.fail("{} {} is out of range [{}, {})", what, axis, -rank, rank);
-  return axis < 0 ? axis + rank : axis;
-}
+using tensor_ops::normalize_axis;  // fails naming the node
 
 class ViewKernel : public Kernel {
  public:
@@ -72,11 +69,10 @@ class FlattenKernel : public ViewKernel {
   explicit FlattenKernel(const KernelInfo& info) : axis_(info.attrs.get_int("axis", 1)) {}
   void prepare(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    int64_t rank = static_cast<int64_t>(x.rank());
-    if (axis_ < -rank || axis_ > rank) ctx.fail("axis {} is out of range [{}, {}]", axis_, -rank, rank);
-    int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
-    int64_t outer = 1;
-    for (int64_t i = 0; i < axis; ++i) outer *= x.dim(i);
+    const int64_t rank = static_cast<int64_t>(x.rank());
+    const auto axis = normalize_split_axis(axis_, rank);
+    if (!axis) ctx.fail("axis {} is out of range [{}, {}]", axis_, -rank, rank);
+    const int64_t outer = shape_product(x.shape(), 0, static_cast<size_t>(*axis));
     ctx.set_output(0, x.view({outer, outer == 0 ? 0 : x.numel() / std::max<int64_t>(outer, 1)}));
   }
 

@@ -3,7 +3,7 @@
 // with the general broadcasting fallback, and Concat of Gemms sharing an input
 // turned into one GEMM. Each case: same outputs as the unfused graph, fast and
 // reference kernels, and the expected node count after fusion.
-#include "tests/runtime/fusion_test_util.h"
+#include "tests/common/fusion_test_util.h"
 
 namespace onnxmini {
 namespace test {

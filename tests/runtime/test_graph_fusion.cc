@@ -5,7 +5,7 @@
 // small.onnx's (prepacked constant filters, 1 and 2 threads).
 #include <gtest/gtest.h>
 
-#include "tests/runtime/fusion_test_util.h"
+#include "tests/common/fusion_test_util.h"
 
 namespace onnxmini {
 namespace test {

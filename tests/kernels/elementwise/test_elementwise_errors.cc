@@ -2,7 +2,7 @@
 // ("Add 'n1'") and the offending value.
 #include <gtest/gtest.h>
 
-#include "tests/kernels/elementwise/op_test_util.h"
+#include "tests/common/op_test_util.h"
 
 namespace onnxmini {
 namespace test {

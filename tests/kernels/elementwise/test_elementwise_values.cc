@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "tests/common/simd_isas.h"
-#include "tests/kernels/elementwise/op_test_util.h"
+#include "tests/common/op_test_util.h"
 
 namespace onnxmini {
 namespace test {

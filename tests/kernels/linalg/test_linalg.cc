@@ -4,7 +4,7 @@
 // and the shape-mismatch errors.
 #include <gtest/gtest.h>
 
-#include "tests/kernels/nn/nn_test_util.h"
+#include "tests/common/nn_test_util.h"
 
 namespace onnxmini {
 namespace test {

@@ -3,7 +3,7 @@
 // auto_pad; float32 and float64), and every error message.
 #include <gtest/gtest.h>
 
-#include "tests/kernels/nn/nn_test_util.h"
+#include "tests/common/nn_test_util.h"
 
 namespace onnxmini {
 namespace test {

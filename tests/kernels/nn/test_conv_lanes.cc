@@ -17,7 +17,7 @@
 #include <sstream>
 
 #include "kernels/nn/conv_lanes.h"
-#include "tests/runtime/fusion_test_util.h"
+#include "tests/common/fusion_test_util.h"
 
 namespace onnxmini {
 namespace test {

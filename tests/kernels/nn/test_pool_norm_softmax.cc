@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "tests/common/simd_isas.h"
-#include "tests/kernels/nn/nn_test_util.h"
+#include "tests/common/nn_test_util.h"
 
 namespace onnxmini {
 namespace test {

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "tests/common/simd_isas.h"
-#include "tests/kernels/tensor/node_runner.h"
+#include "tests/common/node_runner.h"
 
 namespace onnxmini {
 namespace test {

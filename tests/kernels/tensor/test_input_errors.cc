@@ -1,6 +1,6 @@
 // The remaining error cases of the layout / indexing / reduction kernels: each
 // bad input must give an onnxmini::Error naming the node and the value.
-#include "tests/kernels/tensor/node_runner.h"
+#include "tests/common/node_runner.h"
 
 namespace onnxmini {
 namespace test {

@@ -3,7 +3,7 @@
 // small cases checked against hand-computed values, and every error case.
 #include <algorithm>
 
-#include "tests/kernels/tensor/node_runner.h"
+#include "tests/common/node_runner.h"
 
 namespace onnxmini {
 namespace test {

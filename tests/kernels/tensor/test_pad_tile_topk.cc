@@ -1,6 +1,6 @@
 // Expand, Tile, Pad, Shape, Size, ConstantOfShape, Range, TopK: hand-computed
 // cases, fast vs reference on random / large shapes, and the error cases.
-#include "tests/kernels/tensor/node_runner.h"
+#include "tests/common/node_runner.h"
 
 namespace onnxmini {
 namespace test {

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "kernels/tensor/transpose_simd.h"
-#include "tests/kernels/tensor/node_runner.h"
+#include "tests/common/node_runner.h"
 
 namespace onnxmini {
 namespace test {

@@ -1,8 +1,7 @@
-// Tensor storage, views, dtypes, float16 conversion, .npy and .pb round trips.
+// Tensor storage, views, dtypes, float16 conversion (core/).
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
+#include <cmath>
 
 #include "onnxmini/onnxmini.h"
 #include "core/float16.h"
@@ -50,26 +49,4 @@ TEST(Float16, ConversionsRoundTrip) {
   EXPECT_TRUE(std::isnan(half_to_float(float_to_half(NAN))));
   EXPECT_EQ(bfloat16_to_float(float_to_bfloat16(3.0f)), 3.0f);
   EXPECT_EQ(float_to_bfloat16(1.00390625f), 0x3f80);  // ties to even
-}
-
-TEST(TensorIo, NpyAndPbRoundTrip) {
-  auto dir = std::filesystem::temp_directory_path();
-  std::string npy = (dir / "onnxmini_t.npy").string(), pb = (dir / "onnxmini_t.pb").string();
-  Tensor t = Tensor::from_vector<float>({2, 3}, {1, 2, 3, 4, 5, 6.5f});
-  write_npy(npy, t);
-  Tensor a = read_npy(npy);
-  EXPECT_EQ(a.shape(), t.shape());
-  EXPECT_EQ(a.data<float>()[5], 6.5f);
-  write_tensor_pb(pb, Tensor::from_vector<int64_t>({3}, {1, -2, 3}), "idx");
-  std::string name;
-  Tensor b = read_tensor_pb(pb, &name);
-  EXPECT_EQ(name, "idx");
-  EXPECT_EQ(b.to_int64_vector(), (std::vector<int64_t>{1, -2, 3}));
-  {
-    std::ofstream f(npy, std::ios::binary);
-    f << "garbage";
-  }
-  EXPECT_NE(error_message([&] { read_npy(npy); }).find("is not a .npy file"), std::string::npos);
-  std::filesystem::remove(npy);
-  std::filesystem::remove(pb);
 }

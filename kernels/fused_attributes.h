@@ -1,0 +1,53 @@
+// The private node attributes through which the graph fusion pass
+// (runtime/graph_fusion.cc) hands fused work to the kernels that do it
+// (kernels/nn/conv.cc, kernels/linalg/gemm.cc). Both sides spell the names and
+// the activation values only through this header, so they cannot drift apart.
+// The leading '_' keeps them apart from every ONNX attribute.
+//
+//   attribute                 on          value
+//   _fused_activation         Conv, Gemm  string: fused_activation_name() of the activation that followed
+//   _fused_activation_params  Conv, Gemm  floats: Clip [min, max]; PRelu one slope per output channel
+//                                         (Conv only), already broadcast by the pass
+//   _fused_addends            Gemm        int k: inputs 3 .. 3+k-1 are added to Y (fused Add nodes)
+//   _fused_input_scale/shift  Conv        floats, one per input channel: a BatchNormalization in
+//                                         front, applied while X is copied
+#pragma once
+#include <string_view>
+
+namespace onnxmini {
+namespace fused_attr {
+
+inline constexpr char kActivation[] = "_fused_activation";
+inline constexpr char kActivationParams[] = "_fused_activation_params";
+inline constexpr char kAddends[] = "_fused_addends";
+inline constexpr char kInputScale[] = "_fused_input_scale";
+inline constexpr char kInputShift[] = "_fused_input_shift";
+
+}  // namespace fused_attr
+
+// The activations a producer can absorb; also the GEMM epilogue's activation
+// (gemm::Epilogue::Activation), so a kernel passes it through unchanged.
+enum class FusedActivationKind { None, Relu, Clip, Sigmoid, PRelu };
+
+// The attribute value of `a`: the ONNX op type it replaces ("" for None).
+inline const char* fused_activation_name(FusedActivationKind a) {
+  switch (a) {
+    case FusedActivationKind::Relu: return "Relu";
+    case FusedActivationKind::Clip: return "Clip";
+    case FusedActivationKind::Sigmoid: return "Sigmoid";
+    case FusedActivationKind::PRelu: return "PRelu";
+    case FusedActivationKind::None: break;
+  }
+  return "";
+}
+
+// The activation an ONNX op type (or attribute value) names; None when it is
+// not one that can be fused.
+inline FusedActivationKind fused_activation_from_name(std::string_view name) {
+  using K = FusedActivationKind;
+  for (K a : {K::Relu, K::Clip, K::Sigmoid, K::PRelu})
+    if (name == fused_activation_name(a)) return a;
+  return FusedActivationKind::None;
+}
+
+}  // namespace onnxmini
