@@ -14,6 +14,47 @@ BufferPool::~BufferPool() {
   for (auto& kv : free_) std::free(kv.second);
 }
 
+void BufferPool::start_run(std::shared_ptr<const MemoryPattern> pattern, bool record) {
+  std::lock_guard<std::mutex> lk(mu_);
+  ++run_;
+  next_request_ = 0;
+  planned_ = pooled_ = 0;
+  alive_.clear();
+  recording_ = record ? std::make_unique<AllocationTrace>() : nullptr;
+  pattern_ = std::move(pattern);
+  replaying_ = pattern_ && pattern_->arena_bytes > 0;
+  if (!replaying_) return;
+  // A new arena when the last one is too small or a tensor of an earlier run still lives in it.
+  if (!arena_ || arena_bytes_ < pattern_->arena_bytes || arena_.use_count() > 1) {
+    void* block = std::aligned_alloc(kAlign, pattern_->arena_bytes);
+    if (!block) {
+      replaying_ = false;
+      return;
+    }
+    arena_ = std::shared_ptr<void>(block, std::free);
+    arena_bytes_ = pattern_->arena_bytes;
+  }
+}
+
+std::shared_ptr<const MemoryPattern> BufferPool::finish_run() {
+  std::lock_guard<std::mutex> lk(mu_);
+  replaying_ = false;
+  pattern_.reset();
+  if (!recording_) return nullptr;
+  auto pattern = std::make_shared<const MemoryPattern>(recording_->layout(alive_));
+  recording_.reset();
+  return pattern;
+}
+
+size_t BufferPool::planned_requests() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return planned_;
+}
+size_t BufferPool::pooled_requests() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return pooled_;
+}
+
 Tensor BufferPool::allocate(DType dtype, const Shape& shape) {
   if (dtype == DType::String) return Tensor(dtype, shape);  // strings own objects: not pooled
   int64_t n = shape_numel(shape);
@@ -23,9 +64,42 @@ Tensor BufferPool::allocate(DType dtype, const Shape& shape) {
     throw Error(ErrorCode::RuntimeError, "tensor of shape " + shape_to_string(shape) + " is too large");
   size_t bytes = static_cast<size_t>(n) * esize;
   size_t capacity = std::max(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
+
+  std::unique_lock<std::mutex> lk(mu_);
+  const uint32_t index = next_request_++;
+  if (recording_ || replaying_) alive_.push_back(true);
+  if (recording_) recording_->allocated(capacity);
+  if (replaying_) {
+    const auto& blocks = pattern_->blocks;
+    const MemoryPattern::Block* b = index < blocks.size() ? &blocks[index] : nullptr;
+    bool fits = b && b->capacity == capacity;
+    if (fits && b->planned)
+      for (uint32_t j : b->must_be_free) fits = fits && !alive_[j];
+    if (!fits) replaying_ = false;  // the run left the recorded sequence: pool only from here on
+    if (fits && b->planned) {
+      live_ += capacity;
+      if (live_ > peak_) peak_ = live_;
+      ++planned_;
+      std::weak_ptr<BufferPool> weak = weak_from_this();
+      const uint64_t run = run_;
+      void* data = static_cast<char*>(arena_.get()) + b->offset;
+      auto buffer = Buffer::with_releaser(data, bytes, [weak, capacity, index, run, arena = arena_](void*, size_t) {
+        if (auto pool = weak.lock()) pool->release_planned(capacity, index, run);
+      });
+      return Tensor(dtype, shape, std::move(buffer), 0);
+    }
+  }
+  lk.unlock();
+  return from_pool(dtype, shape, bytes, capacity, index);
+}
+
+Tensor BufferPool::from_pool(DType dtype, const Shape& shape, size_t bytes, size_t capacity, uint32_t index) {
   void* block = nullptr;
+  uint64_t run;
   {
     std::lock_guard<std::mutex> lk(mu_);
+    run = run_;
+    ++pooled_;
     // Best fit among blocks no more than twice the request.
     auto it = free_.lower_bound(capacity);
     if (it != free_.end() && it->first <= 2 * capacity) {
@@ -46,16 +120,29 @@ Tensor BufferPool::allocate(DType dtype, const Shape& shape) {
     }
   }
   std::weak_ptr<BufferPool> weak = weak_from_this();
-  auto buffer = Buffer::with_releaser(block, bytes, [weak, capacity](void* p, size_t b) {
-    if (auto pool = weak.lock()) pool->release(p, capacity, b);
+  auto buffer = Buffer::with_releaser(block, bytes, [weak, capacity, index, run](void* p, size_t) {
+    if (auto pool = weak.lock()) pool->release(p, capacity, index, run);
     else std::free(p);
   });
   return Tensor(dtype, shape, std::move(buffer), 0);
 }
 
-void BufferPool::release(void* block, size_t capacity, size_t) {
+void BufferPool::release_planned(size_t capacity, uint32_t index, uint64_t run) {
   std::lock_guard<std::mutex> lk(mu_);
   live_ -= capacity;
+  if (run == run_ && index < alive_.size()) {
+    alive_[index] = false;
+    if (recording_) recording_->released(index);
+  }
+}
+
+void BufferPool::release(void* block, size_t capacity, uint32_t index, uint64_t run) {
+  std::lock_guard<std::mutex> lk(mu_);
+  live_ -= capacity;
+  if (run == run_ && index < alive_.size()) {
+    alive_[index] = false;
+    if (recording_) recording_->released(index);
+  }
   if (cached_ + capacity > kMaxCached) {
     std::free(block);
     return;

@@ -30,6 +30,11 @@ struct Session::Impl {
   std::unique_ptr<Profiler> profiler;
   size_t weight_bytes = 0;
 
+  // Memory plans by input shapes (+ requested outputs and bound outputs), at most kMaxPatterns.
+  static constexpr size_t kMaxPatterns = 32;
+  std::mutex patterns_mu;
+  std::unordered_map<std::string, std::shared_ptr<const MemoryPattern>> patterns;
+
   std::mutex pools_mu;
   std::vector<std::shared_ptr<BufferPool>> idle_pools;  // reused across runs; one per concurrent run
 
@@ -59,6 +64,24 @@ std::string known_dtypes_note(const ValueInfo& decl) {
                                   : (decl.shape[i].param.empty() ? "?" : decl.shape[i].param);
   }
   return s + "]";
+}
+
+// What a memory plan depends on besides the graph: the feeds' shapes, the outputs
+// asked for by name and the bound outputs (they change which buffers outlive the run).
+std::string memory_pattern_key(const std::vector<std::pair<std::string, Value>>& feeds,
+                               const std::vector<std::string>& output_names, const RunOptions* run_options) {
+  std::string key;
+  for (const auto& [name, v] : feeds) {
+    key += name;
+    key += v.is_tensor() ? ":" + shape_to_string(v.tensor().shape()) + "/" + dtype_name(v.tensor().dtype()) : ":value";
+    key += ';';
+  }
+  key += '|';
+  for (const auto& name : output_names) key += name + ";";
+  key += '|';
+  if (run_options)
+    for (const auto& [name, t] : run_options->bound_outputs) key += name + ";";
+  return key;
 }
 
 }  // namespace
@@ -227,8 +250,21 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
       bound[id] = t;
     }
 
+  // The memory plan of these shapes, or a recording of this run to make one.
+  std::string pattern_key;
+  std::shared_ptr<const MemoryPattern> pattern;
+  bool record = false;
+  if (s.options.enable_mem_pattern) {
+    pattern_key = memory_pattern_key(feeds, output_names, run_options);
+    std::lock_guard<std::mutex> lk(s.patterns_mu);
+    auto it = s.patterns.find(pattern_key);
+    if (it != s.patterns.end()) pattern = it->second;
+    else record = s.patterns.size() < Impl::kMaxPatterns;
+  }
+
   std::shared_ptr<BufferPool> pool = s.take_pool();
   pool->reset_peak();
+  pool->start_run(std::move(pattern), record);
   struct PoolReturn {
     Impl& s;
     std::shared_ptr<BufferPool>& p;
@@ -262,11 +298,17 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
   }
   const size_t peak = pool->peak_bytes();
   frame.reset();  // the run's intermediates go before model_run ends
+  if (auto recorded = pool->finish_run()) {
+    std::lock_guard<std::mutex> lk(s.patterns_mu);
+    s.patterns.emplace(pattern_key, std::move(recorded));
+  }
   const int64_t t_end = Profiler::now_ns();
   if (trace) s.profiler->end_run(std::move(trace), t_exec, t_exec_end, t_run, t_end, peak);
   if (stats) {
     stats->peak_intermediate_bytes = peak;
     stats->elapsed_ms = (t_end - t_run) / 1e6;
+    stats->planned_buffers = pool->planned_requests();
+    stats->pooled_buffers = pool->pooled_requests();
   }
   return result;
 }

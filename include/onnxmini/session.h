@@ -29,6 +29,10 @@ struct SessionOptions {
   KernelMode kernels = KernelMode::Fast;
   int graph_optimization_level = 0;  // 0: none (nodes as in the model); >= 1: fusions (runtime/graph_fusion.h)
   int log_severity_level = 2;
+  // Plan the buffers once per set of input shapes (onnxruntime's memory pattern):
+  // the first run with new shapes records its allocations, later runs with the
+  // same shapes take fixed offsets in one arena (runtime/memory_pattern.h).
+  bool enable_mem_pattern = true;
 
   // Profiling (see docs/profiler.md).
   bool enable_profiling = false;
@@ -64,6 +68,8 @@ struct RunOptions {
 struct RunStats {
   size_t peak_intermediate_bytes = 0;  // peak bytes of live intermediates during the run
   double elapsed_ms = 0;
+  // Buffer requests served from the memory plan of these input shapes / from the pool.
+  size_t planned_buffers = 0, pooled_buffers = 0;
 };
 
 // What `onnxmini info` prints.

@@ -2,7 +2,7 @@
 // nodes on constants only are evaluated once at session creation; nodes that
 // read a feed or an overridable initializer are kept; a node whose
 // kernel fails on its constants is kept and fails, naming itself, at run time.
-#include "tests/runtime/fusion_test_util.h"
+#include "tests/common/fusion_test_util.h"
 
 namespace onnxmini {
 namespace test {
