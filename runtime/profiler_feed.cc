@@ -24,6 +24,10 @@ ProfiledRun::ProfiledRun(Profiler& profiler, const ThreadPool* pool) : profiler_
     pool_->read_stats(pool_stats_);
   }
   trace_ = profiler.begin_run(pool_ ? &pool_stats_ : nullptr);
+  if (trace_) {  // allocate here rather than in the first node; wider nodes grow them once
+    sample_.inputs.reserve(8);
+    sample_.outputs.reserve(8);
+  }
 }
 
 namespace {
