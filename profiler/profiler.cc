@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -62,10 +63,8 @@ std::FILE* open_new_trace_file(const std::string& prefix, int64_t start_system_n
 }  // namespace
 
 struct Profiler::State {
-  SessionOptions options;
-  bool enabled = false;
-  ThreadPool* pool = nullptr;  // only when it has more than one thread
-  std::string pool_name;
+  ProfilerOptions options;
+  std::string pool_name;  // "session-<k>-intra-op" when the options name pool workers
   int64_t origin_ns = 0;         // steady clock at ts 0
   int64_t origin_system_ns = 0;  // system clock at ts 0
   int per_node = 3;
@@ -82,16 +81,13 @@ struct Profiler::State {
   bool warned = false;
 };
 
-Profiler::Profiler(const SessionOptions& options, ThreadPool* pool) : s_(std::make_unique<State>()) {
-  s_->options = options;
-  s_->enabled = options.enable_profiling;
+Profiler::Profiler(ProfilerOptions options) : s_(std::make_unique<State>()) {
+  s_->options = std::move(options);
   s_->origin_ns = now_ns();
   s_->origin_system_ns = system_now_ns();
-  s_->per_node = events_per_node(options.profile_layout, options.profile_memory_counters);
-  if (s_->enabled && pool && pool->num_threads() > 1) {
-    s_->pool = pool;
+  s_->per_node = events_per_node(s_->options.layout, s_->options.memory_counters);
+  if (s_->options.enabled && !s_->options.pool_workers.empty())
     s_->pool_name = "session-" + std::to_string(++g_pool_sessions) + "-intra-op";
-  }
 }
 
 Profiler::~Profiler() = default;
@@ -103,10 +99,10 @@ int64_t Profiler::now_ns() {
 
 int64_t Profiler::start_time_ns() const { return s_->origin_system_ns; }
 
-bool Profiler::enabled() const { return s_->enabled; }
+bool Profiler::enabled() const { return s_->options.enabled; }
 
 void Profiler::session_event(const char* name, int64_t begin_ns, int64_t end_ns) {
-  if (!s_->enabled) return;
+  if (!s_->options.enabled) return;
   std::lock_guard<std::mutex> lk(s_->mu);
   if (s_->ended) return;
   // Model loading starts before the profiler exists: move ts 0 back to it (no
@@ -115,17 +111,17 @@ void Profiler::session_event(const char* name, int64_t begin_ns, int64_t end_ns)
     s_->origin_system_ns -= s_->origin_ns - begin_ns;
     s_->origin_ns = begin_ns;
   }
-  if (s_->events + 1 > s_->options.profile_max_events) return;
+  if (s_->events + 1 > s_->options.max_events) return;
   s_->session_events.push_back({name, os_thread_id(), begin_ns, end_ns});
   ++s_->events;
 }
 
-RunTracePtr Profiler::begin_run() {
-  if (!s_->enabled) return nullptr;
+RunTracePtr Profiler::begin_run(const ThreadPool::Stats* pool_stats) {
+  if (!s_->options.enabled) return nullptr;
   const int64_t index = s_->runs_started.fetch_add(1, std::memory_order_relaxed);
-  const SessionOptions& o = s_->options;
-  if (index < o.profile_skip_runs) return nullptr;
-  if (o.profile_max_runs >= 0 && index >= static_cast<int64_t>(o.profile_skip_runs) + o.profile_max_runs) return nullptr;
+  const ProfilerOptions& o = s_->options;
+  if (index < o.skip_runs) return nullptr;
+  if (o.max_runs >= 0 && index >= static_cast<int64_t>(o.skip_runs) + o.max_runs) return nullptr;
   if (s_->cap_reached.load(std::memory_order_relaxed)) return nullptr;
   RunTracePtr run(new RunTrace);
   run->tid = os_thread_id();
@@ -133,8 +129,8 @@ RunTracePtr Profiler::begin_run() {
   run->nodes.reserve(s_->reserve_nodes);
   run->tensors.reserve(s_->reserve_nodes * 4);
   run->dims.reserve(s_->reserve_nodes * 16);
-  if (s_->pool) {
-    s_->pool->read_stats(run->last);
+  if (pool_stats && !o.pool_workers.empty()) {
+    run->last = *pool_stats;
     run->has_pool_stats = true;
   }
   return run;
@@ -142,77 +138,76 @@ RunTracePtr Profiler::begin_run() {
 
 namespace {
 
-int64_t add_tensor(RunTrace& run, const Value* v) {
-  if (!v || !v->is_tensor()) return -1;  // absent optional input, sequence, map: not listed
-  const Tensor& t = v->tensor();
+// Copies one tensor's dtype and dims into the run; returns its bytes.
+int64_t add_tensor(RunTrace& run, const TensorSample& t) {
   TensorRecord rec;
-  rec.dtype = t.dtype();
-  rec.rank = static_cast<uint32_t>(t.rank());
+  rec.dtype = t.dtype;
+  rec.rank = t.rank;
   rec.dims_offset = static_cast<uint32_t>(run.dims.size());
-  for (int64_t d : t.shape()) run.dims.push_back(d);
+  run.dims.insert(run.dims.end(), t.dims, t.dims + t.rank);
   run.tensors.push_back(rec);
-  return static_cast<int64_t>(t.nbytes());
+  return t.bytes;
 }
 
-// The pool's work during this node: deltas against the previous snapshot.
-void record_thread_stats(RunTrace& run, ThreadPool& pool, NodeRecord& rec) {
-  ThreadPool::Stats& last = run.last;
-  const int64_t prev_calls = last.block_log_count;
-  const int64_t prev_dist = last.distribute_ns, prev_enq = last.enqueue_ns, prev_run = last.run_ns,
-                prev_wait = last.wait_ns;
-  // Copy the per-thread counters before read_stats overwrites them (no allocation: fixed size).
-  const size_t nthreads = last.chunks_per_thread.size();
-  const size_t worker_base = run.worker_runs.size();
-  for (size_t i = 1; i < nthreads; ++i) run.worker_runs.push_back(last.chunks_per_thread[i]);
-  pool.read_stats(last);
+// A snapshot the run's previous one can be subtracted from: as many threads as
+// the options name workers, plus the calling thread.
+bool matches_pool(const ThreadPool::Stats& s, size_t workers) {
+  return s.chunks_per_thread.size() == workers + 1 && s.last_core.size() == workers + 1;
+}
 
+// The pool's work during this node: `now` minus the run's previous snapshot,
+// which then becomes `now` (same sizes, so the copy does not allocate).
+void record_thread_stats(RunTrace& run, const ThreadPool::Stats& now, NodeRecord& rec) {
+  ThreadPool::Stats& last = run.last;
   ThreadStatsRecord ts;
   ts.core = sched_getcpu();
-  ts.distribute_ns = last.distribute_ns - prev_dist;
-  ts.enqueue_ns = last.enqueue_ns - prev_enq;
-  ts.run_ns = last.run_ns - prev_run;
-  ts.wait_ns = last.wait_ns - prev_wait;
+  ts.distribute_ns = now.distribute_ns - last.distribute_ns;
+  ts.enqueue_ns = now.enqueue_ns - last.enqueue_ns;
+  ts.run_ns = now.run_ns - last.run_ns;
+  ts.wait_ns = now.wait_ns - last.wait_ns;
   ts.blocks_offset = static_cast<uint32_t>(run.blocks.size());
-  int64_t first = std::max(prev_calls, last.block_log_count - ThreadPool::Stats::kBlockLog);
-  for (int64_t c = first; c < last.block_log_count; ++c)
-    run.blocks.push_back(last.block_log[c % ThreadPool::Stats::kBlockLog]);
+  const int64_t first = std::max(last.block_log_count, now.block_log_count - ThreadPool::Stats::kBlockLog);
+  for (int64_t c = first; c < now.block_log_count; ++c)
+    run.blocks.push_back(now.block_log[c % ThreadPool::Stats::kBlockLog]);
   ts.num_blocks = static_cast<uint32_t>(run.blocks.size() - ts.blocks_offset);
-  ts.workers_offset = static_cast<uint32_t>(worker_base);
-  for (size_t i = 1; i < nthreads; ++i) {
-    run.worker_runs[worker_base + i - 1] = last.chunks_per_thread[i] - run.worker_runs[worker_base + i - 1];
-    run.worker_cores.push_back(last.last_core[i]);
+  ts.workers_offset = static_cast<uint32_t>(run.worker_runs.size());
+  for (size_t i = 1; i < now.chunks_per_thread.size(); ++i) {
+    run.worker_runs.push_back(now.chunks_per_thread[i] - last.chunks_per_thread[i]);
+    run.worker_cores.push_back(now.last_core[i]);
   }
   rec.thread_stats = static_cast<int32_t>(run.thread_stats.size());
   run.thread_stats.push_back(ts);
+  last = now;
 }
 
 }  // namespace
 
-void Profiler::node(RunTrace& run, const ProfiledNode& node, const std::vector<const Value*>& inputs,
-                    const std::vector<Value>& outputs, const KernelStats& stats) {
+void Profiler::node(RunTrace& run, const ProfiledNode& node, const NodeSample& sample) {
   // Keep memory bounded: a run that alone exceeds the cap will be dropped at end_run anyway.
-  if ((run.nodes.size() + 1) * static_cast<size_t>(s_->per_node) + 2 > s_->options.profile_max_events) return;
+  if ((run.nodes.size() + 1) * static_cast<size_t>(s_->per_node) + 2 > s_->options.max_events) return;
   NodeRecord rec;
   rec.node = &node;
   rec.tensors_offset = static_cast<uint32_t>(run.tensors.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    int64_t bytes = add_tensor(run, inputs[i]);
-    if (bytes < 0) continue;
+  for (const TensorSample& t : sample.inputs) {
+    const int64_t bytes = add_tensor(run, t);
     ++rec.num_inputs;
-    const bool parameter = i < node.input_is_parameter.size() && node.input_is_parameter[i];
+    const size_t slot = static_cast<size_t>(t.input_slot);
+    const bool parameter = t.input_slot >= 0 && slot < node.input_is_parameter.size() && node.input_is_parameter[slot];
     (parameter ? rec.parameter_size : rec.activation_size) += bytes;
   }
-  for (const Value& v : outputs) {
-    int64_t bytes = add_tensor(run, &v);
-    if (bytes < 0) continue;
+  for (const TensorSample& t : sample.outputs) {
+    rec.output_size += add_tensor(run, t);
     ++rec.num_outputs;
-    rec.output_size += bytes;
   }
+  const KernelStats& stats = sample.counters;
   rec.flops = stats.flops;
   rec.bytes_read = stats.bytes_read > 0 ? stats.bytes_read : double(rec.activation_size + rec.parameter_size);
   rec.bytes_written = stats.bytes_written > 0 ? stats.bytes_written : double(rec.output_size);
   rec.variant = stats.variant;
-  if (run.has_pool_stats) record_thread_stats(run, *s_->pool, rec);
+  const size_t workers = s_->options.pool_workers.size();
+  if (run.has_pool_stats && sample.pool_stats && matches_pool(*sample.pool_stats, workers) &&
+      matches_pool(run.last, workers))
+    record_thread_stats(run, *sample.pool_stats, rec);
   run.nodes.push_back(rec);
 }
 
@@ -232,19 +227,19 @@ void Profiler::end_run(RunTracePtr run, int64_t execute_begin_ns, int64_t execut
   run->run_begin_ns = run_begin_ns;
   run->run_end_ns = run_end_ns;
   run->peak_bytes = peak_bytes;
-  const size_t run_events = run->nodes.size() * s_->per_node + 2 + (s_->options.profile_memory_counters ? 1 : 0);
+  const size_t run_events = run->nodes.size() * s_->per_node + 2 + (s_->options.memory_counters ? 1 : 0);
   std::lock_guard<std::mutex> lk(s_->mu);
   if (s_->ended) return;
   s_->reserve_nodes = std::max(s_->reserve_nodes, run->nodes.size());
   // Whole runs only: the first run that does not fit, and every later one, is dropped.
-  if (s_->cap_reached || s_->events + run_events > s_->options.profile_max_events) {
+  if (s_->cap_reached || s_->events + run_events > s_->options.max_events) {
     s_->cap_reached = true;
     if (!s_->warned) {
       s_->warned = true;
       std::fprintf(stderr,
                    "onnxmini: warning: profiling event cap reached (%zu events, profile_max_events); "
                    "later runs are not recorded\n",
-                   s_->options.profile_max_events);
+                   s_->options.max_events);
     }
     return;
   }
@@ -253,22 +248,22 @@ void Profiler::end_run(RunTracePtr run, int64_t execute_begin_ns, int64_t execut
 }
 
 std::string Profiler::end_profiling() {
-  if (!s_->enabled) return "";
+  if (!s_->options.enabled) return "";
   std::lock_guard<std::mutex> lk(s_->mu);
   if (s_->ended) return "";
   s_->ended = true;
   TraceData data;
-  data.layout = s_->options.profile_layout;
-  data.memory_counters = s_->options.profile_memory_counters;
+  data.layout = s_->options.layout;
+  data.memory_counters = s_->options.memory_counters;
   data.pid = static_cast<int64_t>(getpid());
   data.origin_ns = s_->origin_ns;
   data.pool_name = s_->pool_name;
-  if (s_->pool) data.worker_ids = s_->pool->worker_ids();
+  if (!s_->pool_name.empty()) data.worker_ids = s_->options.pool_workers;
   data.session_events = s_->session_events;
   data.runs = &s_->runs;
   const std::string text = format_trace(data);
   std::string path;
-  std::FILE* f = open_new_trace_file(s_->options.profile_file_prefix, s_->origin_system_ns, path);
+  std::FILE* f = open_new_trace_file(s_->options.file_prefix, s_->origin_system_ns, path);
   if (!f) {
     std::fprintf(stderr, "onnxmini: warning: cannot create profile file '%s'\n", path.c_str());
     return "";

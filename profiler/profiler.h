@@ -1,37 +1,22 @@
 // Records per-node timings of session runs and writes them in onnxruntime's
 // trace format (see docs/profiler.md and ../shared/docs/ort-trace-format.md).
-// The runtime drives it: the executor reports each node with four timestamps
-//   begin     - the executor starts the node (gathering inputs)
-//   prepared  - the kernel's prepare() returned (shapes inferred, outputs allocated)
-//   computed  - the kernel's compute() returned
-//   end       - inputs released, bookkeeping done
+// It works on plain records (profiler/node_sample.h) and its own options
+// (profiler/profiler_options.h); the runtime converts its values into those
+// (runtime/profiler_feed.h). Per run:
+//   begin_run                      - null when this run is not recorded
+//   node(sample) then node_done    - once per node execution, in that order
+//   end_run                        - hands the run over to the file
 // giving fence_before = prepared-begin, kernel_time = computed-prepared, fence_after = end-computed.
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
-#include "core/kernel_stats.h"
-#include "onnxmini/session.h"
-#include "onnxmini/value.h"
+#include "core/thread_pool.h"
+#include "profiler/node_sample.h"
+#include "profiler/profiler_options.h"
 
 namespace onnxmini {
-
-class ThreadPool;
-
-// Static facts about a node, built once at session creation.
-struct ProfiledNode {
-  std::string event_name;   // node name, or "<OpType>_<node_index>" when the name is empty
-  std::string op_type;
-  int node_index = 0;
-  std::vector<bool> input_is_parameter;  // constant initializer (not overridable by a feed)
-  std::string kernel_name;  // which onnxmini kernel runs it
-};
-
-struct NodeTimes {
-  int64_t begin_ns = 0, prepared_ns = 0, computed_ns = 0, end_ns = 0;  // steady clock
-};
 
 // One run's events, filled by the executor's thread and handed back at end_run.
 class RunTrace;
@@ -42,7 +27,7 @@ using RunTracePtr = std::unique_ptr<RunTrace, RunTraceDeleter>;
 
 class Profiler {
  public:
-  Profiler(const SessionOptions& options, ThreadPool* pool);
+  explicit Profiler(ProfilerOptions options);
   ~Profiler();  // writes the file if end_profiling() was not called
 
   static int64_t now_ns();  // steady clock
@@ -53,11 +38,12 @@ class Profiler {
   void session_event(const char* name, int64_t begin_ns, int64_t end_ns);
 
   // Returns null when this run is not recorded (profiling off, warm-up skipped, window over).
-  RunTracePtr begin_run();
-  // Right after compute(), inputs still alive: the node's shapes, sizes and counters.
-  // (This bookkeeping falls inside the node's fence_after.)
-  void node(RunTrace& run, const ProfiledNode& node, const std::vector<const Value*>& inputs,
-            const std::vector<Value>& outputs, const KernelStats& stats);
+  // `pool_stats`: the intra-op pool's counters now, the base of the first node's deltas
+  // (null, or no pool_workers in the options: no thread_scheduling_stats this run).
+  RunTracePtr begin_run(const ThreadPool::Stats* pool_stats = nullptr);
+  // Right after compute(): the node's tensors and counters (copied; the sample can be
+  // reused at once). This bookkeeping falls inside the node's fence_after.
+  void node(RunTrace& run, const ProfiledNode& node, const NodeSample& sample);
   // After the node's inputs were released: its four timestamps and the live
   // intermediate bytes at that point. Completes the event opened by node().
   void node_done(RunTrace& run, const NodeTimes& times, size_t live_bytes_after);

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "runtime/buffer_pool.h"
+#include "runtime/profiler_feed.h"
 
 namespace onnxmini {
 
@@ -20,7 +21,7 @@ void ExecutionScope::run_all() {
 void ExecutionScope::run_node(size_t k) {
   const Graph& g = *plan_.graph;
   const GraphNode& node = g.nodes[k];
-  RunTrace* trace = run_.trace;
+  ProfiledRun* trace = run_.trace;
   NodeTimes times;
   times.begin_ns = trace ? Profiler::now_ns() : 0;
   inputs_.clear();
@@ -51,7 +52,7 @@ void ExecutionScope::run_node(size_t k) {
   kernel.compute(ctx);
   if (trace) {
     times.computed_ns = Profiler::now_ns();
-    run_.profiler->node(*trace, plan_.profiled[k], inputs_, outputs_, ctx.stats());
+    trace->node(plan_.profiled[k], inputs_, outputs_, ctx.stats());
   }
 
   for (size_t i = 0; i < node.outputs.size(); ++i) {
@@ -77,7 +78,7 @@ void ExecutionScope::run_node(size_t k) {
     if (!keep || !(*keep)[id]) values_[id] = Value();
   if (trace) {
     times.end_ns = Profiler::now_ns();
-    run_.profiler->node_done(*trace, times, run_.pool ? run_.pool->live_bytes() : 0);
+    trace->node_done(times, run_.pool ? run_.pool->live_bytes() : 0);
   }
 }
 

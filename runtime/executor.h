@@ -20,14 +20,14 @@
 namespace onnxmini {
 
 class BufferPool;
+class ProfiledRun;  // runtime/profiler_feed.h
 
 // What every frame of one run shares.
 struct RunState {
   const KernelContext::Allocator* allocator = nullptr;
   ThreadPool* threads = nullptr;
   const gemm::GemmEngine* gemm = nullptr;
-  Profiler* profiler = nullptr;
-  RunTrace* trace = nullptr;        // null when this run is not recorded
+  ProfiledRun* trace = nullptr;     // null when this run is not recorded
   const BufferPool* pool = nullptr;  // live bytes for the trace's memory counters
   // Io binding of the main graph: value id -> the user's tensor.
   const std::unordered_map<int, Tensor>* bound = nullptr;

@@ -11,12 +11,12 @@
 
 #include "kernels/gemm_engine/gemm.h"
 #include "kernels/registry.h"
-#include "profiler/profiler.h"
 #include "runtime/buffer_pool.h"
 #include "runtime/graph.h"
 #include "runtime/constant_folding.h"
 #include "runtime/executor.h"
 #include "runtime/graph_fusion.h"
+#include "runtime/profiler_feed.h"
 #include "core/thread_pool.h"
 
 namespace onnxmini {
@@ -98,7 +98,7 @@ void Session::Impl::build(int64_t t_load_begin, int64_t t_load_end, bool from_pa
   if (threads > 1024) throw Error(ErrorCode::InvalidArgument, fmt::format("intra_op_num_threads {} is absurd", threads));
   pool = std::make_unique<ThreadPool>(threads, options.intra_op_allow_spinning ? ThreadPool::kDefaultSpinUs : 0);
   gemm = &gemm::engine(options.gemm, options.kernels);
-  profiler = std::make_unique<Profiler>(options, pool.get());
+  profiler = std::make_unique<Profiler>(profiler_options(options, pool.get()));
 
   for (const auto& [id, t] : graph.constants) weight_bytes += t.nbytes();
   plan = build_plan(graph, options);
@@ -272,13 +272,12 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
   } pool_return{s, pool};
   const KernelContext::Allocator allocator = [&pool](DType dt, const Shape& shape) { return pool->allocate(dt, shape); };
 
-  RunTracePtr trace = s.profiler->begin_run();
+  ProfiledRun trace(*s.profiler, s.pool.get());
   RunState state;
   state.allocator = &allocator;
   state.threads = s.pool.get();
   state.gemm = s.gemm;
-  state.profiler = s.profiler.get();
-  state.trace = trace.get();
+  state.trace = trace ? &trace : nullptr;
   state.pool = pool.get();
   state.bound = bound.empty() ? nullptr : &bound;
   state.keep = keep.empty() ? nullptr : &keep;
@@ -303,7 +302,7 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
     s.patterns.emplace(pattern_key, std::move(recorded));
   }
   const int64_t t_end = Profiler::now_ns();
-  if (trace) s.profiler->end_run(std::move(trace), t_exec, t_exec_end, t_run, t_end, peak);
+  trace.end(t_exec, t_exec_end, t_run, t_end, peak);
   if (stats) {
     stats->peak_intermediate_bytes = peak;
     stats->elapsed_ms = (t_end - t_run) / 1e6;

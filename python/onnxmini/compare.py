@@ -420,8 +420,8 @@ def format_result(r: Result) -> str:
         folder = os.path.dirname(r.repro)
         lines.append(f"repro: {folder}  (replay: onnxmini run {r.repro} --inputs {os.path.join(folder, 'test_data_set_0')})")
     if r.profile is not None:
-        p = r.profile.rename(columns={"dur_base": "ort_us", "dur_other": "onnxmini_us", "count_base": "ort_calls",
-                                      "count_other": "onnxmini_calls", "ratio": "onnxmini/ort"})
+        p = r.profile.rename(columns={"base_us": "ort_us", "other_us": "onnxmini_us", "base_count": "ort_calls",
+                                      "other_count": "onnxmini_calls", "ratio": "onnxmini/ort"})
         lines.append("kernel time per run by op (us), onnxruntime vs onnxmini:")
         lines.append(p.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
         lines.append("traces: " + ", ".join(r.profile.attrs["traces"]))

@@ -11,19 +11,29 @@ and ``model_run`` of run k all get k; session events (loading, initialization)
 get -1. (onnx-array-api increments at each ``SequentialExecutor::Execute`` row,
 and since traces list a run's node events before its Execute event, its node rows
 are numbered one lower.)
+
+``summary`` and ``compare`` are ``onnxmini profile summary|compare``: they call the
+C++ analysis (include/onnxmini/profile.h) through the extension and return its
+table as a DataFrame with the CLI's column names and values.
 """
 from __future__ import annotations
 
 import json
+import math
 import os
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 import pandas as pd
 
+from ._onnxmini import profile as _profile
+
 _SUFFIXES = ("_kernel_time", "_fence_before", "_fence_after")
 _SESSION_RUN_EVENTS = ("SequentialExecutor::Execute", "model_run")
+_EVENT_KEYS = ("cat", "pid", "tid", "dur", "ts", "ph", "name")
 
-Trace = Union[str, os.PathLike, List[Dict[str, Any]], pd.DataFrame]
+#: A trace: a file path, the list ``json.load`` returns, a frame from ``read()``
+#: (summary/compare also take what ``load()`` returns).
+Trace = Union[str, os.PathLike, List[Dict[str, Any]], pd.DataFrame, "_profile.Trace"]
 
 
 def read(trace: Trace) -> pd.DataFrame:
@@ -83,72 +93,76 @@ def kernel_events(df: pd.DataFrame, skip_runs: int = 0) -> pd.DataFrame:
     return k
 
 
-def _shape_key(v: Any) -> str:
-    return v if isinstance(v, str) else json.dumps(v, separators=(",", ":"))
+def _events_of(df: pd.DataFrame) -> List[Dict[str, Any]]:
+    """The events a ``read()`` frame (possibly filtered) came from: ``args_<key>``
+    columns back into ``args``; cells a row does not have (NaN) left out."""
+
+    def present(v: Any) -> bool:
+        return v is not None and not (isinstance(v, float) and math.isnan(v))
+
+    events = []
+    for row in df.to_dict("records"):
+        ev = {k: v for k, v in row.items() if k in _EVENT_KEYS and present(v)}
+        ev["args"] = {k[5:]: v for k, v in row.items() if k.startswith("args_") and present(v)}
+        events.append(ev)
+    return events
 
 
-def _by_columns(k: pd.DataFrame, by: str) -> List[str]:
-    if by == "op":
-        return ["args_op_name"]
-    if by == "node":
-        return ["op_name", "args_op_name"]
-    if by == "shape":
-        k["input_type_shape"] = k["args_input_type_shape"].map(_shape_key)
-        k["output_type_shape"] = k["args_output_type_shape"].map(_shape_key)
-        return ["args_op_name", "input_type_shape", "output_type_shape"]
-    raise ValueError(f"by must be 'op', 'node' or 'shape', got {by!r}")
+def load(trace: Trace) -> "_profile.Trace":
+    """The C++ reader's view of a trace (include/onnxmini/profile.h ``read_trace``): a
+    path is read by C++; a list of events or a ``read()`` frame is serialized first."""
+    if isinstance(trace, _profile.Trace):
+        return trace
+    if isinstance(trace, (str, os.PathLike)):
+        return _profile.read_trace(os.fspath(trace))
+    if isinstance(trace, pd.DataFrame):
+        trace = _events_of(trace)
+    if not isinstance(trace, list):
+        raise TypeError(f"a trace is a path, a list of events or a DataFrame from read(), got {type(trace).__name__}")
+    return _profile.parse_trace(json.dumps(trace, default=_json_scalar), "<events>")
+
+
+def _json_scalar(v: Any) -> Any:
+    if hasattr(v, "item"):  # numpy scalar
+        return v.item()
+    raise TypeError(f"cannot write {type(v).__name__} into a trace")
+
+
+def _frame(table: "_profile.Table") -> pd.DataFrame:
+    """The CLI's table as a DataFrame: the same columns, text cells as strings,
+    numeric cells parsed (integers stay integers; an empty cell is NaN). The CLI's
+    title lines are in ``attrs['title']``."""
+    df = pd.DataFrame(table.rows, columns=table.columns)
+    for name, numeric in zip(table.columns, table.numeric):
+        if numeric:
+            df[name] = pd.to_numeric(df[name].replace("", None))
+    df.attrs["title"] = list(table.title)
+    return df
 
 
 def summary(trace: Trace, by: str = "op", skip_runs: int = 0, top: Optional[int] = None) -> pd.DataFrame:
-    """Where the time goes: kernel time per op type (``by='op'``), per node, or per
-    (op, input shapes, output shapes) (``by='shape'``).
+    """``onnxmini profile summary`` as a DataFrame: kernel time per op type
+    (``by='op'``), per node, or per (op, input shapes, output shapes) (``by='shape'``).
 
-    Columns: total_us (sum of kernel_time durations), count (kernel events), mean_us
-    (total_us / count), per_run_us (total_us / number of runs), share (percent of
-    all kernel time). Sorted by total_us, largest first; ``top`` keeps the first rows.
+    Columns, as the CLI's: [node] op [input_type_shape output_type_shape] count
+    total_us mean_us per_run_us share_pct. Sorted by total_us, largest first; ``top``
+    keeps the first rows. Values are the CLI's cells (mean_us, per_run_us to 0.1 us,
+    share_pct to 0.01 %).
     """
-    k = kernel_events(read(trace), skip_runs).copy()
-    cols = _by_columns(k, by)
-    runs = max(1, k["iteration"].nunique())
-    g = k.groupby(cols, sort=False)["dur"].agg(total_us="sum", count="count").reset_index()
-    g["mean_us"] = g["total_us"] / g["count"]
-    g["per_run_us"] = g["total_us"] / runs
-    total = g["total_us"].sum()
-    g["share"] = 100.0 * g["total_us"] / total if total else 0.0
-    g = g.sort_values("total_us", ascending=False, kind="stable").reset_index(drop=True)
-    return g.head(top) if top else g
-
-
-def _keyed(trace: Trace, by: str, skip_runs: int) -> pd.DataFrame:
-    k = kernel_events(read(trace), skip_runs).copy()
-    cols = _by_columns(k, by)
-    if by == "shape":
-        # The seed's merge key: (op, input shapes, output shapes, occurrence index in its run).
-        k["idx"] = k.groupby(["iteration", *cols]).cumcount()
-        cols = [*cols, "idx"]
-    runs = max(1, k["iteration"].nunique())
-    g = k.groupby(cols, sort=False)["dur"].agg(dur="sum", count="count").reset_index()
-    g["dur"] = g["dur"] / runs
-    g["count"] = g["count"] / runs
-    return g.set_index(cols)
+    return _frame(_profile.summary(load(trace), by, skip_runs, top or 0))
 
 
 def compare(base: Trace, other: Trace, by: str = "shape", skip_runs: int = 0) -> pd.DataFrame:
-    """The seed's profile merge: rows keyed by ``by`` ('op', 'node' or 'shape' =
-    (op, input shapes, output shapes, occurrence index)), with the kernel time
-    per run on each side (dur_base, dur_other, microseconds), ratio = other / base,
-    and status '=' (in both), '-' (only in base), '+' (only in other).
+    """``onnxmini profile compare BASE OTHER`` as a DataFrame: the seed's profile
+    merge, rows keyed by ``by`` ('shape' = (op, input shapes, output shapes,
+    occurrence index in the run), 'node' or 'op').
+
+    Columns, as the CLI's: side ('=' both, '-' base only, '+' other only) [node] op
+    [input_type_shape output_type_shape idx] base_us other_us (kernel time per run,
+    NaN on a side without the row) ratio (other / base) base_count other_count
+    (kernel events over the kept runs).
     """
-    a = _keyed(base, by, skip_runs)
-    b = _keyed(other, by, skip_runs)
-    m = a.add_suffix("_base").join(b.add_suffix("_other"), how="outer")
-    m["status"] = "="
-    m.loc[m["dur_other"].isna(), "status"] = "-"
-    m.loc[m["dur_base"].isna(), "status"] = "+"
-    m["ratio"] = m["dur_other"] / m["dur_base"]
-    m = m.reset_index()
-    order = m[["dur_base", "dur_other"]].max(axis=1)
-    return m.loc[order.sort_values(ascending=False, kind="stable").index].reset_index(drop=True)
+    return _frame(_profile.compare(load(base), load(other), by, skip_runs))
 
 
 def _plt():
@@ -165,10 +179,10 @@ def plot_by_op(trace: Trace, path: Union[str, os.PathLike], skip_runs: int = 0, 
     s = summary(trace, by="op", skip_runs=skip_runs).sort_values("total_us")
     plt = _plt()
     fig, ax = plt.subplots(1, 2, figsize=(12, max(3, 0.35 * len(s) + 1.5)))
-    ax[0].barh(s["args_op_name"], s["total_us"])
+    ax[0].barh(s["op"], s["total_us"])
     ax[0].set_xlabel("total kernel time (us)")
     ax[0].set_title("duration per op type")
-    ax[1].barh(s["args_op_name"], s["count"])
+    ax[1].barh(s["op"], s["count"])
     ax[1].set_xlabel("calls")
     ax[1].set_title("count per op type")
     if title:
@@ -183,17 +197,17 @@ def plot_compare(
     base: Trace, other: Trace, path: Union[str, os.PathLike], labels: Sequence[str] = ("base", "other"), skip_runs: int = 0
 ) -> str:
     """Kernel time per op type, per run, of two traces side by side (grouped bars). Saves to ``path``."""
-    c = compare(base, other, by="op", skip_runs=skip_runs).fillna({"dur_base": 0, "dur_other": 0})
-    c = c.sort_values("dur_base")
+    c = compare(base, other, by="op", skip_runs=skip_runs).fillna({"base_us": 0, "other_us": 0})
+    c = c.sort_values("base_us")
     plt = _plt()
     import numpy as np
 
     y = np.arange(len(c))
     fig, ax = plt.subplots(figsize=(10, max(3, 0.45 * len(c) + 1.5)))
-    ax.barh(y - 0.2, c["dur_base"], height=0.4, label=labels[0])
-    ax.barh(y + 0.2, c["dur_other"], height=0.4, label=labels[1])
+    ax.barh(y - 0.2, c["base_us"], height=0.4, label=labels[0])
+    ax.barh(y + 0.2, c["other_us"], height=0.4, label=labels[1])
     ax.set_yticks(y)
-    ax.set_yticklabels(c["args_op_name"])
+    ax.set_yticklabels(c["op"])
     ax.set_xlabel("kernel time per run (us)")
     ax.legend()
     fig.tight_layout()
@@ -202,4 +216,4 @@ def plot_compare(
     return os.fspath(path)
 
 
-__all__ = ["read", "kernel_events", "summary", "compare", "plot_by_op", "plot_compare"]
+__all__ = ["read", "load", "kernel_events", "summary", "compare", "plot_by_op", "plot_compare"]

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "convert.h"
+#include "profile_bindings.h"
 #include "onnxmini/onnxmini.h"
 
 namespace py = pybind11;
@@ -116,6 +117,7 @@ py::object dim_to_python(const Dim& d) {
 PYBIND11_MODULE(_onnxmini, m) {
   m.doc() = "C++ core of onnxmini (pybind11). Use the classes exported by the onnxmini package.";
   register_errors(m);
+  onnxmini_py::bind_profile(m);
   m.def(
       "_feed_data_address",
       [](py::handle array) {

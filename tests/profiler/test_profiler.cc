@@ -265,22 +265,25 @@ TEST(Profiler, ConcurrentRunsKeepTheirEventsTogether) {
 }
 
 TEST(Profiler, ThreadStatsAreDeltasOfThePool) {
-  // Drives the profiler directly: node A runs one parallel loop of 64 items with
-  // grain 4 on a 2-thread pool, node B runs none.
+  // Drives the profiler directly with plain samples: node A runs one parallel loop
+  // of 64 items with grain 4 on a 2-thread pool, node B runs none.
   ThreadPool pool(2);
-  SessionOptions o;
-  o.enable_profiling = true;
-  o.intra_op_num_threads = 2;
-  o.profile_layout = ProfileLayout::KernelOnly;
-  o.profile_file_prefix = temp_prefix("tstats").string();
-  Profiler prof(o, &pool);
+  ProfilerOptions o;
+  o.enabled = true;
+  o.layout = ProfileLayout::KernelOnly;
+  o.file_prefix = temp_prefix("tstats").string();
+  o.pool_workers = pool.worker_ids();
+  Profiler prof(o);
   prof.session_event("model_loading_array", Profiler::now_ns(), Profiler::now_ns());
   prof.session_event("session_initialization", Profiler::now_ns(), Profiler::now_ns());
   ProfiledNode a{"A", "Relu", 0, {false}, "test"}, b{"B", "Relu", 1, {false}, "test"};
-  Value x(Tensor(DType::Float32, {4}));
-  std::vector<const Value*> inputs{&x};
-  std::vector<Value> outputs{Value(Tensor(DType::Float32, {4}))};
-  RunTracePtr run = prof.begin_run();
+  const int64_t dims[] = {4};
+  NodeSample sample;
+  sample.inputs.push_back({DType::Float32, dims, 1, 16, 0});
+  sample.outputs.push_back({DType::Float32, dims, 1, 16, -1});
+  ThreadPool::Stats stats;
+  pool.read_stats(stats);
+  RunTracePtr run = prof.begin_run(&stats);
   ASSERT_TRUE(run);
   const int64_t t0 = Profiler::now_ns();
   std::atomic<int64_t> covered{0};
@@ -288,10 +291,13 @@ TEST(Profiler, ThreadStatsAreDeltasOfThePool) {
     covered += end - begin;
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   });
-  prof.node(*run, a, inputs, outputs, KernelStats{});
+  pool.read_stats(stats);
+  sample.pool_stats = &stats;
+  prof.node(*run, a, sample);
   prof.node_done(*run, {t0, t0, Profiler::now_ns(), Profiler::now_ns()}, 0);
   const int64_t t1 = Profiler::now_ns();
-  prof.node(*run, b, inputs, outputs, KernelStats{});
+  pool.read_stats(stats);
+  prof.node(*run, b, sample);
   prof.node_done(*run, {t1, t1, t1, t1}, 0);
   prof.end_run(std::move(run), t0, Profiler::now_ns(), t0, Profiler::now_ns(), 0);
   const std::string path = prof.end_profiling();

@@ -62,13 +62,13 @@ def _events():
 
 
 def test_summary_by_hand():
-    s = profiling.summary(_events()).set_index("args_op_name")
+    s = profiling.summary(_events()).set_index("op")
     assert s.loc["Conv", "total_us"] == 80 and s.loc["Conv", "count"] == 2 and s.loc["Conv", "mean_us"] == 40
     assert s.loc["Relu", "total_us"] == 20 and s.loc["Relu", "per_run_us"] == 10
-    assert s.loc["Conv", "share"] == pytest.approx(80.0)
-    s1 = profiling.summary(_events(), skip_runs=1).set_index("args_op_name")
+    assert s.loc["Conv", "share_pct"] == pytest.approx(80.0)
+    s1 = profiling.summary(_events(), skip_runs=1).set_index("op")
     assert s1.loc["Conv", "total_us"] == 50
-    assert list(profiling.summary(_events(), by="node")["op_name"]) == ["c", "r"]
+    assert list(profiling.summary(_events(), by="node")["node"]) == ["c", "r"]
 
 
 def test_compare_by_hand():
@@ -79,11 +79,13 @@ def test_compare_by_hand():
             e["dur"] *= 2
         if e["name"] == "r_kernel_time":
             e["args"]["op_name"] = "Sigmoid"
-    c = profiling.compare(base, other, by="op").set_index("args_op_name")
-    assert c.loc["Conv", "dur_base"] == 40 and c.loc["Conv", "dur_other"] == 80 and c.loc["Conv", "ratio"] == 2
-    assert c.loc["Conv", "status"] == "=" and c.loc["Relu", "status"] == "-" and c.loc["Sigmoid", "status"] == "+"
+    c = profiling.compare(base, other, by="op").set_index("op")
+    assert c.loc["Conv", "base_us"] == 40 and c.loc["Conv", "other_us"] == 80 and c.loc["Conv", "ratio"] == 2
+    assert c.loc["Conv", "base_count"] == 2 and c.loc["Sigmoid", "base_count"] == 0
+    assert c.loc["Conv", "side"] == "=" and c.loc["Relu", "side"] == "-" and c.loc["Sigmoid", "side"] == "+"
+    assert np.isnan(c.loc["Sigmoid", "base_us"]) and np.isnan(c.loc["Relu", "ratio"])
     cs = profiling.compare(base, base, by="shape")
-    assert list(cs["status"]) == ["=", "="] and list(cs["ratio"]) == [1.0, 1.0]
+    assert list(cs["side"]) == ["=", "="] and list(cs["ratio"]) == [1.0, 1.0] and list(cs["idx"]) == [0, 0]
 
 
 def test_reference_onnxruntime_trace_reads():
