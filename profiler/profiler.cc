@@ -13,10 +13,12 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <mutex>
 
 #include "profiler/run_trace.h"
+#include "core/logging.h"
 #include "core/thread_pool.h"
 
 namespace onnxmini {
@@ -63,6 +65,7 @@ std::FILE* open_new_trace_file(const std::string& prefix, int64_t start_system_n
 
 struct Profiler::State {
   SessionOptions options;
+  const Logger* log = nullptr;  // the session's
   bool enabled = false;
   ThreadPool* pool = nullptr;  // only when it has more than one thread
   std::string pool_name;
@@ -82,8 +85,9 @@ struct Profiler::State {
   bool warned = false;
 };
 
-Profiler::Profiler(const SessionOptions& options, ThreadPool* pool) : s_(std::make_unique<State>()) {
+Profiler::Profiler(const SessionOptions& options, ThreadPool* pool, const Logger& log) : s_(std::make_unique<State>()) {
   s_->options = options;
+  s_->log = &log;
   s_->enabled = options.enable_profiling;
   s_->origin_ns = now_ns();
   s_->origin_system_ns = system_now_ns();
@@ -241,9 +245,8 @@ void Profiler::end_run(RunTracePtr run, int64_t execute_begin_ns, int64_t execut
     s_->cap_reached = true;
     if (!s_->warned) {
       s_->warned = true;
-      std::fprintf(stderr,
-                   "onnxmini: warning: profiling event cap reached (%zu events, profile_max_events); "
-                   "later runs are not recorded\n",
+      ONNXMINI_LOG(*s_->log, Warning,
+                   "profiling event cap reached ({} events, profile_max_events); later runs are not recorded",
                    s_->options.profile_max_events);
     }
     return;
@@ -270,11 +273,15 @@ std::string Profiler::end_profiling() {
   std::string path;
   std::FILE* f = open_new_trace_file(s_->options.profile_file_prefix, s_->origin_system_ns, path);
   if (!f) {
-    std::fprintf(stderr, "onnxmini: warning: cannot create profile file '%s'\n", path.c_str());
+    ONNXMINI_LOG(*s_->log, Warning, "cannot create profile file '{}': {}", path, std::strerror(errno));
     return "";
   }
   const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) != 0 || !ok) std::fprintf(stderr, "onnxmini: warning: error writing profile '%s'\n", path.c_str());
+  if (std::fclose(f) != 0 || !ok) {
+    ONNXMINI_LOG(*s_->log, Warning, "error writing profile '{}': {}", path, std::strerror(errno));
+  } else {
+    ONNXMINI_LOG(*s_->log, Info, "profile written to '{}' ({} runs, {} events)", path, s_->runs.size(), s_->events);
+  }
   s_->runs.clear();
   return path;
 }

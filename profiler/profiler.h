@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/kernel_stats.h"
+#include "core/logging.h"
 #include "onnxmini/session.h"
 #include "onnxmini/value.h"
 
@@ -42,7 +43,8 @@ using RunTracePtr = std::unique_ptr<RunTrace, RunTraceDeleter>;
 
 class Profiler {
  public:
-  Profiler(const SessionOptions& options, ThreadPool* pool);
+  // Warnings (event cap reached, trace file not written) go to `log`, which must outlive the profiler.
+  Profiler(const SessionOptions& options, ThreadPool* pool, const Logger& log = default_logger());
   ~Profiler();  // writes the file if end_profiling() was not called
 
   static int64_t now_ns();  // steady clock

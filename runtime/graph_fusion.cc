@@ -9,16 +9,25 @@
 #include <cfloat>
 #include <cmath>
 
+#include "core/logging.h"
+
 namespace onnxmini {
 namespace {
 
 struct Pass {
   Graph& g;
+  const Logger& log;
   std::vector<bool> removed;
   std::vector<int> uses;  // per value id: node-input uses + 1 per graph output
   FusionReport report;
 
-  explicit Pass(Graph& graph) : g(graph), removed(graph.nodes.size(), false) { count_uses(); }
+  Pass(Graph& graph, const Logger& logger) : g(graph), log(logger), removed(graph.nodes.size(), false) { count_uses(); }
+
+  // Records one rewrite: `rule` is the pattern's name, `nodes` the nodes it touched.
+  void applied(const char* rule, std::string nodes) {
+    ONNXMINI_VLOG(log, 0, "fusion {}: {}", rule, nodes);
+    report.applied.push_back(std::move(nodes));
+  }
 
   void count_uses() {
     uses.assign(g.value_names.size(), 0);
@@ -128,7 +137,7 @@ struct Pass {
       conv.inputs[2] = add_constant(conv.name + "_bn_folded_B", std::move(b2));
       conv.outputs[0] = g.nodes[j].outputs[0];
       removed[j] = true;
-      report.applied.push_back(label(conv) + " + " + label(g.nodes[j]) + " (folded into weights)");
+      applied("conv_bn", label(conv) + " + " + label(g.nodes[j]) + " (folded into weights)");
       count_uses();
     }
   }
@@ -150,7 +159,7 @@ struct Pass {
       conv.attrs.set("_fused_input_shift", t);
       conv.inputs[0] = bn.inputs[0];
       removed[i] = true;
-      report.applied.push_back(label(bn) + " + " + label(conv) + " (input affine)");
+      applied("bn_conv", label(bn) + " + " + label(conv) + " (input affine)");
       count_uses();
     }
   }
@@ -215,7 +224,7 @@ struct Pass {
       if (!params.empty()) p.attrs.set("_fused_activation_params", params);
       p.outputs[0] = g.nodes[j].outputs[0];
       removed[j] = true;
-      report.applied.push_back(label(p) + " + " + label(g.nodes[j]));
+      applied(p.op_type == "Conv" ? "conv_activation" : "gemm_activation", label(p) + " + " + label(g.nodes[j]));
       count_uses();
     }
   }
@@ -237,7 +246,7 @@ struct Pass {
         const GraphNode& add = g.nodes[j];
         const int other = add.inputs[0] == p.outputs[0] ? add.inputs[1] : add.inputs[0];
         if (other == p.outputs[0]) break;  // Add(Y, Y)
-        report.applied.push_back(label(p) + " + " + label(add) + " (addend in the epilogue)");
+        applied("gemm_add", label(p) + " + " + label(add) + " (addend in the epilogue)");
         GraphNode fused = std::move(p);
         removed[at] = true;
         if (fused.inputs.size() < 3) fused.inputs.resize(3, -1);  // C stays input 2 (maybe absent)
@@ -276,7 +285,7 @@ struct Pass {
       fused.outputs[0] = cat.outputs[0];
       std::string what;
       for (int k : gemms) what += label(g.nodes[k]) + " + ", removed[k] = true;
-      report.applied.push_back(what + label(cat) + " (one GEMM over concatenated weights)");
+      applied("concat_gemms", what + label(cat) + " (one GEMM over concatenated weights)");
       g.nodes[c] = std::move(fused);  // runs where the Concat ran: X and the weights exist there
       count_uses();
     }
@@ -348,15 +357,16 @@ struct Pass {
 
 }  // namespace
 
-FusionReport fuse_graph(Graph& g, int level) {
+FusionReport fuse_graph(Graph& g, int level, const Logger& log) {
   if (level <= 0) return {};
-  Pass pass(g);
+  Pass pass(g, log);
   pass.concat_gemms();
   pass.gemm_add();
   pass.conv_bn();
   pass.bn_conv();
   pass.producer_activation();
   pass.compact();
+  if (!pass.report.applied.empty()) ONNXMINI_LOG(log, Info, "fusions: {} applied", pass.report.applied.size());
   return pass.report;
 }
 

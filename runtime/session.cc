@@ -16,12 +16,15 @@
 #include "runtime/constant_folding.h"
 #include "runtime/graph_fusion.h"
 #include "runtime/node_kernel.h"
+#include "runtime/session_log.h"
+#include "core/logging.h"
 #include "core/thread_pool.h"
 
 namespace onnxmini {
 
 struct Session::Impl {
   SessionOptions options;
+  std::unique_ptr<Logger> logger;  // before profiler, which keeps a reference
   Graph graph;
   std::vector<KernelInfo> infos;                 // per node, execution order
   std::vector<std::unique_ptr<Kernel>> kernels;  // per node
@@ -68,17 +71,23 @@ std::string known_dtypes_note(const ValueInfo& decl) {
 
 void Session::Impl::build(int64_t t_load_begin, int64_t t_load_end, bool from_path) {
   const int64_t t_init = Profiler::now_ns();
+  logger = make_session_logger(options);
+  const Logger& log = *logger;
+  log_model_loaded(log, graph, (t_load_end - t_load_begin) / 1e6);
   if (options.graph_optimization_level > 0) {
-    fold_constants(graph, options);  // first, so fusions and prepacking see the folded weights
-    fuse_graph(graph, options.graph_optimization_level);
-    drop_unused_constants(graph);  // the inputs of folded nodes, weights replaced by fused ones
+    const size_t nodes_before = graph.nodes.size();
+    fold_constants(graph, options, log);  // first, so fusions and prepacking see the folded weights
+    fuse_graph(graph, options.graph_optimization_level, log);
+    drop_unused_constants(graph, log);  // the inputs of folded nodes, weights replaced by fused ones
+    log_graph_optimized(log, graph, nodes_before);
   }
   int threads = options.intra_op_num_threads;
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (threads > 1024) throw Error(ErrorCode::InvalidArgument, fmt::format("intra_op_num_threads {} is absurd", threads));
   pool = std::make_unique<ThreadPool>(threads, options.intra_op_allow_spinning ? ThreadPool::kDefaultSpinUs : 0);
   gemm = &gemm::engine(options.gemm, options.kernels);
-  profiler = std::make_unique<Profiler>(options, pool.get());
+  log_execution_setup(log, options, *pool, gemm->name());
+  profiler = std::make_unique<Profiler>(options, pool.get(), log);
 
   const size_t nvalues = graph.value_names.size();
   is_constant.assign(nvalues, false);
@@ -107,6 +116,7 @@ void Session::Impl::build(int64_t t_load_begin, int64_t t_load_end, bool from_pa
     for (int id : node.inputs) pn.input_is_parameter.push_back(id >= 0 && is_constant[id]);
     pn.kernel_name = reg->kernel;
     profiled.push_back(std::move(pn));
+    log_kernel_choice(log, node, reg->kernel);
   }
   profiler->session_event(from_path ? "model_loading_uri" : "model_loading_array", t_load_begin, t_load_end);
   profiler->session_event("session_initialization", t_init, Profiler::now_ns());
