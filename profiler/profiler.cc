@@ -14,10 +14,12 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <mutex>
 
 #include "profiler/run_trace.h"
+#include "core/logging.h"
 #include "core/thread_pool.h"
 
 namespace onnxmini {
@@ -64,6 +66,7 @@ std::FILE* open_new_trace_file(const std::string& prefix, int64_t start_system_n
 
 struct Profiler::State {
   ProfilerOptions options;
+  const Logger* log = nullptr;  // the session's
   std::string pool_name;  // "session-<k>-intra-op" when the options name pool workers
   int64_t origin_ns = 0;         // steady clock at ts 0
   int64_t origin_system_ns = 0;  // system clock at ts 0
@@ -81,8 +84,9 @@ struct Profiler::State {
   bool warned = false;
 };
 
-Profiler::Profiler(ProfilerOptions options) : s_(std::make_unique<State>()) {
+Profiler::Profiler(ProfilerOptions options, const Logger& log) : s_(std::make_unique<State>()) {
   s_->options = std::move(options);
+  s_->log = &log;
   s_->origin_ns = now_ns();
   s_->origin_system_ns = system_now_ns();
   s_->per_node = events_per_node(s_->options.layout, s_->options.memory_counters);
@@ -236,9 +240,8 @@ void Profiler::end_run(RunTracePtr run, int64_t execute_begin_ns, int64_t execut
     s_->cap_reached = true;
     if (!s_->warned) {
       s_->warned = true;
-      std::fprintf(stderr,
-                   "onnxmini: warning: profiling event cap reached (%zu events, profile_max_events); "
-                   "later runs are not recorded\n",
+      ONNXMINI_LOG(*s_->log, Warning,
+                   "profiling event cap reached ({} events, profile_max_events); later runs are not recorded",
                    s_->options.max_events);
     }
     return;
@@ -265,11 +268,15 @@ std::string Profiler::end_profiling() {
   std::string path;
   std::FILE* f = open_new_trace_file(s_->options.file_prefix, s_->origin_system_ns, path);
   if (!f) {
-    std::fprintf(stderr, "onnxmini: warning: cannot create profile file '%s'\n", path.c_str());
+    ONNXMINI_LOG(*s_->log, Warning, "cannot create profile file '{}': {}", path, std::strerror(errno));
     return "";
   }
   const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) != 0 || !ok) std::fprintf(stderr, "onnxmini: warning: error writing profile '%s'\n", path.c_str());
+  if (std::fclose(f) != 0 || !ok) {
+    ONNXMINI_LOG(*s_->log, Warning, "error writing profile '{}': {}", path, std::strerror(errno));
+  } else {
+    ONNXMINI_LOG(*s_->log, Info, "profile written to '{}' ({} runs, {} events)", path, s_->runs.size(), s_->events);
+  }
   s_->runs.clear();
   return path;
 }

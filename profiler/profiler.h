@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "core/logging.h"
 #include "core/thread_pool.h"
 #include "profiler/node_sample.h"
 #include "profiler/profiler_options.h"
@@ -27,7 +28,8 @@ using RunTracePtr = std::unique_ptr<RunTrace, RunTraceDeleter>;
 
 class Profiler {
  public:
-  explicit Profiler(ProfilerOptions options);
+  // Warnings (event cap reached, trace file not written) go to `log`, which must outlive the profiler.
+  explicit Profiler(ProfilerOptions options, const Logger& log = default_logger());
   ~Profiler();  // writes the file if end_profiling() was not called
 
   static int64_t now_ns();  // steady clock

@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "core/logging.h"
 #include "kernels/gemm_engine/gemm.h"
 #include "runtime/executor.h"
 
@@ -17,9 +18,11 @@ bool nondeterministic(const GraphNode& n) {
   return ops.count(n.op_type) != 0;
 }
 
+std::string label(const GraphNode& n) { return fmt::format("{} '{}'", n.op_type, n.name); }
+
 }  // namespace
 
-std::vector<std::string> fold_constants(Graph& g, const SessionOptions& options) {
+std::vector<std::string> fold_constants(Graph& g, const SessionOptions& options, const Logger& log) {
   // Candidates, in execution order: every input a constant or a candidate's output.
   std::vector<bool> available(g.value_names.size(), false);
   for (const auto& [id, t] : g.constants)
@@ -68,7 +71,8 @@ std::vector<std::string> fold_constants(Graph& g, const SessionOptions& options)
     if (!ready) continue;
     try {
       frame.run_node(k);
-    } catch (const Error&) {
+    } catch (const Error& e) {
+      ONNXMINI_VLOG(log, 1, "constant folding: {} not folded, its kernel failed: {}", label(node), e.what());
       continue;
     }
     size_t bytes = 0;
@@ -78,7 +82,12 @@ std::vector<std::string> fold_constants(Graph& g, const SessionOptions& options)
       tensors = tensors && frame.value(id).is_tensor();
       if (tensors) bytes += frame.value(id).tensor().nbytes();
     }
-    if (!tensors || bytes > kMaxFoldedBytes) continue;
+    if (!tensors) continue;
+    if (bytes > kMaxFoldedBytes) {
+      ONNXMINI_VLOG(log, 1, "constant folding: {} not folded, its outputs take {} bytes (limit {})", label(node),
+                    bytes, kMaxFoldedBytes);
+      continue;
+    }
     for (int id : node.outputs) {
       if (id < 0) continue;
       g.constants[id] = frame.value(id).tensor();
@@ -86,16 +95,25 @@ std::vector<std::string> fold_constants(Graph& g, const SessionOptions& options)
       folded_value[id] = true;
     }
     folded_nodes.insert(node.index);
-    folded.push_back(fmt::format("{} '{}'", node.op_type, node.name));
+    folded.push_back(label(node));
+    if (log.verbose_enabled(0)) {
+      std::string values;
+      for (int id : node.outputs)
+        if (id >= 0)
+          values += fmt::format("{}'{}' {} {}", values.empty() ? "" : ", ", g.value_names[id],
+                                dtype_name(g.constants[id].dtype()), shape_to_string(g.constants[id].shape()));
+      log.log(LogSeverity::Verbose, "constant folding: folded {} into {}", folded.back(), values);
+    }
   }
   std::vector<GraphNode> kept;
   for (GraphNode& node : g.nodes)
     if (!folded_nodes.count(node.index)) kept.push_back(std::move(node));
   g.nodes = std::move(kept);
+  if (!folded.empty()) ONNXMINI_LOG(log, Info, "constant folding: {} node(s) folded", folded.size());
   return folded;
 }
 
-size_t drop_unused_constants(Graph& g) {
+size_t drop_unused_constants(Graph& g, const Logger& log) {
   std::vector<bool> used(g.value_names.size(), false);
   for (const GraphNode& n : g.nodes) {
     for (int id : n.inputs)
@@ -103,15 +121,18 @@ size_t drop_unused_constants(Graph& g) {
     for (int id : n.implicit_inputs) used[id] = true;  // read by a subgraph
   }
   for (int id : g.output_ids) used[id] = true;
-  size_t dropped = 0;
+  size_t dropped = 0, bytes = 0;
   for (auto it = g.constants.begin(); it != g.constants.end();) {
     if (used[it->first] || g.overridable.count(it->first)) {
       ++it;
     } else {
+      ONNXMINI_VLOG(log, 1, "dropped unused constant '{}' ({} bytes)", g.value_names[it->first], it->second.nbytes());
+      bytes += it->second.nbytes();
       it = g.constants.erase(it);
       ++dropped;
     }
   }
+  if (dropped) ONNXMINI_LOG(log, Info, "dropped {} constant(s) no node reads ({} bytes)", dropped, bytes);
   return dropped;
 }
 

@@ -19,16 +19,19 @@
 
 namespace onnxmini {
 
+class Logger;
+
 constexpr size_t kMaxFoldedBytes = size_t(64) << 20;
 
-// Folds in place; returns "Op 'name'" for each folded node, in order.
-std::vector<std::string> fold_constants(Graph& g, const SessionOptions& options);
+// Folds in place; returns "Op 'name'" for each folded node, in order. Logs each
+// fold (verbose), why a candidate was not folded (verbosity 1) and the count (info).
+std::vector<std::string> fold_constants(Graph& g, const SessionOptions& options, const Logger& log);
 
 // Removes constants that no node reads and that are not graph outputs or
 // overridable initializers (after folding and fusions: Concat's W1 and W2 once
 // the folded W exists, a Conv's filter once BatchNormalization was folded into
 // a new one), so their memory is released and weight_bytes counts what runs.
-// Returns the number removed.
-size_t drop_unused_constants(Graph& g);
+// Returns the number removed; logs each (verbosity 1) and the total (info).
+size_t drop_unused_constants(Graph& g, const Logger& log);
 
 }  // namespace onnxmini

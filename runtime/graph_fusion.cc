@@ -9,6 +9,7 @@
 #include <cfloat>
 #include <cmath>
 
+#include "core/logging.h"
 #include "kernels/fused_attributes.h"
 
 namespace onnxmini {
@@ -16,11 +17,18 @@ namespace {
 
 struct Pass {
   Graph& g;
+  const Logger& log;
   std::vector<bool> removed;
   std::vector<int> uses;  // per value id: node-input and implicit-input (subgraph) uses + 1 per graph output
   FusionReport report;
 
-  explicit Pass(Graph& graph) : g(graph), removed(graph.nodes.size(), false) { count_uses(); }
+  Pass(Graph& graph, const Logger& logger) : g(graph), log(logger), removed(graph.nodes.size(), false) { count_uses(); }
+
+  // Records one rewrite: `rule` is the pattern's name, `nodes` the nodes it touched.
+  void applied(const char* rule, std::string nodes) {
+    ONNXMINI_VLOG(log, 0, "fusion {}: {}", rule, nodes);
+    report.applied.push_back(std::move(nodes));
+  }
 
   void count_uses() {
     uses.assign(g.value_names.size(), 0);
@@ -132,7 +140,7 @@ struct Pass {
       conv.inputs[2] = add_constant(conv.name + "_bn_folded_B", std::move(b2));
       conv.outputs[0] = g.nodes[j].outputs[0];
       removed[j] = true;
-      report.applied.push_back(label(conv) + " + " + label(g.nodes[j]) + " (folded into weights)");
+      applied("conv_bn", label(conv) + " + " + label(g.nodes[j]) + " (folded into weights)");
       count_uses();
     }
   }
@@ -154,7 +162,7 @@ struct Pass {
       conv.attrs.set(fused_attr::kInputShift, t);
       conv.inputs[0] = bn.inputs[0];
       removed[i] = true;
-      report.applied.push_back(label(bn) + " + " + label(conv) + " (input affine)");
+      applied("bn_conv", label(bn) + " + " + label(conv) + " (input affine)");
       count_uses();
     }
   }
@@ -220,7 +228,7 @@ struct Pass {
       if (!params.empty()) p.attrs.set(fused_attr::kActivationParams, params);
       p.outputs[0] = g.nodes[j].outputs[0];
       removed[j] = true;
-      report.applied.push_back(label(p) + " + " + label(g.nodes[j]));
+      applied(p.op_type == "Conv" ? "conv_activation" : "gemm_activation", label(p) + " + " + label(g.nodes[j]));
       count_uses();
     }
   }
@@ -242,7 +250,7 @@ struct Pass {
         const GraphNode& add = g.nodes[j];
         const int other = add.inputs[0] == p.outputs[0] ? add.inputs[1] : add.inputs[0];
         if (other == p.outputs[0]) break;  // Add(Y, Y)
-        report.applied.push_back(label(p) + " + " + label(add) + " (addend in the epilogue)");
+        applied("gemm_add", label(p) + " + " + label(add) + " (addend in the epilogue)");
         GraphNode fused = std::move(p);
         removed[at] = true;
         if (fused.inputs.size() < 3) fused.inputs.resize(3, -1);  // C stays input 2 (maybe absent)
@@ -281,7 +289,7 @@ struct Pass {
       fused.outputs[0] = cat.outputs[0];
       std::string what;
       for (int k : gemms) what += label(g.nodes[k]) + " + ", removed[k] = true;
-      report.applied.push_back(what + label(cat) + " (one GEMM over concatenated weights)");
+      applied("concat_gemms", what + label(cat) + " (one GEMM over concatenated weights)");
       g.nodes[c] = std::move(fused);  // runs where the Concat ran: X and the weights exist there
       count_uses();
     }
@@ -353,15 +361,16 @@ struct Pass {
 
 }  // namespace
 
-FusionReport fuse_graph(Graph& g, int level) {
+FusionReport fuse_graph(Graph& g, int level, const Logger& log) {
   if (level <= 0) return {};
-  Pass pass(g);
+  Pass pass(g, log);
   pass.concat_gemms();
   pass.gemm_add();
   pass.conv_bn();
   pass.bn_conv();
   pass.producer_activation();
   pass.compact();
+  if (!pass.report.applied.empty()) ONNXMINI_LOG(log, Info, "fusions: {} applied", pass.report.applied.size());
   return pass.report;
 }
 

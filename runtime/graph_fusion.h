@@ -11,6 +11,8 @@
 
 namespace onnxmini {
 
+class Logger;
+
 struct FusionReport {
   std::vector<std::string> applied;  // "Conv 'n0' + PRelu 'n1'", in order
 };
@@ -27,6 +29,8 @@ struct FusionReport {
 //   Gemm -> Relu | Sigmoid | Clip     the activation moves into the GEMM epilogue
 // A pattern applies only when the intermediate value has that single consumer, is not a
 // graph output, and the weights involved are float32 constants.
-FusionReport fuse_graph(Graph& g, int level);
+// Each rewrite is logged at verbose level ("fusion conv_bn: Conv 'c' + BatchNormalization 'bn' ..."),
+// the count at info.
+FusionReport fuse_graph(Graph& g, int level, const Logger& log);
 
 }  // namespace onnxmini

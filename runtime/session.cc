@@ -17,12 +17,14 @@
 #include "runtime/executor.h"
 #include "runtime/graph_fusion.h"
 #include "runtime/profiler_feed.h"
+#include "runtime/session_log.h"
 #include "core/thread_pool.h"
 
 namespace onnxmini {
 
 struct Session::Impl {
   SessionOptions options;
+  std::unique_ptr<Logger> logger;  // before profiler, which keeps a reference
   Graph graph;
   std::unique_ptr<ExecutionPlan> plan;
   std::unique_ptr<ThreadPool> pool;
@@ -88,20 +90,27 @@ std::string memory_pattern_key(const std::vector<std::pair<std::string, Value>>&
 
 void Session::Impl::build(int64_t t_load_begin, int64_t t_load_end, bool from_path) {
   const int64_t t_init = Profiler::now_ns();
+  logger = make_session_logger(options);
+  const Logger& log = *logger;
+  log_model_loaded(log, graph, (t_load_end - t_load_begin) / 1e6);
   if (options.graph_optimization_level > 0) {
-    fold_constants(graph, options);  // first, so fusions and prepacking see the folded weights
-    fuse_graph(graph, options.graph_optimization_level);
-    drop_unused_constants(graph);  // the inputs of folded nodes, weights replaced by fused ones
+    const size_t nodes_before = graph.nodes.size();
+    fold_constants(graph, options, log);  // first, so fusions and prepacking see the folded weights
+    fuse_graph(graph, options.graph_optimization_level, log);
+    drop_unused_constants(graph, log);  // the inputs of folded nodes, weights replaced by fused ones
+    log_graph_optimized(log, graph, nodes_before);
   }
   int threads = options.intra_op_num_threads;
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (threads > 1024) throw Error(ErrorCode::InvalidArgument, fmt::format("intra_op_num_threads {} is absurd", threads));
   pool = std::make_unique<ThreadPool>(threads, options.intra_op_allow_spinning ? ThreadPool::kDefaultSpinUs : 0);
   gemm = &gemm::engine(options.gemm, options.kernels);
-  profiler = std::make_unique<Profiler>(profiler_options(options, pool.get()));
+  log_execution_setup(log, options, *pool, gemm->name());
+  profiler = std::make_unique<Profiler>(profiler_options(options, pool.get()), log);
 
   for (const auto& [id, t] : graph.constants) weight_bytes += t.nbytes();
   plan = build_plan(graph, options);
+  log_kernel_choices(log, *plan);
   profiler->session_event(from_path ? "model_loading_uri" : "model_loading_array", t_load_begin, t_load_end);
   profiler->session_event("session_initialization", t_init, Profiler::now_ns());
 }

@@ -8,6 +8,7 @@
 // The Einsum operator of ONNX models runs the same planner (cost model) through the kernel.
 #pragma once
 #include "onnxmini/export.h"
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,9 @@ struct EinsumOptions {
   int threads = 1;                       // intra-op threads (0: one per hardware thread)
   GemmBackend gemm = GemmBackend::Builtin;
   KernelMode kernels = KernelMode::Fast; // Reference: the plain nested-loop einsum
-  bool progress = true;                  // optimize=time: a progress bar on stderr
+  // optimize=time: called as plans are timed, (0, total) first and (total, total) last;
+  // the CLI draws a progress bar with it. Each plan's time is also logged (info, docs/logging.md).
+  std::function<void(size_t timed, size_t total)> progress;
   int time_candidates = 24;              // optimize=time: how many plans (best by cost) are timed
 };
 

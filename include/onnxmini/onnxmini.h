@@ -8,3 +8,4 @@
 #include "onnxmini/value.h"
 #include "onnxmini/einsum.h"
 #include "onnxmini/kernel_options.h"
+#include "onnxmini/logging.h"

@@ -28,7 +28,13 @@ struct SessionOptions {
   GemmBackend gemm = GemmBackend::Builtin;
   KernelMode kernels = KernelMode::Fast;
   int graph_optimization_level = 0;  // 0: none (nodes as in the model); >= 1: fusions (runtime/graph_fusion.h)
-  int log_severity_level = 2;
+  // Logging (docs/logging.md): 0 verbose, 1 info, 2 warning, 3 error, 4 fatal; -1: the
+  // default logger's level when the session is created (set_default_log_severity; 2 unless changed).
+  int log_severity_level = -1;
+  // Verbose messages of verbosity v are shown at severity 0 when v <= this level
+  // (with log_severity_level -1: the larger of this and the default logger's).
+  int log_verbosity_level = 0;
+  std::string logid;  // tag of this session's messages; empty: "session-<n>"
   // Plan the buffers once per set of input shapes (onnxruntime's memory pattern):
   // the first run with new shapes records its allocations, later runs with the
   // same shapes take fixed offsets in one arena (runtime/memory_pattern.h).

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <map>
 #include <mutex>
 #include <random>
@@ -12,6 +11,7 @@
 #include "kernels/einsum/einsum_executor.h"
 #include "kernels/einsum/einsum_planner.h"
 #include "kernels/gemm_engine/gemm.h"
+#include "core/logging.h"
 #include "core/thread_pool.h"
 
 namespace onnxmini {
@@ -76,12 +76,7 @@ std::shared_ptr<CachedPlan> time_plans(std::vector<Plan> plans, const EinsumOpti
   auto res = std::make_shared<CachedPlan>();
   size_t best = 0;
   for (size_t i = 0; i < plans.size(); ++i) {
-    if (o.progress) {
-      const int done = static_cast<int>(30 * i / plans.size());
-      std::fprintf(stderr, "\reinsum: timing plans [%s%s] %zu/%zu", std::string(done, '#').c_str(),
-                   std::string(30 - done, '.').c_str(), i, plans.size());
-      std::fflush(stderr);
-    }
+    if (o.progress) o.progress(i, plans.size());
     execute_plan(plans[i], ops, out, scratch, &pool, engine);  // warm-up
     double best_us = 1e30, spent = 0;
     for (int r = 0; r < 50 && (r < 3 || spent < 20000); ++r) {
@@ -92,10 +87,11 @@ std::shared_ptr<CachedPlan> time_plans(std::vector<Plan> plans, const EinsumOpti
       spent += us;
     }
     plans[i].measured_us = best_us;
+    ONNXMINI_LOG(default_logger(), Info, "einsum: timed plan {}/{}: {:.2f} us measured, {:.2f} us estimated: {}", i + 1,
+                 plans.size(), best_us, plans[i].cost_ns / 1000.0, plan_summary(plans[i]));
     if (best_us < plans[best].measured_us || i == 0) best = i;
   }
-  if (o.progress) std::fprintf(stderr, "\reinsum: timing plans [%s] %zu/%zu\n", std::string(30, '#').c_str(),
-                               plans.size(), plans.size());
+  if (o.progress) o.progress(plans.size(), plans.size());
   for (const Plan& p : plans)
     res->candidates.push_back({p.letter_order, p.contraction_order, plan_summary(p), p.cost_ns / 1000.0, p.measured_us});
   std::stable_sort(res->candidates.begin(), res->candidates.end(),

@@ -28,6 +28,8 @@ from ._onnxmini import (  # noqa: F401  (re-exported)
     OnnxMiniError,
     RuntimeException,
     SessionOptions,
+    set_default_logger_severity,
+    set_default_logger_verbosity,
 )
 
 __version__ = "0.1.0"
@@ -241,6 +243,8 @@ __all__ = [
     "ModelMetadata",
     "get_available_providers",
     "get_device",
+    "set_default_logger_severity",
+    "set_default_logger_verbosity",
     "OnnxMiniError",
     "Fail",
     "InvalidArgument",

@@ -14,6 +14,8 @@ from ._onnxmini import (
     OnnxMiniError as OnnxMiniError,
     RuntimeException as RuntimeException,
     SessionOptions as SessionOptions,
+    set_default_logger_severity as set_default_logger_severity,
+    set_default_logger_verbosity as set_default_logger_verbosity,
 )
 
 __version__: str

@@ -11,6 +11,8 @@ class RuntimeException(OnnxMiniError): ...
 class NoSuchFile(OnnxMiniError): ...
 
 def _feed_data_address(array: Any) -> int: ...
+def set_default_logger_severity(severity: int) -> None: ...
+def set_default_logger_verbosity(verbosity: int) -> None: ...
 
 class SessionOptions:
     enable_profiling: bool
@@ -18,6 +20,8 @@ class SessionOptions:
     intra_op_num_threads: int
     graph_optimization_level: int
     log_severity_level: int
+    log_verbosity_level: int
+    logid: str
     gemm: str
     kernels: str
     profile_layout: str

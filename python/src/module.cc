@@ -126,12 +126,21 @@ PYBIND11_MODULE(_onnxmini, m) {
       },
       "Test hook: address of the data a feed of `array` would read (equals array.ctypes.data when not copied).");
 
+  m.def(
+      "set_default_logger_severity", [](int severity) { set_default_log_severity(severity); }, py::arg("severity"),
+      "Severity of the default logger, and of sessions whose log_severity_level is -1: 0 verbose, 1 info, "
+      "2 warning (the initial level), 3 error, 4 fatal. Messages go to stderr.");
+  m.def(
+      "set_default_logger_verbosity", [](int verbosity) { set_default_log_verbosity(verbosity); },
+      py::arg("verbosity"), "Verbose messages up to this verbosity are shown when the severity is 0 (initially 0).");
+
   py::class_<SessionOptions>(m, "SessionOptions", R"doc(
 Options of an InferenceSession, as onnxruntime.SessionOptions plus onnxmini's own.
 
 Attributes: enable_profiling, profile_file_prefix, intra_op_num_threads (default 1;
 0 = one per hardware thread), intra_op_allow_spinning (default True), graph_optimization_level
-(0: nodes as in the model; >= 1: fusions, see docs/performance.md), log_severity_level, gemm ('builtin' | 'openblas' | 'eigen'), kernels
+(0: nodes as in the model; >= 1: fusions, see docs/performance.md), log_severity_level (0 verbose .. 4 fatal;
+-1, the default: the default logger's), log_verbosity_level, logid, gemm ('builtin' | 'openblas' | 'eigen'), kernels
 ('fast' | 'reference'), profile_layout ('fences' | 'kernel'), profile_skip_runs,
 profile_max_runs, profile_max_events, profile_memory_counters.)doc")
       .def(py::init<>())
@@ -155,6 +164,8 @@ profile_max_runs, profile_max_events, profile_memory_counters.)doc")
           "graph_optimization_level", [](const SessionOptions& o) { return o.graph_optimization_level; },
           [](SessionOptions& o, py::object v) { o.graph_optimization_level = py::int_(v).cast<int>(); })
       .def_readwrite("log_severity_level", &SessionOptions::log_severity_level)
+      .def_readwrite("log_verbosity_level", &SessionOptions::log_verbosity_level)
+      .def_readwrite("logid", &SessionOptions::logid)
       .def_property(
           "gemm", [](const SessionOptions& o) { return std::string(to_string(o.gemm)); },
           [](SessionOptions& o, const std::string& s) { o.gemm = gemm_backend_from_string(s); })

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -80,6 +81,14 @@ std::pair<double, double> time_us(Fn&& fn, int repeat) {
   return {us[us.size() / 2], us.front()};
 }
 
+// optimize=time: "einsum: timing plans [#####.....] 5/24" redrawn in place on stderr.
+void draw_progress_bar(size_t timed, size_t total) {
+  const size_t width = 30, done = total ? width * timed / total : width;
+  std::fprintf(stderr, "\reinsum: timing plans [%s%s] %zu/%zu%s", std::string(done, '#').c_str(),
+               std::string(width - done, '.').c_str(), timed, total, timed == total ? "\n" : "");
+  std::fflush(stderr);
+}
+
 int einsum_command(const EinsumArgs& a) {
   const DType dt = dtype_from_name(a.dtype);
   if (!(dt == DType::Float32 || dt == DType::Float64 || dt == DType::Int32 || dt == DType::Int64))
@@ -97,7 +106,9 @@ int einsum_command(const EinsumArgs& a) {
   opts.optimize = einsum_optimize_from_string(a.optimize);
   opts.threads = a.threads;
   opts.kernels = kernel_mode_from_string(a.kernels);
-  opts.progress = !a.quiet && !a.json;
+  // At info level and below each timed plan is logged, which the bar would garble.
+  if (!a.quiet && !a.json && default_log_severity() > static_cast<int>(LogSeverity::Info))
+    opts.progress = draw_progress_bar;
   opts.time_candidates = a.candidates;
   const EinsumPlanInfo plan = einsum_plan(a.equation, shapes, opts);
   nlohmann::json j;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "onnxmini/error.h"
+#include "onnxmini/logging.h"
 #include "tools/onnxmini/commands.h"
 
 namespace onnxmini_cli {
@@ -12,12 +13,30 @@ std::vector<Command>& commands() {
   static std::vector<Command> list;
   return list;
 }
+
+namespace {
+// --log-level sets the severity; -v means verbose, and each further v raises the verbosity.
+void set_log_levels(int verbose, const std::string& log_level) {
+  if (!log_level.empty()) onnxmini::set_default_log_severity(onnxmini::log_severity_from_string(log_level));
+  if (verbose > 0) {
+    if (log_level.empty()) onnxmini::set_default_log_severity(onnxmini::LogSeverity::Verbose);
+    onnxmini::set_default_log_verbosity(verbose - 1);
+  }
+}
+}  // namespace
 }  // namespace onnxmini_cli
 
 int main(int argc, char** argv) {
   using namespace onnxmini_cli;
   CLI::App app{"onnxmini: a mini ONNX inference runtime with a built-in profiler"};
   app.require_subcommand(1);
+  // Global logging options (docs/logging.md), accepted before or after the command.
+  app.fallthrough();
+  int verbose = 0;
+  std::string log_level;
+  app.add_flag("-v,--verbose", verbose,
+               "log verbose messages (kernel per node, rewrites, ...) to stderr; repeat (-vv) for more detail");
+  app.add_option("--log-level", log_level, "verbose, info, warning (default), error, fatal, or 0-4");
   std::vector<std::pair<CLI::App*, std::function<int()>>> runners;
   for (auto& c : commands()) {
     size_t before = app.get_subcommands({}).size();
@@ -48,6 +67,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    set_log_levels(verbose, log_level);
     for (auto& [sub, run] : runners)
       if (sub->parsed()) return run();
   } catch (const onnxmini::Error& e) {

@@ -161,7 +161,7 @@ TEST(EinsumPlan, ChainContractsSmallPairFirst) {
 TEST(EinsumPlan, TimeOptimizerTimesCandidatesAndIsCached) {
   EinsumOptions o;
   o.optimize = EinsumOptimize::Time;
-  o.progress = false;
+  o.progress = nullptr;
   o.time_candidates = 4;
   const auto p = einsum_plan("abc,cbd->ad", {{8, 6, 5}, {5, 6, 7}}, o);
   EXPECT_EQ(p.optimizer, "time");
