@@ -18,6 +18,7 @@ class SessionOptions:
     enable_profiling: bool
     profile_file_prefix: str
     intra_op_num_threads: int
+    enable_mem_pattern: bool
     graph_optimization_level: int
     log_severity_level: int
     log_verbosity_level: int

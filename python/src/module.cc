@@ -148,6 +148,7 @@ profile_max_runs, profile_max_events, profile_memory_counters.)doc")
       .def_readwrite("profile_file_prefix", &SessionOptions::profile_file_prefix)
       .def_readwrite("intra_op_num_threads", &SessionOptions::intra_op_num_threads)
       .def_readwrite("intra_op_allow_spinning", &SessionOptions::intra_op_allow_spinning)
+      .def_readwrite("enable_mem_pattern", &SessionOptions::enable_mem_pattern)
       .def(
           "add_session_config_entry",
           [](SessionOptions& o, const std::string& key, const std::string& value) {

@@ -99,3 +99,16 @@ def test_profile_lists_body_nodes(tmp_path):
         events = json.load(f)
     kernels = [e["name"][: -len("_kernel_time")] for e in events if e["name"].endswith("_kernel_time")]
     assert kernels == ["relu", "then_add", "if"]
+
+
+def test_mem_pattern_option_keeps_results(tmp_path):
+    """Memory plans on (default) and off give the same results run after run, branches flipping."""
+    on = onnxmini.InferenceSession(_outer_scope_if())
+    so = onnxmini.SessionOptions()
+    assert so.enable_mem_pattern is True
+    so.enable_mem_pattern = False
+    off = onnxmini.InferenceSession(_outer_scope_if(), so)
+    x = np.array([-1, 2, 3], np.float32)
+    for i in range(6):
+        feeds = {"X": x * i, "cond": np.array(i % 3 == 0)}
+        np.testing.assert_array_equal(on.run(None, feeds)[0], off.run(None, feeds)[0])
