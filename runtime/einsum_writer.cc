@@ -26,6 +26,30 @@ namespace einsum_impl {
 
 namespace {
 
+// A tensor graph input/output with a fixed shape.
+void set_tensor_value_info(onnx::ValueInfoProto* vi, const std::string& name, DType dtype, const Shape& shape) {
+  vi->set_name(name);
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(static_cast<int>(dtype));
+  auto* sp = tt->mutable_shape();
+  for (int64_t d : shape) sp->add_dim()->set_dim_value(d);
+}
+
+// The IR version that goes with an opset (the oldest that supports it).
+int64_t ir_version_for(int opset);
+
+// An empty ai.onnx model at `opset` with a graph named "einsum".
+onnx::GraphProto* start_model(onnx::ModelProto& model, int opset) {
+  model.set_ir_version(ir_version_for(opset));
+  model.set_producer_name("onnxmini-einsum");
+  auto* op = model.add_opset_import();
+  op->set_domain("");
+  op->set_version(opset);
+  auto* g = model.mutable_graph();
+  g->set_name("einsum");
+  return g;
+}
+
 struct Exporter {
   const Plan& p;
   int opset;
@@ -173,11 +197,7 @@ struct Exporter {
     std::vector<std::string> name(p.slots.size());
     std::vector<std::vector<int>> letters(p.slots.size());
     auto value_info = [&](onnx::ValueInfoProto* vi, const std::string& n, const Shape& shape) {
-      vi->set_name(n);
-      auto* tt = vi->mutable_type()->mutable_tensor_type();
-      tt->set_elem_type(static_cast<int>(dtype));
-      auto* sp = tt->mutable_shape();
-      for (int64_t d : shape) sp->add_dim()->set_dim_value(d);
+      set_tensor_value_info(vi, n, dtype, shape);
     };
     for (size_t i = 0; i < p.num_inputs(); ++i) {
       const std::string in = fmt::format("in{}", i);
@@ -245,7 +265,6 @@ struct Exporter {
   }
 };
 
-// The IR version that goes with an opset (the oldest that supports it).
 int64_t ir_version_for(int opset) {
   if (opset <= 8) return 3;
   if (opset == 9) return 4;
@@ -265,13 +284,7 @@ std::string export_plan(const Plan& plan, int opset, DType dtype) {
   if (!(dtype == DType::Float32 || dtype == DType::Float64 || dtype == DType::Int32 || dtype == DType::Int64))
     throw Error(ErrorCode::InvalidArgument, fmt::format("einsum export: dtype {} is not supported", dtype_name(dtype)));
   onnx::ModelProto model;
-  model.set_ir_version(ir_version_for(opset));
-  model.set_producer_name("onnxmini-einsum");
-  auto* op = model.add_opset_import();
-  op->set_domain("");
-  op->set_version(opset);
-  auto* g = model.mutable_graph();
-  g->set_name("einsum");
+  auto* g = start_model(model, opset);
   g->set_doc_string(plan.equation + "  plan: " + plan.summary);
   Exporter e{plan, opset, dtype, g};
   e.run(model);
@@ -294,19 +307,9 @@ std::string einsum_model(const std::string& equation, const std::vector<Shape>& 
   if (opset < 12) throw Error(ErrorCode::InvalidArgument, fmt::format("Einsum needs opset >= 12, got {}", opset));
   const Shape out_shape = einsum_output_shape(equation, shapes);
   onnx::ModelProto model;
-  model.set_ir_version(einsum_impl::ir_version_for(opset));
-  model.set_producer_name("onnxmini-einsum");
-  auto* op = model.add_opset_import();
-  op->set_domain("");
-  op->set_version(opset);
-  auto* g = model.mutable_graph();
-  g->set_name("einsum");
+  auto* g = einsum_impl::start_model(model, opset);
   auto add_vi = [&](onnx::ValueInfoProto* vi, const std::string& n, const Shape& s) {
-    vi->set_name(n);
-    auto* tt = vi->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(static_cast<int>(dtype));
-    auto* sp = tt->mutable_shape();
-    for (int64_t d : s) sp->add_dim()->set_dim_value(d);
+    einsum_impl::set_tensor_value_info(vi, n, dtype, s);
   };
   auto* n = g->add_node();
   n->set_op_type("Einsum");
