@@ -90,6 +90,22 @@ TEST(Cli, JsonOutputForScripts) {
   fs::remove_all(dir);
 }
 
+TEST(Cli, MemoryPlanCountsAndSwitch) {
+  const std::string model = std::string(ONNXMINI_SOURCE_DIR) + "/models/kmeans.onnx";
+  CliResult planned = cli("run " + model + " --repeat 3 --json");
+  ASSERT_EQ(planned.exit_code, 0) << planned.err;
+  auto j = nlohmann::json::parse(planned.out);
+  // Runs after the first with the same shapes take their buffers from the plan; the outputs from the pool.
+  EXPECT_GT(j["planned_buffers"].get<int>(), 0);
+  EXPECT_GT(j["pooled_buffers"].get<int>(), 0);
+  CliResult pooled = cli("run " + model + " --repeat 3 --json --no-mem-pattern");
+  ASSERT_EQ(pooled.exit_code, 0) << pooled.err;
+  auto k = nlohmann::json::parse(pooled.out);
+  EXPECT_EQ(k["planned_buffers"].get<int>(), 0);
+  EXPECT_EQ(k["pooled_buffers"].get<int>(), j["planned_buffers"].get<int>() + j["pooled_buffers"].get<int>());
+  EXPECT_EQ(k["outputs"], j["outputs"]);
+}
+
 TEST(Cli, InputsAndSaveOutputsRoundTrip) {
   fs::path dir = scratch("roundtrip");
   std::string model = write_model(dir);

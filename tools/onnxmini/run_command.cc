@@ -30,6 +30,7 @@ struct RunArgs {
   int optimize = 0;  // SessionOptions::graph_optimization_level
   bool json = false;
   bool no_spin = false;
+  bool no_mem_pattern = false;
   std::string gemm = "builtin", kernels = "fast";
   unsigned seed = 0;
   std::string profile_prefix;
@@ -97,6 +98,7 @@ int run_command(const RunArgs& a) {
   SessionOptions opts;
   opts.intra_op_num_threads = a.threads;
   opts.intra_op_allow_spinning = !a.no_spin;
+  opts.enable_mem_pattern = !a.no_mem_pattern;
   opts.graph_optimization_level = a.optimize;
   opts.gemm = gemm_backend_from_string(a.gemm);
   opts.kernels = kernel_mode_from_string(a.kernels);
@@ -172,6 +174,8 @@ int run_command(const RunArgs& a) {
     // with one thread it is the latency a quiet machine would show.
     j["cpu_ms"] = {{"mean", cpu_per_run}};
     j["peak_intermediate_bytes"] = stats.peak_intermediate_bytes;
+    j["planned_buffers"] = stats.planned_buffers;  // of the last run: from the memory plan
+    j["pooled_buffers"] = stats.pooled_buffers;
     j["weight_bytes"] = session->weight_bytes();
     if (a.memory) j["peak_rss_bytes"] = peak_rss_kb() * 1024;
     if (!profile_file.empty()) j["profile_file"] = profile_file;
@@ -202,8 +206,11 @@ int run_command(const RunArgs& a) {
   std::cout << fmt::format("latency over {} run(s), {} thread(s): min {:.3f} ms, median {:.3f} ms, mean {:.3f} ms, max {:.3f} ms\n",
                            a.repeat, a.threads, mn, med, mean, mx);
   if (a.memory)
-    std::cout << fmt::format("memory: peak intermediates {} bytes, weights {} bytes, peak RSS {} bytes\n",
-                             stats.peak_intermediate_bytes, session->weight_bytes(), peak_rss_kb() * 1024);
+    std::cout << fmt::format(
+        "memory: peak intermediates {} bytes, weights {} bytes, peak RSS {} bytes; last run's buffers: {} planned, "
+        "{} from the pool\n",
+        stats.peak_intermediate_bytes, session->weight_bytes(), peak_rss_kb() * 1024, stats.planned_buffers,
+        stats.pooled_buffers);
   if (!profile_file.empty()) std::cout << "profile: " << profile_file << "\n";
   return 0;
 }
@@ -221,6 +228,8 @@ CommandRegistrar reg("run", [](CLI::App& app) -> std::function<int()> {
   sub->add_option("--warmup-ms", args->warmup_ms, "keep warming up until this many milliseconds have passed (default 0)");
   sub->add_option("--threads", args->threads, "intra-op threads (default 1; 0 = all cores)");
   sub->add_flag("--no-spin", args->no_spin, "idle pool threads sleep at once instead of spinning briefly");
+  sub->add_flag("--no-mem-pattern", args->no_mem_pattern,
+                "do not plan buffers per input shapes (every buffer from the pool, as on a first run)");
   sub->add_option("--optimize,--graph-optimization-level", args->optimize,
                   "0 none (default, nodes line up with the model), 1 constant folding and fusions");
   sub->add_option("--seed", args->seed, "seed for generated inputs (default 0)");
