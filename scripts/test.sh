@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh
 BUILD_DIR=${ONNXMINI_BUILD_DIR:-build}
-export ONNXMINI_BUILD_DIR="$(cd "$BUILD_DIR" && pwd)"
+ONNXMINI_BUILD_DIR=$(cd "$BUILD_DIR" && pwd)
+export ONNXMINI_BUILD_DIR  # absolute (it may be given relative): read from other working directories
 status=0
 (cd "$BUILD_DIR" && ctest --output-on-failure -j"$(nproc)") || status=1
 if scripts/install_python.sh; then
