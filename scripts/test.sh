@@ -17,7 +17,7 @@ if scripts/install_python.sh; then
   rc=0
   .venv/bin/python -m pytest tests/python -q -p no:cacheprovider || rc=$?
   if [ $rc -eq 5 ]; then
-    echo "test.sh: pytest collected no tests from tests/python" >&2
+    echo "test.sh: pytest ran no tests from tests/python (exit code 5): a setup problem, not a pass" >&2
   fi
   [ $rc -eq 0 ] || status=1
 else
