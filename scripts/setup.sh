@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(cmake g++ make libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
+APT_PACKAGES=(cmake g++ make ninja-build libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libeigen3-dev libopenblas-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev pybind11-dev python3-venv)
 
