@@ -35,10 +35,10 @@ def models(tmp_path):
 
 
 def cli_path():
-    """The CLI: installed with the package, or ONNXMINI_BUILD_DIR / build-py / build."""
+    """The CLI: installed with the package, or the build tree's (ONNXMINI_BUILD_DIR, default build/)."""
     from onnxmini._cli import cli_path as installed
 
-    for p in (pathlib.Path(installed()), build_dir() / "tools" / "onnxmini", REPO / "build-py" / "tools" / "onnxmini"):
+    for p in (pathlib.Path(installed()), build_dir() / "tools" / "onnxmini"):
         if p.exists():
             return p
     pytest.fail("onnxmini CLI not found: pip install the package or build the onnxmini_cli target")
