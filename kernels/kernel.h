@@ -52,6 +52,8 @@ class Subgraph {
   virtual const std::string& output_name(size_t i) const = 0;
   // Declared element type of input i (Undefined when the body leaves it out).
   virtual DType input_dtype(size_t i) const = 0;
+  // Declared type and shape of output i (Loop/Scan size empty scan outputs from it).
+  virtual const ValueInfo& output_info(size_t i) const = 0;
   virtual void run(KernelContext& ctx, const std::vector<Value>& inputs, std::vector<Value>& outputs) const = 0;
 };
 

@@ -64,6 +64,7 @@ class SubgraphPlan : public Subgraph {
   const std::string& input_name(size_t i) const override { return graph_->inputs.at(i).name; }
   const std::string& output_name(size_t i) const override { return graph_->outputs.at(i).name; }
   DType input_dtype(size_t i) const override { return graph_->inputs.at(i).dtype; }
+  const ValueInfo& output_info(size_t i) const override { return graph_->outputs.at(i); }
   void run(KernelContext& ctx, const std::vector<Value>& inputs, std::vector<Value>& outputs) const override;
   const ExecutionPlan& plan() const { return *plan_; }
 
