@@ -45,9 +45,9 @@ Side collect(const Trace& t, const CompareOptions& o) {
     if (k.run < o.skip_runs) continue;
     auto [it, inserted] = side.sums.emplace(key, std::make_pair(int64_t(0), int64_t(0)));
     if (inserted) side.order.push_back(key);
-    it->second.first += k.dur_us;
+    it->second.first += k.self_us;
     it->second.second += 1;
-    side.total_us += k.dur_us;
+    side.total_us += k.self_us;
   }
   return side;
 }

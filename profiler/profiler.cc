@@ -223,6 +223,16 @@ void Profiler::node_done(RunTrace& run, const NodeTimes& times, size_t live_byte
   rec.done = true;
 }
 
+void Profiler::subgraph_done(RunTrace& run, int64_t begin_ns, int64_t end_ns) {
+  if ((run.nodes.size() + 1) * static_cast<size_t>(s_->per_node) + 2 > s_->options.max_events) return;
+  NodeRecord rec;
+  rec.times.begin_ns = begin_ns;
+  rec.times.end_ns = end_ns;
+  rec.done = true;
+  run.nodes.push_back(rec);
+  ++run.subgraph_executions;
+}
+
 void Profiler::end_run(RunTracePtr run, int64_t execute_begin_ns, int64_t execute_end_ns, int64_t run_begin_ns,
                        int64_t run_end_ns, size_t peak_bytes) {
   if (!run) return;
@@ -231,7 +241,8 @@ void Profiler::end_run(RunTracePtr run, int64_t execute_begin_ns, int64_t execut
   run->run_begin_ns = run_begin_ns;
   run->run_end_ns = run_end_ns;
   run->peak_bytes = peak_bytes;
-  const size_t run_events = run->nodes.size() * s_->per_node + 2 + (s_->options.memory_counters ? 1 : 0);
+  const size_t run_events = (run->nodes.size() - run->subgraph_executions) * s_->per_node +
+                            run->subgraph_executions + 2 + (s_->options.memory_counters ? 1 : 0);
   std::lock_guard<std::mutex> lk(s_->mu);
   if (s_->ended) return;
   s_->reserve_nodes = std::max(s_->reserve_nodes, run->nodes.size());

@@ -5,6 +5,7 @@
 // (runtime/profiler_feed.h). Per run:
 //   begin_run                      - null when this run is not recorded
 //   node(sample) then node_done    - once per node execution, in that order
+//   subgraph_done                  - once per body execution, between its nodes and its parent's node()
 //   end_run                        - hands the run over to the file
 // giving fence_before = prepared-begin, kernel_time = computed-prepared, fence_after = end-computed.
 #pragma once
@@ -49,6 +50,10 @@ class Profiler {
   // After the node's inputs were released: its four timestamps and the live
   // intermediate bytes at that point. Completes the event opened by node().
   void node_done(RunTrace& run, const NodeTimes& times, size_t live_bytes_after);
+  // A subgraph (If branch, Loop iteration, Scan step) finished running its nodes: one
+  // "SequentialExecutor::Execute" event, as onnxruntime writes for each body execution.
+  // Its nodes were reported before it, the node that ran it is reported after it.
+  void subgraph_done(RunTrace& run, int64_t begin_ns, int64_t end_ns);
   // execute_* bracket the node loop ("SequentialExecutor::Execute"); run_* the whole call ("model_run").
   void end_run(RunTracePtr run, int64_t execute_begin_ns, int64_t execute_end_ns, int64_t run_begin_ns,
                int64_t run_end_ns, size_t peak_bytes);

@@ -26,8 +26,11 @@ struct ThreadStatsRecord {
   uint32_t workers_offset = 0;                 // into RunTrace::worker_runs / worker_cores (num_threads-1 each)
 };
 
+// One node execution, or (node == null) one subgraph execution: an If branch, a Loop
+// iteration or a Scan step, written as onnxruntime does, a "SequentialExecutor::Execute"
+// Session event spanning times.begin_ns..end_ns, after the body's node events.
 struct NodeRecord {
-  const ProfiledNode* node = nullptr;
+  const ProfiledNode* node = nullptr;  // null: a subgraph execution
   NodeTimes times;
   uint32_t tensors_offset = 0;  // inputs then outputs, into RunTrace::tensors
   uint16_t num_inputs = 0, num_outputs = 0;
@@ -44,6 +47,7 @@ class RunTrace {
   int64_t tid = 0;
   std::thread::id thread_id;
   std::vector<NodeRecord> nodes;
+  size_t subgraph_executions = 0;  // records in `nodes` with node == null
   std::vector<TensorRecord> tensors;
   std::vector<int64_t> dims;
   std::vector<ThreadStatsRecord> thread_stats;

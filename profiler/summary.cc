@@ -43,8 +43,8 @@ Summary summarize(const Trace& trace, const SummaryOptions& options) {
     SummaryRow& row = groups[key];
     std::tie(row.op, row.node, row.input_shapes, row.output_shapes) = key;
     row.count += 1;
-    row.total_us += k.dur_us;
-    s.total_us += k.dur_us;
+    row.total_us += k.self_us;
+    s.total_us += k.self_us;
   }
   for (auto& [key, row] : groups) {
     row.mean_us = row.count ? double(row.total_us) / row.count : 0;

@@ -2,8 +2,20 @@
 // onnx-array-api does it: a kernel event belongs to the run whose
 // "SequentialExecutor::Execute" event comes next in the file (onnxruntime and
 // onnxmini write a run's node events before its Execute event).
+//
+// Control flow: onnxruntime (and onnxmini) also write one Execute event per body
+// execution (If branch, Loop iteration, Scan step), after the body's node events and
+// before the kernel event of the node that ran it, which spans them. Events are in
+// the order they end, so the events nested in an event are the ones just before it
+// whose span lies inside its span: a stack rebuilds the tree. Nesting alternates (an
+// Execute holds kernel events, a kernel event holds Executes), which keeps 0 us events
+// in the same microsecond (truncated ts) from being taken for children of their
+// siblings. Execute events inside
+// a kernel event are body executions, not runs; their time is taken out of the
+// kernel event's own time (self_us).
 #include "onnxmini/profile.h"
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -35,6 +47,17 @@ int64_t int_field(const nlohmann::json& e, const char* key, const std::string& w
   return it->get<int64_t>();
 }
 
+// An event that may contain others, waiting for the event that contains it.
+struct Span {
+  int64_t ts = 0, end = 0;
+  int kernel = -1;         // index into Trace::kernels; -1: an Execute event
+  int64_t execute_dur = 0;  // Execute events: their dur
+  size_t order = 0;         // Execute events: index into `executes`
+};
+
+// ts and dur are truncated separately, so a child's end may pass its parent's by 1 us.
+bool inside(const Span& child, int64_t ts, int64_t end) { return child.ts >= ts && child.end <= end + 1; }
+
 }  // namespace
 
 Trace parse_trace(const std::string& text, const std::string& path) {
@@ -49,24 +72,42 @@ Trace parse_trace(const std::string& text, const std::string& path) {
   if (!doc.is_array()) throw Error(ErrorCode::InvalidArgument, "profile '" + path + "' is not a JSON array of events");
   Trace trace;
   trace.path = path;
+  std::vector<Span> open;              // events not yet known to be inside another
+  std::vector<size_t> kernel_order;    // per kernel event: position among kernels and Executes
+  std::vector<std::pair<size_t, bool>> executes;  // per Execute: (position, inside a kernel)
+  size_t position = 0;
+  std::vector<int> in_execute;   // per kernel event: the Execute event containing it, -1: none yet
+  std::vector<int> owner;        // per Execute event: the kernel event that ran it, -1: a run
   for (size_t i = 0; i < doc.size(); ++i) {
     const nlohmann::json& e = doc[i];
     const std::string where = "profile '" + path + "' event " + std::to_string(i);
     if (!e.is_object() || !e.contains("name") || !e["name"].is_string()) throw Error(ErrorCode::InvalidArgument, where + ": not an event with a name");
     const std::string name = e["name"].get<std::string>();
     if (name == "SequentialExecutor::Execute") {
-      ++trace.num_runs;
+      Span sp;
+      sp.ts = int_field(e, "ts", where);
+      sp.execute_dur = int_field(e, "dur", where);
+      sp.end = sp.ts + sp.execute_dur;
+      // The nodes it ran are inside it; none of them contains a later event.
+      sp.order = executes.size();
+      while (!open.empty() && open.back().kernel >= 0 && inside(open.back(), sp.ts, sp.end)) {
+        in_execute[open.back().kernel] = static_cast<int>(sp.order);
+        open.pop_back();
+      }
+      owner.push_back(-1);
+      executes.emplace_back(position++, false);
+      open.push_back(sp);
       continue;
     }
     if (name == "model_run") {
       trace.run_us.push_back(int_field(e, "dur", where));
+      open.clear();
       continue;
     }
     if (!ends_with(name, kKernelSuffix, sizeof kKernelSuffix - 1)) continue;
     static const nlohmann::json kEmpty = nlohmann::json::object();
     const nlohmann::json& args = e.contains("args") && e["args"].is_object() ? e["args"] : kEmpty;
     KernelEvent k;
-    k.run = trace.num_runs;
     k.node = name.substr(0, name.size() - (sizeof kKernelSuffix - 1));
     k.op = arg_text(args, "op_name");
     k.provider = arg_text(args, "provider");
@@ -76,7 +117,39 @@ Trace parse_trace(const std::string& text, const std::string& path) {
     if (!index.empty() && index.find_first_not_of("0123456789") == std::string::npos) k.node_index = std::stoll(index);
     k.dur_us = int_field(e, "dur", where);
     k.ts_us = int_field(e, "ts", where);
+    const int self = static_cast<int>(trace.kernels.size());
+    int64_t bodies_us = 0;
+    while (!open.empty() && open.back().kernel < 0 && inside(open.back(), k.ts_us, k.ts_us + k.dur_us)) {
+      const Span& body = open.back();
+      bodies_us += body.execute_dur;
+      executes[body.order].second = true;
+      owner[body.order] = self;
+      open.pop_back();
+    }
+    k.self_us = std::max<int64_t>(0, k.dur_us - bodies_us);
+    Span sp;
+    sp.ts = k.ts_us;
+    sp.end = k.ts_us + k.dur_us;
+    sp.kernel = self;
+    open.push_back(sp);
+    in_execute.push_back(-1);
+    kernel_order.push_back(position++);
     trace.kernels.push_back(std::move(k));
+  }
+  // A kernel event belongs to the run of the first top-level Execute after it.
+  size_t next_execute = 0;
+  int run = 0;
+  for (size_t i = 0; i < trace.kernels.size(); ++i) {
+    for (; next_execute < executes.size() && executes[next_execute].first < kernel_order[i]; ++next_execute)
+      if (!executes[next_execute].second) ++run;
+    trace.kernels[i].run = run;
+  }
+  for (const auto& x : executes) (x.second ? trace.subgraph_executions : trace.num_runs) += 1;
+  // Depth: one more than the node that ran the body it sits in. That node's event comes
+  // later in the file, so walk from the last event back.
+  for (size_t i = trace.kernels.size(); i-- > 0;) {
+    const int e = in_execute[i];
+    if (e >= 0 && owner[e] >= 0) trace.kernels[i].depth = trace.kernels[owner[e]].depth + 1;
   }
   return trace;
 }

@@ -155,6 +155,10 @@ class Writer {
     for (const NodeRecord& n : run.nodes) {
       if (!n.done) continue;
       const NodeTimes& t = n.times;
+      if (!n.node) {  // a body execution, after its nodes
+        session("SequentialExecutor::Execute", run.tid, t.begin_ns, t.end_ns);
+        continue;
+      }
       if (d_.layout == ProfileLayout::Fences) fence(run, n, "_fence_before", t.begin_ns, t.prepared_ns);
       kernel(run, n);
       if (d_.layout == ProfileLayout::Fences) fence(run, n, "_fence_after", t.computed_ns, t.end_ns);

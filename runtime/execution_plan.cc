@@ -4,6 +4,7 @@
 
 #include "runtime/executor.h"
 #include "runtime/node_kernel.h"
+#include "runtime/profiler_feed.h"
 
 namespace onnxmini {
 
@@ -104,6 +105,8 @@ void SubgraphPlan::run(KernelContext& ctx, const std::vector<Value>& inputs, std
   const Graph& g = *graph_;
   if (inputs.size() != g.input_ids.size())
     ctx.fail("body '{}' takes {} inputs, got {}", g.graph_name, g.input_ids.size(), inputs.size());
+  ProfiledRun* trace = outer->run_state().trace;
+  const int64_t begin_ns = trace ? Profiler::now_ns() : 0;
   ExecutionScope frame(*plan_, outer->run_state(), outer);
   frame.bind_outer_values();
   for (size_t i = 0; i < inputs.size(); ++i) frame.set(g.input_ids[i], inputs[i]);
@@ -114,6 +117,8 @@ void SubgraphPlan::run(KernelContext& ctx, const std::vector<Value>& inputs, std
     if (outputs[i].is_none())
       ctx.fail("body '{}' did not produce its output {} '{}'", g.graph_name, i, g.outputs[i].name);
   }
+  // onnxruntime writes one SequentialExecutor::Execute per body execution (docs/profiler.md, Control flow).
+  if (trace) trace->subgraph_done(begin_ns, Profiler::now_ns());
 }
 
 }  // namespace onnxmini

@@ -35,6 +35,8 @@ class ProfiledRun {
             const KernelStats& stats);
   // After the node's inputs were released.
   void node_done(const NodeTimes& times, size_t live_bytes_after) { profiler_.node_done(*trace_, times, live_bytes_after); }
+  // A body (If branch, Loop iteration, Scan step) ran its nodes between the two times.
+  void subgraph_done(int64_t begin_ns, int64_t end_ns) { profiler_.subgraph_done(*trace_, begin_ns, end_ns); }
   // After the node loop and the output collection; does nothing when the run is not recorded.
   void end(int64_t execute_begin_ns, int64_t execute_end_ns, int64_t run_begin_ns, int64_t run_end_ns,
            size_t peak_bytes);

@@ -21,7 +21,7 @@ namespace profile {
 
 // One "<node>_kernel_time" event.
 struct KernelEvent {
-  int run = 0;               // 0-based; a run ends at its "SequentialExecutor::Execute" event
+  int run = 0;               // 0-based; a run ends at its top-level "SequentialExecutor::Execute" event
   std::string node;          // event name without "_kernel_time"
   std::string op;            // args.op_name
   std::string provider;      // args.provider
@@ -30,12 +30,18 @@ struct KernelEvent {
   int64_t node_index = -1;
   int64_t dur_us = 0;
   int64_t ts_us = 0;
+  // Control flow (If/Loop/Scan): the event's own time, dur_us minus the
+  // "SequentialExecutor::Execute" events of the bodies it ran (= dur_us for other nodes),
+  // and how deep the node sits: 0 in the main graph, 1 in a body of a main-graph node...
+  int64_t self_us = 0;
+  int depth = 0;
 };
 
 struct Trace {
   std::string path;
   std::vector<KernelEvent> kernels;  // file order
-  int num_runs = 0;                  // number of SequentialExecutor::Execute events
+  int num_runs = 0;                  // number of top-level SequentialExecutor::Execute events
+  int subgraph_executions = 0;       // body executions (Execute events inside a kernel event)
   std::vector<int64_t> run_us;       // duration of each model_run
 };
 
@@ -79,7 +85,7 @@ struct SummaryOptions {
 struct SummaryRow {
   std::string op, node, input_shapes, output_shapes;  // node: only by node; shapes: only by shape
   int64_t count = 0;     // kernel events
-  int64_t total_us = 0;  // sum of their durations
+  int64_t total_us = 0;  // sum of their own times (KernelEvent::self_us: bodies not included)
   double mean_us = 0;    // total / count
   double per_run_us = 0; // total / runs
   double share_pct = 0;  // total / all kernel time of the kept runs
@@ -89,7 +95,7 @@ struct Summary {
   std::string path;
   GroupBy by = GroupBy::Op;
   int runs = 0, skipped_runs = 0;
-  int64_t total_us = 0;  // all kernel time of the kept runs
+  int64_t total_us = 0;  // all kernel time of the kept runs (own times, so nothing is counted twice)
   size_t all_rows = 0;   // rows before --top
   std::vector<SummaryRow> rows;  // by total_us, descending
 };
