@@ -46,6 +46,8 @@ void bind_profile(py::module_& m) {
   py::class_<prof::Trace>(p, "Trace", "The kernel events of a profile trace (onnxmini's or onnxruntime's).")
       .def_readonly("path", &prof::Trace::path)
       .def_readonly("num_runs", &prof::Trace::num_runs)
+      .def_readonly("subgraph_executions", &prof::Trace::subgraph_executions,
+                    "Body executions (If branch, Loop iteration, Scan step): Execute events that are not runs.")
       .def_readonly("run_us", &prof::Trace::run_us)
       .def_property_readonly("num_kernel_events", [](const prof::Trace& t) { return t.kernels.size(); })
       .def("__repr__", [](const prof::Trace& t) {

@@ -131,3 +131,10 @@ def test_summary_counts_body_nodes_and_loop_own_time(traces):
                 iterations = 0
         assert {r["node"]: r["total_us"] for r in rows}["the_loop"] == own, path
     assert counts[0] == counts[1] == {"pre": 2, "body_add": 6, "body_id": 6, "the_loop": 2, "post": 2}
+
+
+def test_python_trace_counts_runs_and_iterations(traces):
+    from onnxmini._onnxmini import profile as _profile  # what onnxmini.profiling calls
+    for path in traces:
+        t = _profile.read_trace(path)
+        assert (t.num_runs, t.subgraph_executions, t.num_kernel_events) == (2, 6, 18), path
