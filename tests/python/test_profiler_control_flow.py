@@ -1,5 +1,5 @@
-"""Control flow in traces: onnxmini's trace of a Loop model has the structure of
-onnxruntime's (pip) for the same model and input: the same events in the same order
+"""Control flow in traces: onnxmini's trace of a Loop model (and of a Scan, and of a
+Loop nested in an If) has the structure of onnxruntime's (pip) for the same model and input: the same events in the same order
 (body node events, one SequentialExecutor::Execute per iteration, then the Loop's
 kernel event), the same args keys and values (timings, thread stats and onnxruntime's
 memory-arena keys aside), and `onnxmini profile summary` counts the same events per
@@ -31,23 +31,75 @@ def cli(*args):
     return r.stdout
 
 
-def loop_model(path):
-    """pre = Relu(X); y = Loop(M, "", pre) { acc + X }; z = Neg(y)."""
-    def vi(name, shape, t=TensorProto.FLOAT):
-        return helper.make_tensor_value_info(name, t, shape)
+def vi(name, shape, t=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, t, shape)
+
+
+def save(graph, path):
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+
+
+def scan_model(path):
+    """sf, ys = Scan(s0, xs) { s + x_i, Identity }, 3 steps."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "xi"], ["s_out"], name="scan_add"),
+         helper.make_node("Identity", ["s_out"], ["yi"], name="scan_id")],
+        "scan_body", [vi("s_in", [2]), vi("xi", [2])], [vi("s_out", [2]), vi("yi", [2])])
+    save(helper.make_graph([helper.make_node("Scan", ["s0", "xs"], ["sf", "ys"], name="the_scan", body=body,
+                                             num_scan_inputs=1)],
+                           "main", [vi("s0", [2]), vi("xs", [3, 2])], [vi("sf", [2]), vi("ys", [3, 2])]), path)
+
+
+def if_loop_model(path):
+    """z = Abs(If(c) then { Loop(M, "", X) { acc + X } } else { Neg(X) })."""
     body = helper.make_graph(
         [helper.make_node("Add", ["acc_in", "X"], ["acc_out"], name="body_add"),
          helper.make_node("Identity", ["cond_in"], ["cond_out"], name="body_id")],
         "loop_body", [vi("iter", [], TensorProto.INT64), vi("cond_in", [], TensorProto.BOOL), vi("acc_in", [2])],
         [vi("cond_out", [], TensorProto.BOOL), vi("acc_out", [2])])
-    graph = helper.make_graph(
+    then_g = helper.make_graph([helper.make_node("Loop", ["M", "", "X"], ["t"], name="inner_loop", body=body)],
+                               "then", [], [vi("t", [2])])
+    else_g = helper.make_graph([helper.make_node("Neg", ["X"], ["e"], name="else_neg")], "else", [], [vi("e", [2])])
+    save(helper.make_graph([helper.make_node("If", ["c"], ["y"], name="the_if", then_branch=then_g,
+                                             else_branch=else_g),
+                            helper.make_node("Abs", ["y"], ["z"], name="post")],
+                           "main", [vi("X", [2]), vi("M", [], TensorProto.INT64), vi("c", [], TensorProto.BOOL)],
+                           [vi("z", [2])]), path)
+
+
+def profile_both(tmp_path, model, feeds, runs=2):
+    """onnxmini's (CLI, kernel layout) and onnxruntime's traces of `runs` runs on `feeds`."""
+    ort = pytest.importorskip("onnxruntime")
+    args = ["run", model, "--repeat", runs, "--profile", tmp_path / "mini", "--profile-layout", "kernel", "--json"]
+    for name, value in feeds.items():
+        np.save(tmp_path / f"{name}.npy", value)
+        args += ["--input", f"{name}={tmp_path}/{name}.npy"]
+    ours = json.loads(cli(*args))["profile_file"]
+    so = ort.SessionOptions()
+    so.enable_profiling = True
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.intra_op_num_threads = 1
+    so.profile_file_prefix = str(tmp_path / "ort")
+    sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+    for _ in range(runs):
+        sess.run(None, feeds)
+    return ours, sess.end_profiling()
+
+
+def loop_model(path):
+    """pre = Relu(X); y = Loop(M, "", pre) { acc + X }; z = Neg(y)."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["acc_in", "X"], ["acc_out"], name="body_add"),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"], name="body_id")],
+        "loop_body", [vi("iter", [], TensorProto.INT64), vi("cond_in", [], TensorProto.BOOL), vi("acc_in", [2])],
+        [vi("cond_out", [], TensorProto.BOOL), vi("acc_out", [2])])
+    save(helper.make_graph(
         [helper.make_node("Relu", ["X"], ["r"], name="pre"),
          helper.make_node("Loop", ["M", "", "r"], ["y"], name="the_loop", body=body),
          helper.make_node("Neg", ["y"], ["z"], name="post")],
-        "main", [vi("X", [2]), vi("M", [], TensorProto.INT64)], [vi("z", [2])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, path)
+        "main", [vi("X", [2]), vi("M", [], TensorProto.INT64)], [vi("z", [2])]), path)
 
 
 def run_events(events):
@@ -67,39 +119,47 @@ def structure(events):
 
 @pytest.fixture
 def traces(tmp_path):
-    ort = pytest.importorskip("onnxruntime")
     model = str(tmp_path / "loop.onnx")
     loop_model(model)
-    x = np.array([1.0, -2.0], np.float32)
-    m = np.array(3, np.int64)
-    np.save(tmp_path / "x.npy", x)
-    np.save(tmp_path / "m.npy", m)
-    out = json.loads(cli("run", model, "--input", f"X={tmp_path}/x.npy", "--input", f"M={tmp_path}/m.npy",
-                         "--repeat", 2, "--profile", tmp_path / "mini", "--profile-layout", "kernel", "--json"))
-    ours = out["profile_file"]
-    so = ort.SessionOptions()
-    so.enable_profiling = True
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    so.intra_op_num_threads = 1
-    so.profile_file_prefix = str(tmp_path / "ort")
-    sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
-    for _ in range(2):
-        sess.run(None, {"X": x, "M": m})
-    theirs = sess.end_profiling()
-    return ours, theirs
+    return profile_both(tmp_path, model, {"X": np.array([1.0, -2.0], np.float32), "M": np.array(3, np.int64)})
 
 
-def test_loop_trace_has_onnxruntimes_structure(traces):
-    ours, theirs = (json.load(open(p)) for p in traces)
+def same_structure(ours, theirs):
     ours_s, theirs_s = structure(ours), structure(theirs)
-    # Same events in the same order: per run 1 + 3 x (2 body nodes + Execute) + Loop + Neg + Execute + model_run.
     assert [n for n, _ in ours_s] == [n for n, _ in theirs_s]
-    assert len(ours_s) == 2 * 14
-    assert sum(n == "SequentialExecutor::Execute" for n, _ in ours_s) == 2 * 4
     for (name, a), (_, b) in zip(ours_s, theirs_s):
         # onnxruntime's keys are all there with its values; onnxmini's extra keys on top.
         assert set(b) <= set(a), (name, set(b) - set(a))
         assert {k: a[k] for k in b} == b, name
+    return ours_s
+
+
+def test_loop_trace_has_onnxruntimes_structure(traces):
+    ours, theirs = (json.load(open(p)) for p in traces)
+    ours_s = same_structure(ours, theirs)
+    # Per run: 1 + 3 x (2 body nodes + Execute) + Loop + Neg + Execute + model_run.
+    assert len(ours_s) == 2 * 14
+    assert sum(n == "SequentialExecutor::Execute" for n, _ in ours_s) == 2 * 4
+
+
+def test_scan_trace_has_onnxruntimes_structure(tmp_path):
+    model = str(tmp_path / "scan.onnx")
+    scan_model(model)
+    ours, theirs = profile_both(tmp_path, model, {"s0": np.array([1.0, -2.0], np.float32),
+                                                  "xs": np.ones((3, 2), np.float32)})
+    ours_s = same_structure(json.load(open(ours)), json.load(open(theirs)))
+    assert sum(n == "SequentialExecutor::Execute" for n, _ in ours_s) == 2 * 4  # 3 steps + the run, twice
+
+
+@pytest.mark.parametrize("cond", [True, False])
+def test_loop_in_if_trace_has_onnxruntimes_structure(tmp_path, cond):
+    model = str(tmp_path / "if_loop.onnx")
+    if_loop_model(model)
+    ours, theirs = profile_both(tmp_path, model, {"X": np.array([1.0, -2.0], np.float32),
+                                                  "M": np.array(2, np.int64), "c": np.array(cond)})
+    ours_s = same_structure(json.load(open(ours)), json.load(open(theirs)))
+    # then: 2 iterations + the branch + the run; else: the branch + the run.
+    assert sum(n == "SequentialExecutor::Execute" for n, _ in ours_s) == 2 * (4 if cond else 2)
 
 
 def test_loop_kernel_event_spans_its_iterations(traces):
