@@ -72,6 +72,7 @@ std::string describe_value(const Value& v) {
     }
     return fmt::format("{{{}}}", fmt::join(parts, ", "));
   }
+  if (v.is_optional()) return v.has_element() ? "optional: " + describe_value(v.optional_element()) : "empty optional";
   return "none";
 }
 
@@ -152,13 +153,14 @@ int run_command(const RunArgs& a) {
   if (!a.save_dir.empty()) {
     fs::create_directories(a.save_dir);
     for (size_t i = 0; i < outputs.size(); ++i) {
-      if (!outputs[i].is_tensor()) {
+      // Tensors as TensorProto, sequences as SequenceProto, optionals as OptionalProto; maps have no writer.
+      if (outputs[i].is_map()) {
         std::cerr << fmt::format("onnxmini: warning: output '{}' is a {}, not saved\n", session->outputs()[i].name,
                                  outputs[i].type_string());
         continue;
       }
-      write_tensor_pb((fs::path(a.save_dir) / fmt::format("output_{}.pb", i)).string(), outputs[i].tensor(),
-                      session->outputs()[i].name);
+      write_value_pb((fs::path(a.save_dir) / fmt::format("output_{}.pb", i)).string(), outputs[i],
+                     session->outputs()[i].name);
     }
   }
 
