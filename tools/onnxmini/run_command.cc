@@ -54,6 +54,16 @@ std::string head_values(const Tensor& t, int count) {
   return fmt::format("[{}{}]", fmt::join(parts, ", "), t.numel() > count ? ", ..." : "");
 }
 
+// True when `v` is a map or contains one (a sequence of maps, an optional map): no .pb writer for those.
+bool holds_map(const Value& v) {
+  if (v.is_map()) return true;
+  if (v.is_optional()) return v.has_element() && holds_map(v.optional_element());
+  if (v.is_sequence())
+    for (const Value& item : v.sequence_items())
+      if (holds_map(item)) return true;
+  return false;
+}
+
 std::string describe_value(const Value& v) {
   if (v.is_tensor())
     return fmt::format("{} {} {}", dtype_name(v.tensor().dtype()), shape_to_string(v.tensor().shape()), head_values(v.tensor(), 8));
@@ -153,8 +163,9 @@ int run_command(const RunArgs& a) {
   if (!a.save_dir.empty()) {
     fs::create_directories(a.save_dir);
     for (size_t i = 0; i < outputs.size(); ++i) {
-      // Tensors as TensorProto, sequences as SequenceProto, optionals as OptionalProto; maps have no writer.
-      if (outputs[i].is_map()) {
+      // Tensors as TensorProto, sequences as SequenceProto, optionals as OptionalProto; maps
+      // (ZipMap's sequence of maps) have no writer and are skipped.
+      if (holds_map(outputs[i])) {
         std::cerr << fmt::format("onnxmini: warning: output '{}' is a {}, not saved\n", session->outputs()[i].name,
                                  outputs[i].type_string());
         continue;
