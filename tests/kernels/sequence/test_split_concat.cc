@@ -117,3 +117,28 @@ TEST(ConcatFromSequence, MismatchedShapesAndEmptySequencesFailNamingTheNode) {
   expect_error_containing([&] { s->run({{"S", Value::sequence({})}}); },
                           {"ConcatFromSequence 'stack'", "empty sequence"});
 }
+
+TEST(SplitToSequence, PiecesSurviveRepeatedRunsWithAMemoryPattern) {
+  // Runs after the first reuse the recorded buffer layout: the pieces held in the
+  // sequence must not share bytes with later allocations of the same run.
+  ModelBuilder mb(11);
+  mb.input("X", DType::Float32, {3, 4});
+  mb.node("SplitToSequence", {"X"}, {"S"}).attr("axis", int64_t{0}).attr("keepdims", int64_t{0});
+  mb.node("Neg", {"X"}, {"N"});
+  mb.node("SplitToSequence", {"N"}, {"T"}).attr("axis", int64_t{1});
+  mb.node("ConcatFromSequence", {"S"}, {"Y"}).attr("axis", int64_t{0}).attr("new_axis", int64_t{1});
+  mb.node("ConcatFromSequence", {"T"}, {"Z"}).attr("axis", int64_t{1});
+  mb.output("Y");
+  mb.output("Z");
+  auto s = mb.session();
+  for (int run = 0; run < 4; ++run) {
+    std::vector<float> v(12);
+    std::iota(v.begin(), v.end(), static_cast<float>(run * 100));
+    const Tensor x = Tensor::from_vector<float>({3, 4}, v);
+    std::vector<float> neg(12);
+    for (size_t i = 0; i < 12; ++i) neg[i] = -v[i];
+    auto out = s->run({{"X", x}});
+    EXPECT_TRUE(tensors_near(out[0].tensor(), x, 0, 0)) << run;
+    EXPECT_TRUE(tensors_near(out[1].tensor(), Tensor::from_vector<float>({3, 4}, neg), 0, 0)) << run;
+  }
+}
