@@ -17,6 +17,18 @@ const Map& Value::map_value() const {
   throw Error(ErrorCode::InvalidArgument, "value is a " + type_string() + ", not a map");
 }
 
+bool Value::has_element() const {
+  auto* o = std::get_if<OptionalSlot>(&v_);
+  return o && o->element;
+}
+
+const Value& Value::optional_element() const {
+  auto* o = std::get_if<OptionalSlot>(&v_);
+  if (!o) throw Error(ErrorCode::InvalidArgument, "value is a " + type_string() + ", not an optional");
+  if (!o->element) throw Error(ErrorCode::InvalidArgument, "the optional is empty");
+  return *o->element;
+}
+
 std::string Value::type_string() const {
   switch (kind()) {
     case Kind::None: return "none";
@@ -29,6 +41,7 @@ std::string Value::type_string() const {
       const Map& m = map_value();
       return std::string("map(") + dtype_name(m.keys.dtype()) + ",tensor(" + dtype_name(m.values.dtype()) + "))";
     }
+    case Kind::Optional: return "optional(" + (has_element() ? optional_element().type_string() : "?") + ")";
   }
   return "?";
 }

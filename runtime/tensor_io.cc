@@ -124,4 +124,16 @@ void write_tensor_pb(const std::string& path, const Tensor& t, const std::string
   spit(path, serialize_tensor_pb(t, name));
 }
 
+Value read_value_pb(const std::string& path, const std::string& onnx_type, std::string* name) {
+  try {
+    return parse_value_pb(slurp(path), onnx_type, name);
+  } catch (const Error& e) {
+    throw Error(e.code(), "'" + path + "': " + e.what());
+  }
+}
+
+void write_value_pb(const std::string& path, const Value& value, const std::string& name) {
+  spit(path, serialize_value_pb(value, name));
+}
+
 }  // namespace onnxmini

@@ -181,4 +181,167 @@ std::string serialize_tensor_pb(const Tensor& t, const std::string& name) {
   return p.SerializeAsString();
 }
 
+// ---- SequenceProto and OptionalProto (onnx-data.proto) ----
+// libonnx-dev's onnx.proto, which the build generates code from, lacks these two
+// messages, so they are read and written here with the protobuf wire format by
+// hand; their tensors go through the generated TensorProto. Both messages number
+// their fields alike: name=1, elem_type=2, then tensor=3, sparse tensor=4,
+// sequence=5, map=6, optional=7 (repeated in SequenceProto, single in OptionalProto).
+namespace {
+
+enum ElemType : uint64_t { kUndefined = 0, kTensor = 1, kSparseTensor = 2, kSequence = 3, kMap = 4, kOptional = 5 };
+enum class Message { Sequence, Optional };
+
+void put_varint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out += static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  out += static_cast<char>(v);
+}
+
+void put_bytes(std::string& out, int field, const std::string& bytes) {
+  put_varint(out, static_cast<uint64_t>(field) << 3 | 2);
+  put_varint(out, bytes.size());
+  out += bytes;
+}
+
+// One field of a message being read.
+struct Field {
+  int number = 0;
+  uint64_t varint = 0;    // wire type 0
+  std::string bytes;      // wire type 2
+};
+
+class WireReader {
+ public:
+  WireReader(const std::string& data, const std::string& what) : p_(data.data()), end_(p_ + data.size()), what_(what) {}
+  bool next(Field& f) {
+    if (p_ == end_) return false;
+    const uint64_t tag = varint();
+    f.number = static_cast<int>(tag >> 3);
+    switch (tag & 7) {
+      case 0: f.varint = varint(); break;
+      case 1: skip(8); break;
+      case 2: {
+        const uint64_t n = varint();
+        if (n > static_cast<uint64_t>(end_ - p_)) fail("a field runs past the end");
+        f.bytes.assign(p_, static_cast<size_t>(n));
+        p_ += n;
+        break;
+      }
+      case 5: skip(4); break;
+      default: fail(fmt::format("field {} has unsupported wire type {}", f.number, tag & 7));
+    }
+    return true;
+  }
+
+ private:
+  uint64_t varint() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (p_ == end_) fail("truncated varint");
+      const auto b = static_cast<uint8_t>(*p_++);
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    fail("varint too long");
+  }
+  void skip(size_t n) {
+    if (n > static_cast<size_t>(end_ - p_)) fail("a field runs past the end");
+    p_ += n;
+  }
+  [[noreturn]] void fail(const std::string& why) const {
+    throw Error(ErrorCode::InvalidArgument, fmt::format("{}: not a valid protobuf message ({})", what_, why));
+  }
+  const char* p_;
+  const char* end_;
+  const std::string& what_;
+};
+
+Value parse_container(const std::string& bytes, Message kind, const std::string& what, std::string* name);
+
+Tensor parse_tensor_field(const std::string& bytes, const std::string& what) {
+  onnx::TensorProto p;
+  if (!p.ParseFromString(bytes)) throw Error(ErrorCode::InvalidArgument, what + ": not a valid TensorProto");
+  return tensor_from_proto(p, "", what);
+}
+
+// A SequenceProto or OptionalProto: its elements by field number.
+Value parse_container(const std::string& bytes, Message kind, const std::string& what, std::string* name) {
+  const char* message = kind == Message::Sequence ? "SequenceProto" : "OptionalProto";
+  WireReader reader(bytes, what);
+  std::vector<Value> items;
+  Field f;
+  while (reader.next(f)) {
+    const std::string item_what = fmt::format("{} item {}", what, items.size());
+    switch (f.number) {
+      case 1: if (name) *name = f.bytes; break;
+      case 2: break;  // elem_type: the fields present say it
+      case 3: items.emplace_back(parse_tensor_field(f.bytes, item_what)); break;
+      case 5: items.push_back(parse_container(f.bytes, Message::Sequence, item_what, nullptr)); break;
+      case 7: items.push_back(parse_container(f.bytes, Message::Optional, item_what, nullptr)); break;
+      case 4:
+      case 6:
+        throw Error(ErrorCode::NotImplemented,
+                    fmt::format("{}: {} holds {}, which onnxmini does not read", what, message,
+                                f.number == 4 ? "sparse tensors" : "maps"));
+      default: break;  // unknown fields are skipped, as protobuf does
+    }
+  }
+  if (kind == Message::Sequence) return Value::sequence(std::move(items));
+  if (items.size() > 1) throw Error(ErrorCode::InvalidArgument, fmt::format("{}: OptionalProto holds {} values", what, items.size()));
+  return items.empty() ? Value::optional() : Value::optional(std::move(items.front()));
+}
+
+uint64_t elem_type_of(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::Tensor: return kTensor;
+    case Value::Kind::Sequence: return kSequence;
+    case Value::Kind::Optional: return kOptional;
+    case Value::Kind::Map: return kMap;
+    case Value::Kind::None: break;
+  }
+  return kUndefined;
+}
+
+// The bytes of `v` as the message its kind calls for (TensorProto, SequenceProto, OptionalProto).
+std::string serialize_any(const Value& v, const std::string& name) {
+  if (v.is_tensor()) return serialize_tensor_pb(v.tensor(), name);
+  if (v.is_map()) throw Error(ErrorCode::NotImplemented, "cannot write a map as a .pb file");
+  if (v.is_none()) throw Error(ErrorCode::InvalidArgument, "cannot write a missing value as a .pb file");
+  std::string out;
+  if (!name.empty()) put_bytes(out, 1, name);
+  auto put_item = [&out](const Value& item) {
+    if (item.is_map() || item.is_none())
+      throw Error(ErrorCode::NotImplemented, "cannot write " + item.type_string() + " inside a sequence or optional");
+    const uint64_t t = elem_type_of(item);
+    put_bytes(out, t == kTensor ? 3 : t == kSequence ? 5 : 7, serialize_any(item, ""));
+  };
+  if (v.is_sequence()) {
+    const auto& items = v.sequence_items();
+    // elem_type: TENSOR for an empty sequence too (onnx writes a typed one).
+    put_varint(out, 2 << 3 | 0);
+    put_varint(out, items.empty() ? kTensor : elem_type_of(items.front()));
+    for (const Value& item : items) put_item(item);
+  } else {  // optional
+    if (v.has_element()) {
+      put_varint(out, 2 << 3 | 0);
+      put_varint(out, elem_type_of(v.optional_element()));
+      put_item(v.optional_element());
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Value parse_value_pb(const std::string& bytes, const std::string& onnx_type, std::string* name) {
+  if (onnx_type.rfind("seq(", 0) == 0) return parse_container(bytes, Message::Sequence, "SequenceProto", name);
+  if (onnx_type.rfind("optional(", 0) == 0) return parse_container(bytes, Message::Optional, "OptionalProto", name);
+  return Value(parse_tensor_pb(bytes, name));
+}
+
+std::string serialize_value_pb(const Value& value, const std::string& name) { return serialize_any(value, name); }
+
 }  // namespace onnxmini

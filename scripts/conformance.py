@@ -38,7 +38,9 @@ ConvTranspose MaxPool AveragePool GlobalAveragePool GlobalMaxPool BatchNormaliza
 LayerNormalization Softmax LogSoftmax ReduceSum ReduceSumSquare ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1
 ReduceL2 ReduceLogSum ReduceLogSumExp Add Sub Mul Div Pow Mod Max Min Sum Mean Equal Less Greater LessOrEqual
 GreaterOrEqual And Or Not Xor Abs Neg Sqrt Exp Log Reciprocal Floor Ceil Round Sign Erf Sin Cos Tanh Sigmoid
-HardSigmoid Relu LeakyRelu Elu Selu PRelu Softplus Clip Gelu IsNaN IsInf If Loop Scan""".split()
+HardSigmoid Relu LeakyRelu Elu Selu PRelu Softplus Clip Gelu IsNaN IsInf If Loop Scan SequenceEmpty SequenceConstruct
+SequenceInsert SequenceAt SequenceErase SequenceLength SplitToSequence ConcatFromSequence SequenceMap Optional
+OptionalHasElement OptionalGetElement""".split()
 
 P = onnx.TensorProto
 NARROW_TYPES = {P.FLOAT8E4M3FN: "float8", P.FLOAT8E4M3FNUZ: "float8", P.FLOAT8E5M2: "float8",
@@ -117,8 +119,6 @@ def reason_for(test, op, model, message):
         return f"{'/'.join(narrow)} types are not supported"
     if P.STRING in _elem_types(model):
         return "string tensors are not supported by this op"
-    if any(not vi.type.HasField("tensor_type") for vi in list(model.graph.input) + list(model.graph.output)):
-        return "sequence/optional graph inputs or outputs (SequenceProto/OptionalProto test data) are not supported"
     node = model.graph.node[0]
     if op == "BatchNormalization" and (len(node.output) > 1 or any(a.name == "training_mode" and a.i for a in node.attribute)):
         return "training-mode BatchNormalization (running statistics outputs) is not supported"

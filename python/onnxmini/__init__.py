@@ -204,9 +204,13 @@ class InferenceSession:
             value); ``None`` or ``[]`` for all graph outputs
         :param input_feed: ``{name: numpy array}``. C-contiguous arrays of the
             declared dtype are used without a copy; non-contiguous ones are
-            copied first; another dtype raises :class:`InvalidArgument`
-        :return: a list of numpy arrays (sequences of maps, e.g. ZipMap, as
-            lists of dicts)
+            copied first; another dtype raises :class:`InvalidArgument`.
+            An input declared ``seq(tensor(...))`` takes a list of arrays; one
+            declared ``optional(...)`` takes ``None`` (an empty optional) or
+            its element
+        :return: a list of numpy arrays; sequences as lists of arrays (of
+            dicts for sequences of maps, e.g. ZipMap); optionals as their
+            element, or ``None`` when empty
 
         The GIL is released while the model runs, so runs from several Python
         threads proceed in parallel.

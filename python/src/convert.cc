@@ -180,8 +180,39 @@ py::object value_to_python(const Value& v) {
       for (int64_t i = 0; i < m.keys.numel(); ++i) out[scalar_at(m.keys, i)] = scalar_at(m.values, i);
       return std::move(out);
     }
+    // An optional is its element, or None when empty (as onnxruntime returns it).
+    case Value::Kind::Optional: return v.has_element() ? value_to_python(v.optional_element()) : py::none();
     default: return py::none();
   }
+}
+
+namespace {
+// "seq(tensor(float))" -> "tensor(float)" when `type` is "<prefix>(...)"; empty otherwise.
+std::string inner_type(const std::string& type, const std::string& prefix) {
+  if (type.size() < prefix.size() + 2 || type.compare(0, prefix.size() + 1, prefix + "(") != 0 || type.back() != ')')
+    return "";
+  return type.substr(prefix.size() + 1, type.size() - prefix.size() - 2);
+}
+}  // namespace
+
+Value value_from_python(py::handle obj, const std::string& onnx_type, const std::string& what) {
+  const std::string seq_item = inner_type(onnx_type, "seq");
+  if (!seq_item.empty()) {
+    if (!py::isinstance<py::list>(obj) && !py::isinstance<py::tuple>(obj))
+      throw Error(ErrorCode::InvalidArgument, what + ": expected a list of arrays for " + onnx_type + ", got " +
+                                                  py::str(py::type::of(obj).attr("__name__")).cast<std::string>());
+    std::vector<Value> items;
+    size_t i = 0;
+    for (py::handle item : obj)
+      items.push_back(value_from_python(item, seq_item, what + " item " + std::to_string(i++)));
+    return Value::sequence(std::move(items));
+  }
+  const std::string element = inner_type(onnx_type, "optional");
+  if (!element.empty()) {
+    if (obj.is_none()) return Value::optional();
+    return Value::optional(value_from_python(obj, element, what));
+  }
+  return Value(tensor_from_array(obj, what, /*allow_copy=*/true));
 }
 
 }  // namespace onnxmini_py

@@ -30,8 +30,11 @@ py::dtype numpy_dtype(onnxmini::DType t);
 // `what` names the value in error messages ("input 'X'").
 onnxmini::Tensor tensor_from_array(py::handle obj, const std::string& what, bool allow_copy, bool writable = false);
 
-// Tensor -> numpy array (see above); Value -> array, list (sequence) or dict (map).
+// Tensor -> numpy array (see above); Value -> array, list (sequence), dict (map), element or None (optional).
 py::object tensor_to_array(const onnxmini::Tensor& t);
 py::object value_to_python(const onnxmini::Value& v);
+// A feed for an input of ONNX type `onnx_type` (ValueInfo::type): "seq(...)" takes a list
+// of items, "optional(...)" None (empty) or its element, anything else an array.
+onnxmini::Value value_from_python(py::handle obj, const std::string& onnx_type, const std::string& what);
 
 }  // namespace onnxmini_py

@@ -47,12 +47,16 @@ void register_errors(py::module_& m) {
 // ---- feeds and binding
 using Feeds = std::vector<std::pair<std::string, Value>>;
 
-Feeds feeds_from_dict(const py::dict& feed) {
+// Sequence and optional inputs are read by the input's declared type (lists, None).
+Feeds feeds_from_dict(const Session& session, const py::dict& feed) {
   Feeds feeds;
   feeds.reserve(feed.size());
   for (auto item : feed) {
     std::string name = py::str(item.first).cast<std::string>();
-    feeds.emplace_back(name, Value(tensor_from_array(item.second, "input '" + name + "'", /*allow_copy=*/true)));
+    std::string type;
+    for (const auto& in : session.inputs())
+      if (in.name == name) type = in.type;
+    feeds.emplace_back(name, onnxmini_py::value_from_python(item.second, type, "input '" + name + "'"));
   }
   return feeds;
 }
@@ -235,7 +239,7 @@ profile_max_runs, profile_max_events, profile_memory_counters.)doc")
       .def(
           "run",
           [](Session& s, py::object output_names, py::dict feed) {
-            Feeds feeds = feeds_from_dict(feed);
+            Feeds feeds = feeds_from_dict(s, feed);
             std::vector<std::string> names = names_from(output_names);
             std::vector<Value> outs;
             {

@@ -89,6 +89,40 @@ Tensor as_bfloat16_if(const Tensor& t, bool want_bf16) {
   return Tensor(DType::BFloat16, t.shape(), t.buffer(), t.offset());
 }
 
+// Compares a value of any kind: tensors element-wise, sequences item by item, optionals by presence then element.
+bool values_match(const Value& got, const Value& want, const std::vector<Bound>& bounds, const std::string& label,
+                  double& max_abs, std::string& why) {
+  if (got.kind() != want.kind()) {
+    why = fmt::format("{}: {} vs expected {}", label, got.type_string(), want.type_string());
+    return false;
+  }
+  if (got.is_tensor())
+    return outputs_match(got.tensor(), as_bfloat16_if(want.tensor(), got.tensor().dtype() == DType::BFloat16),
+                         bounds, label, max_abs, why);
+  if (got.is_sequence()) {
+    const auto& g = got.sequence_items();
+    const auto& w = want.sequence_items();
+    if (g.size() != w.size()) {
+      why = fmt::format("{}: sequence of {} items vs expected {}", label, g.size(), w.size());
+      return false;
+    }
+    for (size_t i = 0; i < g.size(); ++i)
+      if (!values_match(g[i], w[i], bounds, fmt::format("{}[{}]", label, i), max_abs, why)) return false;
+    return true;
+  }
+  if (got.is_optional()) {
+    if (got.has_element() != want.has_element()) {
+      why = fmt::format("{}: {} vs expected {}", label, got.has_element() ? "an element" : "empty optional",
+                        want.has_element() ? "an element" : "empty optional");
+      return false;
+    }
+    return !got.has_element() ||
+           values_match(got.optional_element(), want.optional_element(), bounds, label, max_abs, why);
+  }
+  why = label + ": cannot compare " + got.type_string();
+  return false;
+}
+
 std::vector<fs::path> numbered(const fs::path& dir, const std::string& prefix) {
   std::vector<fs::path> files;
   for (int k = 0;; ++k) {
@@ -133,12 +167,15 @@ CaseResult run_case(const std::string& folder, KernelMode mode) {
       std::vector<std::pair<std::string, Value>> feeds;
       const auto inputs = numbered(set, "input");
       for (size_t k = 0; k < inputs.size(); ++k) {
+        // Input k is a TensorProto, SequenceProto or OptionalProto as the model's input k is typed.
         std::string name;
-        Tensor t = read_tensor_pb(inputs[k].string(), &name);
+        const std::string type = k < session->inputs().size() ? session->inputs()[k].type : "";
+        Value v = read_value_pb(inputs[k].string(), type, &name);
         if (name.empty() && k < session->inputs().size()) name = session->inputs()[k].name;
-        for (const auto& in : session->inputs())
-          if (in.name == name) t = as_bfloat16_if(t, in.dtype == DType::BFloat16);
-        feeds.emplace_back(name, Value(t));
+        if (v.is_tensor())
+          for (const auto& in : session->inputs())
+            if (in.name == name) v = as_bfloat16_if(v.tensor(), in.dtype == DType::BFloat16);
+        feeds.emplace_back(name, std::move(v));
       }
       std::vector<Value> outs = session->run(feeds);
       const auto expected = numbered(set, "output");
@@ -147,11 +184,10 @@ CaseResult run_case(const std::string& folder, KernelMode mode) {
                     fmt::format("{} outputs, expected {}", outs.size(), expected.size()));
       for (size_t k = 0; k < outs.size(); ++k) {
         const std::string label = fmt::format("{}/output_{}", set.filename().string(), k);
-        if (!outs[k].is_tensor()) throw Error(ErrorCode::RuntimeError, label + ": not a tensor");
         std::string why;
-        const Tensor& got = outs[k].tensor();
-        const Tensor want = as_bfloat16_if(read_tensor_pb(expected[k].string()), got.dtype() == DType::BFloat16);
-        if (!outputs_match(got, want, bounds, label, r.max_abs_error, why)) {
+        const std::string type = k < session->outputs().size() ? session->outputs()[k].type : "";
+        const Value want = read_value_pb(expected[k].string(), type);
+        if (!values_match(outs[k], want, bounds, label, r.max_abs_error, why)) {
           r.message = why;
           return r;
         }

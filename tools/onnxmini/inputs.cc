@@ -124,6 +124,11 @@ std::vector<std::pair<std::string, Value>> build_feeds(const Session& session, c
   for (const auto& s : specs) {
     auto [name, spec] = split_assignment(s, "--input");
     const ValueInfo& info = declared(name);
+    // A .pb may hold a sequence or an optional: read it as the input's declared type.
+    if (ends_with(spec, ".pb")) {
+      given[name] = read_value_pb(spec, info.type);
+      continue;
+    }
     given[name] = tensor_from_spec(spec, info.dtype == DType::Undefined ? DType::Float32 : info.dtype, rng);
   }
   if (!inputs_dir.empty()) {
@@ -132,14 +137,18 @@ std::vector<std::pair<std::string, Value>> build_feeds(const Session& session, c
     for (size_t k = 0;; ++k) {
       fs::path p = fs::path(inputs_dir) / fmt::format("input_{}.pb", k);
       if (!fs::exists(p)) break;
+      // The file holds a TensorProto, SequenceProto or OptionalProto as the input's type says:
+      // read it as input k's type, then again as the named input's when its name says otherwise.
       std::string name;
-      Tensor t = read_tensor_pb(p.string(), &name);
+      const std::string positional_type = k < ins.size() ? ins[k].type : "";
+      Value v = read_value_pb(p.string(), positional_type, &name);
       if (name.empty()) {
         if (k >= ins.size()) bad(fmt::format("'{}' has no name and the model has only {} inputs", p.string(), ins.size()));
         name = ins[k].name;
       }
-      declared(name);
-      if (!given.count(name)) given[name] = t;
+      const ValueInfo& info = declared(name);
+      if (info.type != positional_type) v = read_value_pb(p.string(), info.type);
+      if (!given.count(name)) given[name] = v;
     }
   }
   std::vector<std::pair<std::string, Value>> feeds;

@@ -54,6 +54,16 @@ std::string head_values(const Tensor& t, int count) {
   return fmt::format("[{}{}]", fmt::join(parts, ", "), t.numel() > count ? ", ..." : "");
 }
 
+// True when `v` is a map or contains one (a sequence of maps, an optional map): no .pb writer for those.
+bool holds_map(const Value& v) {
+  if (v.is_map()) return true;
+  if (v.is_optional()) return v.has_element() && holds_map(v.optional_element());
+  if (v.is_sequence())
+    for (const Value& item : v.sequence_items())
+      if (holds_map(item)) return true;
+  return false;
+}
+
 std::string describe_value(const Value& v) {
   if (v.is_tensor())
     return fmt::format("{} {} {}", dtype_name(v.tensor().dtype()), shape_to_string(v.tensor().shape()), head_values(v.tensor(), 8));
@@ -72,6 +82,7 @@ std::string describe_value(const Value& v) {
     }
     return fmt::format("{{{}}}", fmt::join(parts, ", "));
   }
+  if (v.is_optional()) return v.has_element() ? "optional: " + describe_value(v.optional_element()) : "empty optional";
   return "none";
 }
 
@@ -152,13 +163,15 @@ int run_command(const RunArgs& a) {
   if (!a.save_dir.empty()) {
     fs::create_directories(a.save_dir);
     for (size_t i = 0; i < outputs.size(); ++i) {
-      if (!outputs[i].is_tensor()) {
+      // Tensors as TensorProto, sequences as SequenceProto, optionals as OptionalProto; maps
+      // (ZipMap's sequence of maps) have no writer and are skipped.
+      if (holds_map(outputs[i])) {
         std::cerr << fmt::format("onnxmini: warning: output '{}' is a {}, not saved\n", session->outputs()[i].name,
                                  outputs[i].type_string());
         continue;
       }
-      write_tensor_pb((fs::path(a.save_dir) / fmt::format("output_{}.pb", i)).string(), outputs[i].tensor(),
-                      session->outputs()[i].name);
+      write_value_pb((fs::path(a.save_dir) / fmt::format("output_{}.pb", i)).string(), outputs[i],
+                     session->outputs()[i].name);
     }
   }
 
