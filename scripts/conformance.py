@@ -38,7 +38,7 @@ ConvTranspose MaxPool AveragePool GlobalAveragePool GlobalMaxPool BatchNormaliza
 LayerNormalization Softmax LogSoftmax ReduceSum ReduceSumSquare ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1
 ReduceL2 ReduceLogSum ReduceLogSumExp Add Sub Mul Div Pow Mod Max Min Sum Mean Equal Less Greater LessOrEqual
 GreaterOrEqual And Or Not Xor Abs Neg Sqrt Exp Log Reciprocal Floor Ceil Round Sign Erf Sin Cos Tanh Sigmoid
-HardSigmoid Relu LeakyRelu Elu Selu PRelu Softplus Clip Gelu IsNaN IsInf If Loop Scan""".split()
+HardSigmoid Relu LeakyRelu Elu Selu PRelu Softplus Clip Gelu IsNaN IsInf If Loop Scan Resize Upsample""".split()
 
 P = onnx.TensorProto
 NARROW_TYPES = {P.FLOAT8E4M3FN: "float8", P.FLOAT8E4M3FNUZ: "float8", P.FLOAT8E5M2: "float8",
