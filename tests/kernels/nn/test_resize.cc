@@ -91,6 +91,17 @@ TEST(Resize, AntialiasCubicFourThreadsMatchOne) {
                                      1, 1e-6, 1e-6));
 }
 
+TEST(Resize, OldOpsetsUseAsymmetricCoordinates) {
+  // Resize-10 rounds (prefer floor): width 4 at scale 0.6 -> 2 outputs at x = 0 and 1.67 -> columns 0 and 2.
+  auto y = run_node("Resize", 10, {f32({1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}), f32({4}, {1, 1, 0.6f, 0.6f})}, nullptr, 1,
+                    KernelMode::Fast);
+  expect_values(y[0], {1, 1, 1, 2}, {1, 3});
+  // Upsample-7 takes scales from its attribute and floors: each pixel becomes a 2x2 block.
+  auto u = run_node("Upsample", 7, {f32({1, 1, 2, 2}, {1, 2, 3, 4})},
+                    [](NodeBuilder& n) { n.attr("scales", std::vector<float>{1, 1, 2, 2}); }, 1, KernelMode::Fast);
+  expect_values(u[0], {1, 1, 4, 4}, {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
+}
+
 TEST(Resize, Errors) {
   Tensor x = iota_tensor(DType::Float32, {1, 1, 2, 2});
   const Tensor scales = f32({4}, {1, 1, 2, 2});
