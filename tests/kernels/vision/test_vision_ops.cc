@@ -1,0 +1,158 @@
+// DepthToSpace, SpaceToDepth, LRN, MaxUnpool (kernels/vision/): hand-computed
+// values, fast vs reference, and the errors naming the node. The ONNX node
+// tests (tests/conformance/manifest.txt) cover the remaining cases.
+#include "tests/common/node_runner.h"
+
+namespace onnxmini {
+namespace test {
+namespace {
+
+AttrSetter blocksize(int64_t b, const std::string& mode = "") {
+  return [b, mode](NodeBuilder& n) {
+    n.attr("blocksize", b);
+    if (!mode.empty()) n.attr("mode", mode);
+  };
+}
+
+std::vector<double> run_values(const std::string& op, int opset, const std::vector<Tensor>& in, const AttrSetter& a,
+                               Shape* shape = nullptr) {
+  Tensor y = run_node(op, opset, in, a, 1, KernelMode::Fast)[0];
+  if (shape) *shape = y.shape();
+  return values_of(y);
+}
+
+TEST(DepthToSpace, DcrAndCrdHandComputed) {
+  Shape s;
+  // 8 channels of 1x1, blocksize 2 -> 2 channels of 2x2. DCR reads channel b1*4 + b2*2 + c,
+  // CRD reads channel c*4 + b1*2 + b2 (so CRD is the identity order here).
+  EXPECT_EQ(run_values("DepthToSpace", 13, {iota_tensor(DType::Float32, {1, 8, 1, 1})}, blocksize(2), &s),
+            (std::vector<double>{0, 2, 4, 6, 1, 3, 5, 7}));
+  EXPECT_EQ(s, (Shape{1, 2, 2, 2}));
+  EXPECT_EQ(run_values("DepthToSpace", 11, {iota_tensor(DType::Int32, {1, 8, 1, 1})}, blocksize(2, "CRD")),
+            (std::vector<double>{0, 1, 2, 3, 4, 5, 6, 7}));
+  // Opset 1 has no mode attribute: DCR. 4 channels of 1x2 -> one 2x4 image.
+  EXPECT_EQ(run_values("DepthToSpace", 1, {iota_tensor(DType::Float32, {1, 4, 1, 2})}, blocksize(2), &s),
+            (std::vector<double>{0, 2, 1, 3, 4, 6, 5, 7}));
+  EXPECT_EQ(s, (Shape{1, 1, 2, 4}));
+}
+
+TEST(DepthToSpace, FastMatchesReferenceAnyWidth) {
+  for (DType dt : {DType::Float32, DType::Int64, DType::UInt8, DType::String})
+    for (const char* mode : {"DCR", "CRD"})
+      EXPECT_TRUE(fast_matches_reference("DepthToSpace", 13, {iota_tensor(dt, {2, 36, 5, 7})}, blocksize(3, mode)))
+          << dtype_name(dt) << " " << mode;
+}
+
+TEST(DepthToSpace, Errors) {
+  auto msg = node_error("DepthToSpace", 13, {iota_tensor(DType::Float32, {1, 6, 2, 2})}, blocksize(2));
+  EXPECT_NE(msg.find("DepthToSpace 'n1': channel count 6 is not divisible by blocksize² = 4"), std::string::npos)
+      << msg;
+  msg = node_error("DepthToSpace", 13, {iota_tensor(DType::Float32, {4, 2, 2})}, blocksize(2));
+  EXPECT_NE(msg.find("DepthToSpace 'n1': input must be 4-D [N, C, H, W], got shape 4x2x2"), std::string::npos) << msg;
+  msg = node_error("DepthToSpace", 13, {iota_tensor(DType::Float32, {1, 4, 2, 2})}, blocksize(0));
+  EXPECT_NE(msg.find("DepthToSpace 'n1': blocksize must be a positive integer, got 0"), std::string::npos) << msg;
+  msg = node_error("DepthToSpace", 13, {iota_tensor(DType::Float32, {1, 4, 2, 2})}, blocksize(2, "XYZ"));
+  EXPECT_NE(msg.find("mode must be DCR or CRD, got 'XYZ'"), std::string::npos) << msg;
+}
+
+TEST(SpaceToDepth, HandComputedAndInverse) {
+  Shape s;
+  // One 2x4 image, blocksize 2: channel b1*2 + b2 holds x[h*2 + b1, w*2 + b2].
+  EXPECT_EQ(run_values("SpaceToDepth", 13, {iota_tensor(DType::Float32, {1, 1, 2, 4})}, blocksize(2), &s),
+            (std::vector<double>{0, 2, 1, 3, 4, 6, 5, 7}));
+  EXPECT_EQ(s, (Shape{1, 4, 1, 2}));
+  // SpaceToDepth undoes DepthToSpace (DCR).
+  Tensor x = random_tensor(DType::Float32, {2, 18, 4, 5}, 7);
+  Tensor d = run_node("DepthToSpace", 13, {x}, blocksize(3), 1, KernelMode::Fast)[0];
+  EXPECT_EQ(run_values("SpaceToDepth", 1, {d}, blocksize(3)), values_of(x));
+  EXPECT_TRUE(fast_matches_reference("SpaceToDepth", 13, {iota_tensor(DType::Int32, {3, 5, 12, 8})}, blocksize(4)));
+}
+
+TEST(SpaceToDepth, Errors) {
+  auto msg = node_error("SpaceToDepth", 13, {iota_tensor(DType::Float32, {1, 1, 4, 3})}, blocksize(2));
+  EXPECT_NE(msg.find("SpaceToDepth 'n1': spatial dims 4x3 are not divisible by blocksize 2"), std::string::npos) << msg;
+  msg = node_error("SpaceToDepth", 13, {iota_tensor(DType::Float32, {1, 1, 4, 4, 4})}, blocksize(2));
+  EXPECT_NE(msg.find("input must be 4-D"), std::string::npos) << msg;
+}
+
+AttrSetter lrn(int64_t size, float alpha, float beta, float bias) {
+  return [=](NodeBuilder& n) { n.attr("size", size).attr("alpha", alpha).attr("beta", beta).attr("bias", bias); };
+}
+
+TEST(LRN, HandComputedWindows) {
+  auto x = Tensor::from_vector<float>({1, 3, 1, 1}, {1, 2, 3});
+  // size 3 (window c-1..c+1), alpha/size = 1, beta 1, bias 1: y = x / (1 + sum x²).
+  auto y = run_values("LRN", 13, {x}, lrn(3, 3.f, 1.f, 1.f));
+  EXPECT_NEAR(y[0], 1.0 / 6, 1e-6);
+  EXPECT_NEAR(y[1], 2.0 / 15, 1e-6);
+  EXPECT_NEAR(y[2], 3.0 / 14, 1e-6);
+  // size 2: the window is c..c+1 (floor((size-1)/2) = 0 below, ceil = 1 above).
+  y = run_values("LRN", 1, {x}, lrn(2, 2.f, 1.f, 1.f));
+  EXPECT_NEAR(y[0], 1.0 / 6, 1e-6);
+  EXPECT_NEAR(y[1], 2.0 / 14, 1e-6);
+  EXPECT_NEAR(y[2], 3.0 / 10, 1e-6);
+  // beta 0.5, bias 2 on a 1-channel input: y = x / sqrt(2 + alpha * x²).
+  y = run_values("LRN", 13, {Tensor::from_vector<float>({1, 1, 2}, {2, -1})}, lrn(1, 0.5f, 0.5f, 2.f));
+  EXPECT_NEAR(y[0], 2 / std::sqrt(4.0), 1e-6);
+  EXPECT_NEAR(y[1], -1 / std::sqrt(2.5), 1e-6);
+}
+
+TEST(LRN, ThreadsMatchOneThread) {
+  Tensor x = random_tensor(DType::Float32, {3, 17, 9, 11}, 3);
+  EXPECT_TRUE(fast_matches_reference("LRN", 13, {x}, lrn(5, 1e-3f, 0.75f, 1.f), 1, 0, 1e-6));
+}
+
+TEST(LRN, Errors) {
+  auto msg = node_error("LRN", 13, {iota_tensor(DType::Float32, {1, 3, 2})}, lrn(0, 1e-4f, 0.75f, 1.f));
+  EXPECT_NE(msg.find("LRN 'n1': size must be a positive integer, got 0"), std::string::npos) << msg;
+  msg = node_error("LRN", 13, {iota_tensor(DType::Float32, {3})}, lrn(3, 1e-4f, 0.75f, 1.f));
+  EXPECT_NE(msg.find("LRN 'n1': input must have rank >= 2 [N, C, ...], got shape 3"), std::string::npos) << msg;
+  msg = node_error("LRN", 13, {iota_tensor(DType::Float64, {1, 3, 2})}, lrn(3, 1e-4f, 0.75f, 1.f));
+  EXPECT_NE(msg.find("LRN 'n1'"), std::string::npos) << msg;
+}
+
+AttrSetter unpool(std::vector<int64_t> kernel, std::vector<int64_t> strides) {
+  return [=](NodeBuilder& n) { n.attr("kernel_shape", kernel).attr("strides", strides); };
+}
+
+TEST(MaxUnpool, ScattersAtIndices) {
+  auto x = Tensor::from_vector<float>({1, 1, 2, 2}, {5, 6, 7, 8});
+  Shape s;
+  auto y = run_values("MaxUnpool", 11, {x, Tensor::from_vector<int64_t>({1, 1, 2, 2}, {0, 3, 8, 15})},
+                      unpool({2, 2}, {2, 2}), &s);
+  EXPECT_EQ(s, (Shape{1, 1, 4, 4}));  // (2 - 1) * 2 + 2
+  std::vector<double> want(16, 0);
+  want[0] = 5, want[3] = 6, want[8] = 7, want[15] = 8;
+  EXPECT_EQ(y, want);
+  // output_shape enlarges the canvas; elements keep their 4x4 coordinates:
+  // index 7 = (1, 3) lands at 1 * 5 + 3 = 8, index 15 = (3, 3) at 18.
+  y = run_values("MaxUnpool", 11, {x, Tensor::from_vector<int64_t>({1, 1, 2, 2}, {0, 7, 12, 15}), i64({1, 1, 5, 5})},
+                 unpool({2, 2}, {2, 2}), &s);
+  EXPECT_EQ(s, (Shape{1, 1, 5, 5}));
+  want.assign(25, 0);
+  want[0] = 5, want[8] = 6, want[15] = 7, want[18] = 8;
+  EXPECT_EQ(y, want);
+}
+
+TEST(MaxUnpool, Errors) {
+  auto x = Tensor::from_vector<float>({1, 1, 2, 2}, {5, 6, 7, 8});
+  auto msg = node_error("MaxUnpool", 11, {x, Tensor::from_vector<int64_t>({1, 1, 2, 2}, {0, 3, 8, 16})},
+                        unpool({2, 2}, {2, 2}));
+  EXPECT_NE(msg.find("MaxUnpool 'n1': index 16 at position 3 is outside the unpooled shape 1x1x4x4"),
+            std::string::npos)
+      << msg;
+  msg = node_error("MaxUnpool", 11, {x, Tensor::from_vector<int64_t>({1, 1, 2, 2}, {0, 3, 8, 15}), i64({1, 1, 3, 4})},
+                   unpool({2, 2}, {2, 2}));
+  EXPECT_NE(msg.find("index 15 at position 3 lies outside output_shape 1x1x3x4"), std::string::npos) << msg;
+  msg = node_error("MaxUnpool", 11, {x, i64({0, 1, 2, 3})}, unpool({2, 2}, {2, 2}));
+  EXPECT_NE(msg.find("indices I have shape 4, X has shape 1x1x2x2"), std::string::npos) << msg;
+  msg = node_error("MaxUnpool", 11, {x, x}, unpool({2}, {2}));
+  EXPECT_NE(msg.find("want rank 3"), std::string::npos) << msg;
+  msg = node_error("MaxUnpool", 11, {x, Tensor::from_vector<int64_t>({1, 1, 2, 2}, {0, 1, 2, 3}), i64({1, 4, 4})},
+                   unpool({2, 2}, {2, 2}));
+  EXPECT_NE(msg.find("output_shape has 3 entries, X has rank 4"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace onnxmini
