@@ -2,11 +2,12 @@
 //   y[n,c,s] = x[n,c,s] / (bias + alpha/size * sum_{c' in window(c)} x[n,c',s]²)^beta
 // with window(c) = [c - floor((size-1)/2), c + ceil((size-1)/2)] clipped to [0, C).
 //
-// Rows (n, c) are independent and split across threads; each row sums its
-// window of squared input rows into a scratch row, so the inner loops run
-// along the contiguous spatial axis.
+// Rows (n, c) are independent and split across threads; each row first sums
+// its window of squared input rows into its own output row (no scratch to
+// allocate), then divides, so the inner loops run along the contiguous
+// spatial axis.
+#include <algorithm>
 #include <cmath>
-#include <vector>
 
 #include "core/thread_pool.h"
 #include "kernels/registry.h"
@@ -44,18 +45,17 @@ class LrnKernel : public Kernel {
     const int64_t rows = x.dim(0) * channels;
     const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, spatial * size_));
     parallel_for(ctx.threads(), rows, grain, [&](int64_t begin, int64_t end) {
-      std::vector<float> sum(static_cast<size_t>(spatial));
       for (int64_t row = begin; row < end; ++row) {
         const int64_t n = row / channels, c = row % channels;
-        std::fill(sum.begin(), sum.end(), 0.f);
+        float* sum = out + row * spatial;  // the window's sum of squares, then the result
+        std::fill(sum, sum + spatial, 0.f);
         const int64_t lo = std::max<int64_t>(0, c - below), hi = std::min(channels - 1, c + above);
         for (int64_t k = lo; k <= hi; ++k) {
-          const float* xr = in + (n * channels + k) * spatial;
-          for (int64_t s = 0; s < spatial; ++s) sum[s] += xr[s] * xr[s];
+          const float* xk = in + (n * channels + k) * spatial;
+          for (int64_t s = 0; s < spatial; ++s) sum[s] += xk[s] * xk[s];
         }
         const float* xr = in + row * spatial;
-        float* yr = out + row * spatial;
-        for (int64_t s = 0; s < spatial; ++s) yr[s] = xr[s] / std::pow(bias_ + scale * sum[s], beta_);
+        for (int64_t s = 0; s < spatial; ++s) sum[s] = xr[s] / std::pow(bias_ + scale * sum[s], beta_);
       }
     });
   }

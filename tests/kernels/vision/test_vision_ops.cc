@@ -1,4 +1,4 @@
-// DepthToSpace, SpaceToDepth, LRN, MaxUnpool (kernels/vision/): hand-computed
+// DepthToSpace, SpaceToDepth, LRN, MaxUnpool, Col2Im, CenterCropPad (kernels/vision/): hand-computed
 // values, fast vs reference, and the errors naming the node. The ONNX node
 // tests (tests/conformance/manifest.txt) cover the remaining cases.
 #include "tests/common/node_runner.h"
@@ -151,6 +151,64 @@ TEST(MaxUnpool, Errors) {
   msg = node_error("MaxUnpool", 11, {x, Tensor::from_vector<int64_t>({1, 1, 2, 2}, {0, 1, 2, 3}), i64({1, 4, 4})},
                    unpool({2, 2}, {2, 2}));
   EXPECT_NE(msg.find("output_shape has 3 entries, X has rank 4"), std::string::npos) << msg;
+}
+
+TEST(Col2Im, SumsOverlappingColumns) {
+  // Image 1x3, block 1x2: 2 blocks; kernel offset 0 writes positions 0, 1 and offset 1 positions 1, 2.
+  Shape s;
+  auto y = run_values("Col2Im", 18, {Tensor::from_vector<float>({1, 2, 2}, {1, 2, 3, 4}), i64({1, 3}), i64({1, 2})},
+                      nullptr, &s);
+  EXPECT_EQ(s, (Shape{1, 1, 1, 3}));
+  EXPECT_EQ(y, (std::vector<double>{1, 2 + 3, 4}));
+  // Stride 2 with pad 1 at the start: blocks at -1 and 1; the column at -1 falls in the padding.
+  y = run_values("Col2Im", 18, {Tensor::from_vector<float>({1, 2, 2}, {1, 2, 3, 4}), i64({1, 3}), i64({1, 2})},
+                 [](NodeBuilder& n) { n.attr("strides", std::vector<int64_t>{1, 2}).attr("pads", std::vector<int64_t>{0, 1, 0, 0}); });
+  EXPECT_EQ(y, (std::vector<double>{3, 2, 4}));
+}
+
+TEST(Col2Im, ThreadsMatchOneThread) {
+  EXPECT_TRUE(fast_matches_reference("Col2Im", 18, {random_tensor(DType::Float32, {3, 5 * 9, 36}, 5), i64({8, 8}), i64({3, 3})},
+                                     nullptr));
+}
+
+TEST(Col2Im, Errors) {
+  auto x = random_tensor(DType::Float32, {1, 4, 5}, 1);
+  auto msg = node_error("Col2Im", 18, {x, i64({6, 6}), i64({2, 2})}, nullptr);
+  EXPECT_NE(msg.find("Col2Im 'n1': input dim 2 is 5 but image_shape [6,6] with block_shape [2,2] gives 25 blocks"),
+            std::string::npos)
+      << msg;
+  msg = node_error("Col2Im", 18, {x, i64({6, 6}), i64({3, 3})}, nullptr);
+  EXPECT_NE(msg.find("input dim 1 (4) is not divisible by prod(block_shape) = 9"), std::string::npos) << msg;
+  msg = node_error("Col2Im", 18, {x, i64({6, 6}), i64({2})}, nullptr);
+  EXPECT_NE(msg.find("image_shape [6,6] and block_shape [2] have different lengths"), std::string::npos) << msg;
+  msg = node_error("Col2Im", 18, {x, i64({1, 1}), i64({2, 2})}, nullptr);
+  EXPECT_NE(msg.find("axis 0: the block spans 2 but the padded image is only 1"), std::string::npos) << msg;
+}
+
+TEST(CenterCropPad, CropAndPadCentred) {
+  auto x = Tensor::from_vector<float>({5}, {1, 2, 3, 4, 5});
+  EXPECT_EQ(run_values("CenterCropPad", 18, {x, i64({3})}, nullptr), (std::vector<double>{2, 3, 4}));
+  // Odd excess: the extra element goes at the end (crop and pad alike).
+  EXPECT_EQ(run_values("CenterCropPad", 18, {x, i64({2})}, nullptr), (std::vector<double>{2, 3}));
+  EXPECT_EQ(run_values("CenterCropPad", 18, {x, i64({8})}, nullptr), (std::vector<double>{0, 1, 2, 3, 4, 5, 0, 0}));
+  Shape s;
+  auto y = run_values("CenterCropPad", 18, {iota_tensor(DType::Int64, {2, 3, 4}), i64({1, 2})},
+                      [](NodeBuilder& n) { n.attr("axes", std::vector<int64_t>{-1, 0}); }, &s);
+  EXPECT_EQ(s, (Shape{2, 3, 1}));  // axis -1 -> 1 (keeps index 1), axis 0 -> 2 (unchanged)
+  EXPECT_EQ(y, (std::vector<double>{1, 5, 9, 13, 17, 21}));
+  EXPECT_TRUE(fast_matches_reference("CenterCropPad", 18, {iota_tensor(DType::String, {7, 9}), i64({12, 4})}, nullptr));
+}
+
+TEST(CenterCropPad, Errors) {
+  auto x = iota_tensor(DType::Float32, {4, 4});
+  auto msg = node_error("CenterCropPad", 18, {x, i64({2})}, nullptr);
+  EXPECT_NE(msg.find("CenterCropPad 'n1': shape [2] has 1 entries for 2 axes"), std::string::npos) << msg;
+  msg = node_error("CenterCropPad", 18, {x, i64({2, 2})}, [](NodeBuilder& n) { n.attr("axes", std::vector<int64_t>{1, -1}); });
+  EXPECT_NE(msg.find("axes [1,-1] name axis 1 twice"), std::string::npos) << msg;
+  msg = node_error("CenterCropPad", 18, {x, i64({2})}, [](NodeBuilder& n) { n.attr("axes", std::vector<int64_t>{2}); });
+  EXPECT_NE(msg.find("axes entry 2 is out of range [-2, 2)"), std::string::npos) << msg;
+  msg = node_error("CenterCropPad", 18, {x, i64({2, -1})}, nullptr);
+  EXPECT_NE(msg.find("shape [2,-1] has a negative entry -1"), std::string::npos) << msg;
 }
 
 }  // namespace
