@@ -48,6 +48,10 @@ class MaxUnpoolKernel : public Kernel {
     if (idx.shape() != x.shape())
       ctx.fail("indices I have shape {}, X has shape {}", shape_to_string(idx.shape()), shape_to_string(x.shape()));
     Shape out = default_shape(x);
+    for (size_t d = 2; d < out.size(); ++d)
+      if (out[d] < 0)
+        ctx.fail("the unpooled shape {} has a negative dimension (pads larger than the pooled extent)",
+                 shape_to_string(out));
     if (ctx.has_input(2)) {
       const Tensor& s = ctx.input(2);
       if (s.dtype() != DType::Int64 || s.rank() != 1)

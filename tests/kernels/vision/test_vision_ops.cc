@@ -151,6 +151,11 @@ TEST(MaxUnpool, Errors) {
   msg = node_error("MaxUnpool", 11, {x, Tensor::from_vector<int64_t>({1, 1, 2, 2}, {0, 1, 2, 3}), i64({1, 4, 4})},
                    unpool({2, 2}, {2, 2}));
   EXPECT_NE(msg.find("output_shape has 3 entries, X has rank 4"), std::string::npos) << msg;
+  msg = node_error("MaxUnpool", 11, {x, Tensor::from_vector<int64_t>({1, 1, 2, 2}, {0, 1, 2, 3})}, [](NodeBuilder& n) {
+    n.attr("kernel_shape", std::vector<int64_t>{1, 1}).attr("pads", std::vector<int64_t>{2, 0, 1, 0});
+  });
+  EXPECT_NE(msg.find("MaxUnpool 'n1': the unpooled shape 1x1x-1x2 has a negative dimension"), std::string::npos)
+      << msg;
 }
 
 TEST(Col2Im, SumsOverlappingColumns) {
