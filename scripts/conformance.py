@@ -213,6 +213,10 @@ def write_doc(per_op, tests, statuses, total_pass):
              "must also be within `1e-5 + 1e-4 * |expected|`. `tests/conformance/manifest.txt` lists every",
              "test with `pass` or `skip: <reason>`; CI (`onnxmini_tests --gtest_filter='Onnx/NodeTest.*'`)",
              "fails when a `pass` test fails in either kernel mode.", "",
+             "The data set's PyTorch folders (`data/pytorch-converted`: nn modules exported at opset 6, such as",
+             "BatchNorm, Linear (Gemm with `broadcast`) and PReLU; `data/pytorch-operator`: small multi-node",
+             "graphs) have no manifest: every folder must pass in both kernel modes",
+             "(`tests/conformance/test_pytorch_conformance.cc`, `--gtest_filter='Onnx/PytorchTest.*'`).", "",
              f"**{total_pass} of {len(tests)} tests pass.**", "",
              "| op | passed / total | largest abs error (passing tests, either kernel mode) |", "|---|---|---|"]
     for op in OPS:

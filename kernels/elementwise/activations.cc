@@ -28,9 +28,12 @@ struct LeakyReluOp : UnaryOpDefaults {
 };
 
 // PRelu: y = x < 0 ? slope * x : x, slope broadcast to X's shape (unidirectional).
+// Opsets 1 and 6 define no numpy broadcasting: a slope of size 1 is shared, a 1-D slope of
+// size C is per channel (axis 1), as PyTorch's exporter writes nn.PReLU(num_parameters=C).
 struct PReluOp : BinaryOpDefaults {
   using Types = concat_t<FloatTypes, TypeList<int32_t, int64_t, uint32_t, uint64_t>>;
   static constexpr bool kUnidirectional = true;
+  static constexpr bool kChannelBBefore7 = true;
   static constexpr const char* kNameA = "X";
   static constexpr const char* kNameB = "slope";
   explicit PReluOp(const KernelInfo&) {}
@@ -148,7 +151,7 @@ struct GeluOp : UnaryOpDefaults {
 
 ONNXMINI_REGISTER_KERNEL("activations", "", "Relu", 1, INT_MAX, make_unary<ReluOp>);
 ONNXMINI_REGISTER_KERNEL("activations", "", "LeakyRelu", 1, INT_MAX, make_unary<LeakyReluOp>);
-ONNXMINI_REGISTER_KERNEL("activations", "", "PRelu", 7, INT_MAX, make_binary<PReluOp>);
+ONNXMINI_REGISTER_KERNEL("activations", "", "PRelu", 1, INT_MAX, make_binary<PReluOp>);
 ONNXMINI_REGISTER_KERNEL("activations", "", "Elu", 1, INT_MAX, make_unary<EluOp>);
 ONNXMINI_REGISTER_KERNEL("activations", "", "Selu", 1, INT_MAX, make_unary<SeluOp>);
 ONNXMINI_REGISTER_KERNEL("activations", "", "Celu", 12, INT_MAX, make_unary<CeluOp>);

@@ -24,6 +24,7 @@ struct BinaryOpDefaults {
   using TypesB = TypeList<>;
   static constexpr bool kIntegerDivisor = false;  // true: fail when an integer B holds a 0 (Div, Mod)
   static constexpr bool kUnidirectional = false;  // true: B must broadcast to A's shape (PRelu)
+  static constexpr bool kChannelBBefore7 = false; // true: before opset 7 a 1-D B of size C runs along axis 1 (PRelu)
   static constexpr const char* kNameA = "A";
   static constexpr const char* kNameB = "B";
   static constexpr int kSimdOp = -1;              // a simd::BinOp: float32 runs the ISA's SIMD rows
@@ -63,7 +64,7 @@ inline bool binary_f32_simd(const BroadcastPlan& plan, const float* a, const flo
 template <typename Op>
 class BinaryKernel : public Kernel {
  public:
-  explicit BinaryKernel(const KernelInfo& info) : op_(info), legacy_(info.opset < 7 && !Op::kUnidirectional) {}
+  explicit BinaryKernel(const KernelInfo& info) : op_(info), legacy_(info.opset < 7 && (Op::kChannelBBefore7 || !Op::kUnidirectional)) {}
 
   void prepare(KernelContext& ctx) override {
     const Tensor& a = ctx.input(0);
@@ -129,9 +130,12 @@ class BinaryKernel : public Kernel {
     }
   }
 
-  // B's shape as the broadcasting sees it (legacy opsets place B at `axis`).
+  // B's shape as the broadcasting sees it (legacy opsets place B at `axis`, or along the
+  // channel axis for PRelu).
   Shape b_shape(const KernelContext& ctx, const Tensor& a, const Tensor& b) const {
-    return legacy_ ? legacy_broadcast_shape(ctx, a.shape(), b.shape()) : b.shape();
+    if (!legacy_) return b.shape();
+    if (Op::kChannelBBefore7) return channel_broadcast_shape(a.shape(), b.shape());
+    return legacy_broadcast_shape(ctx, a.shape(), b.shape());
   }
 
   const Op op_;

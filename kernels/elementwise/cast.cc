@@ -1,4 +1,5 @@
-// Cast (target dtype from attribute `to`) and CastLike (target dtype of input 1).
+// Cast (target dtype from attribute `to`: a TensorProto.DataType code, a name such as
+// "FLOAT" before opset 6) and CastLike (target dtype of input 1).
 // Every pair of numeric types, bool, float16, bfloat16 and string converts:
 //  - float -> integer: NaN gives 0, out-of-range values clamp to the limits
 //    (C++ leaves both undefined; numpy gives platform-specific values);
@@ -129,11 +130,29 @@ void cast_tensor(KernelContext& ctx, const Tensor& x, Tensor& y) {
 
 bool castable(DType t) { return t == DType::String || visit(CastTypes{}, t, [](auto) {}); }
 
+// Cast 1-5 names the target type as a string, TensorProto.DataType's enum name ("FLOAT");
+// returns its code, or -1 for a name that type set does not have.
+int64_t data_type_code(const std::string& name) {
+  static const char* const names[] = {"UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64",
+                                      "STRING", "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64", "COMPLEX64",
+                                      "COMPLEX128", "BFLOAT16"};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); ++i)
+    if (name == names[i]) return static_cast<int64_t>(i);
+  return -1;
+}
+
 class CastKernel : public Kernel {
  public:
   explicit CastKernel(const KernelInfo& info) : like_(info.op_type == "CastLike") {
     if (like_) return;
-    const int64_t code = info.attrs.get_int("to");
+    int64_t code = 0;
+    if (info.opset < 6) {
+      const std::string name = info.attrs.get_string("to");
+      code = data_type_code(name);
+      if (code < 0) info.fail("to = '{}' is not a TensorProto.DataType name (e.g. FLOAT, INT64)", name);
+    } else {
+      code = info.attrs.get_int("to");
+    }
     if (code >= 17 && code <= 23) info.unsupported("cast to {} (type {}) is not supported", unsupported_type_name(code), code);
     if (code <= 0 || code > 16 || !castable(static_cast<DType>(code)))
       info.unsupported("cast to type {} ({}) is not supported", code,
@@ -160,7 +179,7 @@ class CastKernel : public Kernel {
 
 // Cast 1 took `to` as a string, 6+ as an int; later versions added types
 // (bfloat16 in 13, float8 in 19, int4 in 21, ...) and `saturate` (19).
-ONNXMINI_REGISTER_KERNEL("cast", "", "Cast", 6, INT_MAX, make_kernel<CastKernel>);
+ONNXMINI_REGISTER_KERNEL("cast", "", "Cast", 1, INT_MAX, make_kernel<CastKernel>);
 ONNXMINI_REGISTER_KERNEL("cast", "", "CastLike", 15, INT_MAX, make_kernel<CastKernel>);
 
 }  // namespace ew

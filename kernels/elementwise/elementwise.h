@@ -274,6 +274,15 @@ inline Shape broadcast_or_fail(const KernelContext& ctx, const std::vector<Shape
   }
 }
 
+// PRelu before opset 7: a 1-D slope of size C (C = A's axis 1, C > 1) is per channel, so it
+// becomes C x 1 x .. x 1; any other slope (size 1, or already C x 1 x 1) broadcasts as is.
+inline Shape channel_broadcast_shape(const Shape& a, const Shape& b) {
+  if (a.size() < 2 || b.size() != 1 || b[0] == 1 || b[0] != a[1]) return b;
+  Shape per_channel(a.size() - 1, 1);
+  per_channel[0] = b[0];
+  return per_channel;
+}
+
 // Before opset 7 binary ops broadcast only with attribute broadcast=1: B's dims
 // are matched to A's starting at `axis` (default: aligned to the right), and
 // the output has A's shape. Returns B's shape padded with trailing 1s so that

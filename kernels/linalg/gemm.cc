@@ -1,7 +1,8 @@
 // Gemm: Y = alpha * op(A) * op(B) + beta * C, float32 and float64.
 //
 // Layout: A is M x K (K x M with transA), B is K x N (N x K with transB), all
-// row-major. C (optional from opset 11) broadcasts to M x N: a scalar, a row
+// row-major. C (optional from opset 11) broadcasts to M x N (before opset 7 only with
+// broadcast=1; broadcast=0 requires exactly M x N): a scalar, a row
 // (N or 1 x N), a column (M x 1) or the full M x N.
 // Fast path (float32): when beta == 1 and C is a row or column, C becomes the
 // GEMM epilogue's bias (no copy of C); otherwise Y is first filled with C
@@ -37,7 +38,10 @@ class GemmKernel : public Kernel {
         trans_a_(info.attrs.get_int("transA", 0) != 0),
         trans_b_(info.attrs.get_int("transB", 0) != 0),
         fused_(gemm::FusedActivation::read(info)),
-        addends_(static_cast<size_t>(info.attrs.get_int(fused_attr::kAddends, 0))) {
+        addends_(static_cast<size_t>(info.attrs.get_int(fused_attr::kAddends, 0))),
+        // Before opset 7, C broadcasts only when the `broadcast` attribute (default 0) says so;
+        // otherwise it must be exactly M x N.
+        c_must_be_full_(info.opset < 7 && info.attrs.get_int("broadcast", 0) == 0) {
     if (fused_.act == gemm::Epilogue::Activation::PRelu) info.unsupported("a fused PRelu is not supported on Gemm");
     const Tensor* b = info.constant_input(1);
     if (b && info.mode == KernelMode::Fast && b->dtype() == DType::Float32 && b->rank() == 2) {
@@ -89,6 +93,10 @@ class GemmKernel : public Kernel {
     const Tensor& c = ctx.input(2);
     if (c.dtype() != ctx.input(0).dtype()) ctx.fail("C has dtype {}, A has {}", dtype_name(c.dtype()), dtype_name(ctx.input(0).dtype()));
     const Shape& s = c.shape();
+    if (c_must_be_full_) {
+      if (s.size() == 2 && s[0] == M && s[1] == N) return CShape::Full;
+      ctx.fail("C has shape {}, expected {}x{}: before opset 7 C broadcasts only with broadcast=1", shape_to_string(s), M, N);
+    }
     if (c.numel() == 1 && s.size() <= 2) return CShape::Scalar;
     if ((s.size() == 1 && s[0] == N) || (s.size() == 2 && s[0] == 1 && s[1] == N)) return CShape::Row;
     if (s.size() == 2 && s[0] == M && s[1] == 1) return CShape::Column;
@@ -283,11 +291,12 @@ class GemmKernel : public Kernel {
   std::shared_ptr<gemm::PackedB> packed_b_;  // constant B, packed at session creation
   gemm::FusedActivation fused_;              // set by the graph fusion pass
   size_t addends_;                           // fused Add inputs (3 ..), set by the graph fusion pass
+  bool c_must_be_full_;                      // opset < 7 with broadcast=0: C is exactly M x N
 };
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("gemm", "", "Gemm", 7, INT_MAX, make_kernel<GemmKernel>);
+ONNXMINI_REGISTER_KERNEL("gemm", "", "Gemm", 1, INT_MAX, make_kernel<GemmKernel>);
 
 }  // namespace linalg
 }  // namespace onnxmini

@@ -22,6 +22,9 @@ bool is_float(DType t) { return t == DType::Float32 || t == DType::Float64; }
 
 // ---- BatchNormalization: y = (x - mean[c]) / sqrt(var[c] + eps) * scale[c] + B[c]
 // Before opset 9, spatial = 0 gives per-element (C x D1..Dk) statistics.
+// Opsets 1-6 also carry is_test, momentum and (1-5) consumed_inputs; their spec picks test
+// mode by the outputs ("Output case #2: Y (test mode)"), as opset 7+ does, so a node with
+// only Y runs in inference whatever is_test says, and the training outputs are refused below.
 class BatchNormKernel : public Kernel {
  public:
   explicit BatchNormKernel(const KernelInfo& info)
@@ -127,6 +130,7 @@ void normalize_rows(ThreadPool* pool, int64_t rows, int64_t len, double eps, con
 }
 
 // ---- InstanceNormalization: per (n, c) plane, y = (x - mean) / sqrt(var + eps) * scale[c] + B[c]
+// Opset 1 differs from 6 only by the legacy consumed_inputs attribute, which is ignored.
 class InstanceNormKernel : public Kernel {
  public:
   explicit InstanceNormKernel(const KernelInfo& info) : epsilon_(info.attrs.get_float("epsilon", 1e-5f)) {}
@@ -220,8 +224,8 @@ class LayerNormKernel : public Kernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("normalization", "", "BatchNormalization", 7, INT_MAX, make_kernel<BatchNormKernel>);
-ONNXMINI_REGISTER_KERNEL("normalization", "", "InstanceNormalization", 6, INT_MAX, make_kernel<InstanceNormKernel>);
+ONNXMINI_REGISTER_KERNEL("normalization", "", "BatchNormalization", 1, INT_MAX, make_kernel<BatchNormKernel>);
+ONNXMINI_REGISTER_KERNEL("normalization", "", "InstanceNormalization", 1, INT_MAX, make_kernel<InstanceNormKernel>);
 ONNXMINI_REGISTER_KERNEL("normalization", "", "LayerNormalization", 17, INT_MAX, make_kernel<LayerNormKernel>);
 
 }  // namespace nn

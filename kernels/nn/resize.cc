@@ -1,4 +1,4 @@
-// Resize (opsets 10, 11, 13, 18, 19) and Upsample (7, 9): nearest / linear /
+// Resize (opsets 10, 11, 13, 18, 19) and Upsample (1, 7, 9): nearest / linear /
 // cubic interpolation of any number of axes, float32 / float64 / int8 / uint8.
 //
 // Algorithm: interpolation is separable, so the output is computed one resized
@@ -255,13 +255,20 @@ std::vector<double> float_values(const KernelContext& ctx, const Tensor& t, cons
 class ResizeKernel : public Kernel {
  public:
   explicit ResizeKernel(const KernelInfo& info) : opset_(info.opset), upsample_(info.op_type == "Upsample") {
-    a_.mode = parse_mode(info, info.attrs.get_string("mode", "nearest"));
+    const std::string mode = info.attrs.get_string("mode", "nearest");
+    // Upsample-1 (experimental) names linear on its two axes "bilinear".
+    a_.mode = parse_mode(info, upsample_ && opset_ < 7 && mode == "bilinear" ? "linear" : mode);
     if (upsample_ || opset_ < 11) {
       // Upsample and Resize-10: asymmetric coordinates; Upsample takes the floor
       // for nearest, Resize-10 rounds (as onnxruntime does).
       a_.coord = Coord::Asymmetric;
       a_.nearest = upsample_ ? NearestMode::Floor : NearestMode::RoundPreferFloor;
-      if (upsample_ && opset_ < 9) {
+      if (upsample_ && opset_ < 7) {
+        // Upsample-1: N x C x H x W scaled by height_scale and width_scale (both required).
+        if (!info.attrs.has("height_scale") || !info.attrs.has("width_scale"))
+          info.fail("attributes height_scale and width_scale are required");
+        scales_attr_ = {1.f, 1.f, info.attrs.get_float("height_scale"), info.attrs.get_float("width_scale")};
+      } else if (upsample_ && opset_ < 9) {
         scales_attr_ = info.attrs.get_floats("scales");
         if (scales_attr_.empty()) info.fail("attribute scales is required");
       }
@@ -450,7 +457,7 @@ class ResizeKernel : public Kernel {
   int opset_;
   bool upsample_;
   ResizeAttrs a_;
-  std::vector<float> scales_attr_;  // Upsample-7
+  std::vector<float> scales_attr_;  // Upsample-1 (1, 1, height_scale, width_scale) and Upsample-7
   std::mutex mu_;
   std::shared_ptr<const ResizePlan> cached_;
 };
@@ -458,7 +465,7 @@ class ResizeKernel : public Kernel {
 }  // namespace
 
 ONNXMINI_REGISTER_KERNEL("resize", "", "Resize", 10, INT_MAX, make_kernel<ResizeKernel>);
-ONNXMINI_REGISTER_KERNEL("resize", "", "Upsample", 7, 9, make_kernel<ResizeKernel>);
+ONNXMINI_REGISTER_KERNEL("resize", "", "Upsample", 1, 9, make_kernel<ResizeKernel>);
 
 }  // namespace nn
 }  // namespace onnxmini

@@ -1,4 +1,5 @@
-// Concat (opsets 1-23; axis defaults to 1 before opset 4) and Split (opsets 2-23). Dtype-agnostic.
+// Concat (opsets 1-23; axis defaults to 1 before opset 4) and Split (opsets 1-23; opset 1 also
+// takes the sizes as an optional input, typed like the data). Dtype-agnostic.
 //
 // Data layout: with outer = product of the dims before `axis` and
 // inner = product of the dims after it, every tensor is (outer, dim_axis, inner)
@@ -129,6 +130,7 @@ class SplitKernel : public Kernel {
     const int64_t n = static_cast<int64_t>(ctx.num_outputs());
     std::vector<int64_t> split = split_attr_;
     if (opset_ >= 13 && ctx.has_input(1)) split = ctx.input(1).to_int64_vector();
+    if (opset_ < 2 && ctx.has_input(1)) split = integer_values(ctx, ctx.input(1), "split");  // opset 1: input wins
     if (!split.empty()) {
       if (static_cast<int64_t>(split.size()) != n)
         ctx.fail("split [{}] has {} entries for {} outputs", fmt::join(split, ","), split.size(), n);
@@ -181,7 +183,7 @@ class SplitKernel : public Kernel {
 }  // namespace
 
 ONNXMINI_REGISTER_KERNEL("concat_split", "", "Concat", 1, INT_MAX, make_kernel<ConcatKernel>);
-ONNXMINI_REGISTER_KERNEL("concat_split", "", "Split", 2, INT_MAX, make_kernel<SplitKernel>);
+ONNXMINI_REGISTER_KERNEL("concat_split", "", "Split", 1, INT_MAX, make_kernel<SplitKernel>);
 
 }  // namespace onnxmini
 

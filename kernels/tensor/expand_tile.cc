@@ -1,4 +1,5 @@
-// Expand (opsets 8-23) and Tile (opsets 6-23). Dtype-agnostic.
+// Expand (opsets 8-23) and Tile (opsets 1-23; opset 1 repeats `tiles` times along
+// `axis`, both scalar inputs). Dtype-agnostic.
 //
 // Both are per-axis index maps, run through the axis-offset engine
 // (tensor_utils.h):
@@ -89,10 +90,10 @@ class ExpandKernel : public Kernel {
 
 class TileKernel : public Kernel {
  public:
-  explicit TileKernel(const KernelInfo&) {}
+  explicit TileKernel(const KernelInfo& info) : opset_(info.opset) {}
   void prepare(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    const std::vector<int64_t> repeats = int64_input(ctx, 1, "repeats");
+    const std::vector<int64_t> repeats = opset_ < 6 ? repeats_from_tiles_and_axis(ctx) : int64_input(ctx, 1, "repeats");
     if (repeats.size() != x.rank())
       ctx.fail("repeats [{}] has {} entries, the input has rank {}", fmt::join(repeats, ","), repeats.size(), x.rank());
     Shape out(x.rank());
@@ -103,12 +104,26 @@ class TileKernel : public Kernel {
     ctx.allocate_output(0, x.dtype(), out);
   }
   void compute(KernelContext& ctx) override { map_axes<TileMap>(ctx, ctx.input(0), ctx.output(0)); }
+
+ private:
+  // Tile 1: scalar inputs `tiles` (copies) and `axis`, i.e. repeats of 1 except at axis.
+  static std::vector<int64_t> repeats_from_tiles_and_axis(const KernelContext& ctx) {
+    const Tensor& x = ctx.input(0);
+    const std::vector<int64_t> tiles = integer_values(ctx, ctx.input(1), "tiles");
+    const std::vector<int64_t> axis = integer_values(ctx, ctx.input(2), "axis");
+    if (tiles.size() != 1 || axis.size() != 1)
+      ctx.fail("tiles ({} values) and axis ({} values) must be scalars", tiles.size(), axis.size());
+    std::vector<int64_t> repeats(x.rank(), 1);
+    repeats[normalize_axis(ctx, axis[0], static_cast<int64_t>(x.rank()))] = tiles[0];
+    return repeats;
+  }
+  int opset_;
 };
 
 }  // namespace
 
 ONNXMINI_REGISTER_KERNEL("expand_tile", "", "Expand", 8, INT_MAX, make_kernel<ExpandKernel>);
-ONNXMINI_REGISTER_KERNEL("expand_tile", "", "Tile", 6, INT_MAX, make_kernel<TileKernel>);
+ONNXMINI_REGISTER_KERNEL("expand_tile", "", "Tile", 1, INT_MAX, make_kernel<TileKernel>);
 
 }  // namespace onnxmini
 

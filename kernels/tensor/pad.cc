@@ -1,4 +1,4 @@
-// Pad (opsets 2-23): pads/value attributes before opset 11, then inputs
+// Pad (opsets 1-23): pads (opset 1: paddings)/value attributes before opset 11, then inputs
 // (pads, constant_value, and from 18 axes). Modes constant, reflect, edge and
 // wrap (wrap is new in 19 but accepted for any version). Negative pads crop.
 // Dtype-agnostic.
@@ -71,7 +71,7 @@ class PadKernel : public Kernel {
     else if (mode == "wrap") mode_ = PadMode::Wrap;
     else info.fail("unknown mode '{}' (expected constant, reflect, edge or wrap)", mode);
     if (opset_ < 11) {
-      pads_attr_ = info.attrs.get_ints("pads");
+      pads_attr_ = info.attrs.get_ints(opset_ < 2 ? "paddings" : "pads");  // opset 1's name, same layout
       value_attr_ = info.attrs.get_float("value", 0.f);
     }
   }
@@ -168,7 +168,7 @@ class PadKernel : public Kernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("pad", "", "Pad", 2, INT_MAX, make_kernel<PadKernel>);
+ONNXMINI_REGISTER_KERNEL("pad", "", "Pad", 1, INT_MAX, make_kernel<PadKernel>);
 
 }  // namespace onnxmini
 

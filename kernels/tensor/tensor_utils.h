@@ -20,6 +20,22 @@ namespace onnxmini {
 namespace tensor_ops {
 
 // Axis in [-rank, rank) -> [0, rank); fails naming the node and the value.
+// Integer values of an int32 / int64 tensor or, for the opset 1 ops whose schema types
+// such inputs as the data's float type (Split's split, Tile's tiles and axis), of a
+// float / double tensor holding whole numbers; fails naming `what` otherwise.
+inline std::vector<int64_t> integer_values(const KernelContext& ctx, const Tensor& t, const char* what) {
+  if (t.dtype() == DType::Int64 || t.dtype() == DType::Int32) return t.to_int64_vector();
+  if (t.dtype() != DType::Float32 && t.dtype() != DType::Float64)
+    ctx.fail("{} must be an integer or float tensor, got {}", what, dtype_name(t.dtype()));
+  std::vector<int64_t> out(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const double v = t.dtype() == DType::Float32 ? t.data<float>()[i] : t.data<double>()[i];
+    if (v != static_cast<double>(static_cast<int64_t>(v))) ctx.fail("{} holds {}, which is not a whole number", what, v);
+    out[i] = static_cast<int64_t>(v);
+  }
+  return out;
+}
+
 inline int64_t normalize_axis(const KernelContext& ctx, int64_t axis, int64_t rank, const char* what = "axis") {
   if (const auto a = onnxmini::normalize_axis(axis, rank)) return *a;
   ctx.fail("{} {} is out of range [{}, {})", what, axis, -rank, rank);
