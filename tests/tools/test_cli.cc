@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/common/cli_runner.h"
 #include "tests/common/model_builder.h"
 
 namespace fs = std::filesystem;
@@ -15,27 +16,7 @@ using namespace onnxmini::test;
 
 namespace {
 
-struct CliResult {
-  int exit_code;
-  std::string out, err;
-};
-
-CliResult cli(const std::string& args) {
-  fs::path dir = fs::temp_directory_path();
-  std::string out = (dir / ("onnxmini_cli_out_" + std::to_string(::getpid()))).string();
-  std::string err = (dir / ("onnxmini_cli_err_" + std::to_string(::getpid()))).string();
-  int status = std::system((std::string(ONNXMINI_CLI_PATH) + " " + args + " >" + out + " 2>" + err).c_str());
-  auto slurp = [](const std::string& p) {
-    std::ifstream f(p);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-  };
-  CliResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-  fs::remove(out);
-  fs::remove(err);
-  return r;
-}
+CliResult cli(const std::string& args) { return run_cli(args); }
 
 int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/common/cli_runner.h"
 #include "tests/kernels/sequence/sequence_test_util.h"
 
 namespace fs = std::filesystem;
@@ -16,14 +17,11 @@ using namespace onnxmini::test;
 
 namespace {
 
-// Runs the CLI; its exit code, stderr appended to `err`.
+// Runs the CLI; its exit code, stderr in `err`.
 int cli(const std::string& args, std::string& err) {
-  const fs::path err_file = fs::temp_directory_path() / ("onnxmini_cli_seq_err_" + std::to_string(::getpid()));
-  const int status = std::system((std::string(ONNXMINI_CLI_PATH) + " " + args + " >/dev/null 2>" + err_file.string()).c_str());
-  std::ifstream f(err_file);
-  err.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  fs::remove(err_file);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const CliResult r = run_cli(args);
+  err = r.err;
+  return r.exit_code;
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <regex>
 #include <sstream>
 
+#include "tests/common/cli_runner.h"
 #include "tests/common/model_builder.h"
 
 namespace fs = std::filesystem;
@@ -17,29 +18,7 @@ using namespace onnxmini::test;
 
 namespace {
 
-struct CliResult {
-  int exit_code;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-CliResult cli(const std::string& args) {
-  const fs::path dir = fs::temp_directory_path();
-  const fs::path out = dir / ("onnxmini_cli_log_out_" + std::to_string(::getpid()));
-  const fs::path err = dir / ("onnxmini_cli_log_err_" + std::to_string(::getpid()));
-  const int status =
-      std::system((std::string(ONNXMINI_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string()).c_str());
-  CliResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-  fs::remove(out);
-  fs::remove(err);
-  return r;
-}
+CliResult cli(const std::string& args) { return run_cli(args); }
 
 // Y = Relu(Gemm(X, Concat(W1, W2))): with --optimize 1 the Concat folds and W1, W2 are dropped.
 struct Model {
