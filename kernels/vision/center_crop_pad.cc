@@ -70,7 +70,7 @@ class CenterCropPadKernel : public Kernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("vision_center_crop_pad", "", "CenterCropPad", 18, INT_MAX, make_kernel<CenterCropPadKernel>);
+ONNXMINI_REGISTER_KERNEL("center_crop_pad", "", "CenterCropPad", 18, INT_MAX, make_kernel<CenterCropPadKernel>);
 
 }  // namespace onnxmini
 

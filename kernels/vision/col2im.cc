@@ -123,7 +123,7 @@ class Col2ImKernel : public Kernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("vision_col2im", "", "Col2Im", 18, INT_MAX, make_kernel<Col2ImKernel>);
+ONNXMINI_REGISTER_KERNEL("col2im", "", "Col2Im", 18, INT_MAX, make_kernel<Col2ImKernel>);
 
 }  // namespace onnxmini
 

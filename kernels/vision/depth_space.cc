@@ -87,8 +87,8 @@ class SpaceToDepthKernel : public Kernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("vision_depth_space", "", "DepthToSpace", 1, INT_MAX, make_kernel<DepthToSpaceKernel>);
-ONNXMINI_REGISTER_KERNEL("vision_depth_space", "", "SpaceToDepth", 1, INT_MAX, make_kernel<SpaceToDepthKernel>);
+ONNXMINI_REGISTER_KERNEL("depth_space", "", "DepthToSpace", 1, INT_MAX, make_kernel<DepthToSpaceKernel>);
+ONNXMINI_REGISTER_KERNEL("depth_space", "", "SpaceToDepth", 1, INT_MAX, make_kernel<SpaceToDepthKernel>);
 
 }  // namespace onnxmini
 

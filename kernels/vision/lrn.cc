@@ -67,7 +67,7 @@ class LrnKernel : public Kernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("vision_lrn", "", "LRN", 1, INT_MAX, make_kernel<LrnKernel>);
+ONNXMINI_REGISTER_KERNEL("lrn", "", "LRN", 1, INT_MAX, make_kernel<LrnKernel>);
 
 }  // namespace onnxmini
 

@@ -116,7 +116,7 @@ class MaxUnpoolKernel : public Kernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("vision_max_unpool", "", "MaxUnpool", 9, INT_MAX, make_kernel<MaxUnpoolKernel>);
+ONNXMINI_REGISTER_KERNEL("max_unpool", "", "MaxUnpool", 9, INT_MAX, make_kernel<MaxUnpoolKernel>);
 
 }  // namespace onnxmini
 

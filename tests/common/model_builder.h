@@ -246,5 +246,19 @@ std::string error_message(Fn&& fn) {
   return "";
 }
 
+// Y = Relu(Gemm(X [3x4], Concat(W1, W2))): at graph_optimization_level >= 1 the Concat
+// folds, the Relu fuses into the Gemm, and W1, W2 are dropped (the optimizer and logging tests).
+inline ModelBuilder foldable_gemm_model() {
+  ModelBuilder mb(13);
+  mb.input("X", DType::Float32, {3, 4});
+  mb.initializer("W1", random_tensor(DType::Float32, {4, 2}, 1));
+  mb.initializer("W2", random_tensor(DType::Float32, {4, 3}, 2));
+  mb.node("Concat", {"W1", "W2"}, {"W"}).name("cat").attr("axis", int64_t{1});
+  mb.node("Gemm", {"X", "W"}, {"G"}).name("gemm");
+  mb.node("Relu", {"G"}, {"Y"}).name("relu");
+  mb.output("Y");
+  return mb;
+}
+
 }  // namespace test
 }  // namespace onnxmini

@@ -26,19 +26,7 @@ ModelBuilder add_relu() {
   return mb;
 }
 
-// Y = Relu(Gemm(X, Concat(W1, W2))): the Concat folds, the Relu fuses into the Gemm,
-// and W1, W2 are dropped once the folded weight exists.
-ModelBuilder foldable() {
-  ModelBuilder mb(13);
-  mb.input("X", DType::Float32, {3, 4});
-  mb.initializer("W1", random_tensor(DType::Float32, {4, 2}, 1));
-  mb.initializer("W2", random_tensor(DType::Float32, {4, 3}, 2));
-  mb.node("Concat", {"W1", "W2"}, {"W"}).name("cat").attr("axis", int64_t{1});
-  mb.node("Gemm", {"X", "W"}, {"G"}).name("gemm");
-  mb.node("Relu", {"G"}, {"Y"}).name("relu");
-  mb.output("Y");
-  return mb;
-}
+ModelBuilder foldable() { return foldable_gemm_model(); }
 
 SessionOptions with_levels(int severity, int verbosity = 0, const std::string& logid = "") {
   SessionOptions o;

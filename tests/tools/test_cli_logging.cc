@@ -27,14 +27,7 @@ struct Model {
   Model() {
     dir = fs::temp_directory_path() / ("onnxmini_cli_log_" + std::to_string(::getpid()));
     fs::create_directories(dir);
-    ModelBuilder mb(13);
-    mb.input("X", DType::Float32, {3, 4});
-    mb.initializer("W1", random_tensor(DType::Float32, {4, 2}, 1));
-    mb.initializer("W2", random_tensor(DType::Float32, {4, 3}, 2));
-    mb.node("Concat", {"W1", "W2"}, {"W"}).name("cat").attr("axis", int64_t{1});
-    mb.node("Gemm", {"X", "W"}, {"G"}).name("gemm");
-    mb.node("Relu", {"G"}, {"Y"}).name("relu");
-    mb.output("Y");
+    const ModelBuilder mb = foldable_gemm_model();
     path = dir / "model.onnx";
     std::ofstream(path, std::ios::binary) << mb.serialize();
     nodes = describe_model(path.string()).nodes;
