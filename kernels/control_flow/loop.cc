@@ -7,10 +7,20 @@
 // input, so a loop with neither M nor cond stops when the body says so.
 // Carried values pass from one iteration to the next as shared Values (no
 // copy) and may change shape; a scan output's per-iteration shape must not.
+//
+// Bad trip counts: a negative M is refused (onnxruntime runs no iteration; the
+// spec gives M no meaning below zero, so a negative one is a model bug worth
+// naming). M alone says nothing about memory - exporters write INT64_MAX for
+// "until cond says stop" - so scan outputs are checked as they grow: once the
+// slices held plus the stacked copy they become exceed the memory onnxmini may
+// assume (core/system_memory.h), the loop fails naming the node, M and the
+// sizes, rather than in the allocator or after minutes of swapping.
+#include "core/system_memory.h"
 #include "kernels/control_flow/slices.h"
 #include "kernels/registry.h"
 
 #include <climits>
+#include <string>
 
 namespace onnxmini {
 namespace {
@@ -34,6 +44,7 @@ class LoopKernel : public Kernel {
       const Tensor& m = ctx.input(0);
       if (m.dtype() != DType::Int64 || m.numel() != 1)
         ctx.fail("trip count M must be one int64, got {} {}", dtype_name(m.dtype()), shape_to_string(m.shape()));
+      if (m.data<int64_t>()[0] < 0) ctx.fail("trip count M is {}; it must not be negative", m.data<int64_t>()[0]);
     }
     if (ctx.has_input(1)) check_condition(ctx, ctx.input(1), "cond");
   }
@@ -69,6 +80,7 @@ class LoopKernel : public Kernel {
                    shape_to_string(scans[k].front().shape()));
         scans[k].push_back(piece);
       }
+      if (scans_ > 0) check_scan_memory(ctx, scans, iteration, max_trips);
     }
 
     for (size_t j = 0; j < carried_; ++j) ctx.set_output(j, std::move(carried[j]));
@@ -90,6 +102,20 @@ class LoopKernel : public Kernel {
   static void check_condition(const KernelContext& ctx, const Tensor& c, const char* what) {
     if (c.dtype() != DType::Bool || c.numel() != 1)
       ctx.fail("{} must be one bool, got {} {}", what, dtype_name(c.dtype()), shape_to_string(c.shape()));
+  }
+
+  // The slices held after `iteration` + 1 iterations, plus the stacked outputs
+  // they will be copied into, must fit in memory.
+  void check_scan_memory(const KernelContext& ctx, const std::vector<std::vector<Tensor>>& scans, int64_t iteration,
+                         int64_t max_trips) const {
+    const int64_t limit = memory_limit_bytes();
+    int64_t held = 0;
+    for (size_t k = 0; k < scans_; ++k) held += static_cast<int64_t>(scans[k].front().nbytes()) * (iteration + 1);
+    if (held > limit / 2)
+      ctx.fail("after {} iterations (trip count M {}) the scan outputs hold {} bytes; stacking them needs as much "
+               "again, more than the {} bytes of memory available",
+               iteration + 1, max_trips == INT64_MAX ? std::string("not given") : std::to_string(max_trips), held,
+               limit);
   }
 
   const Tensor& tensor_output(const KernelContext& ctx, const std::vector<Value>& out, size_t i,

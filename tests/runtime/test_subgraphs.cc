@@ -185,6 +185,27 @@ TEST(Subgraphs, UnsupportedOpInABodyFailsAtLoad) {
   EXPECT_NE(msg.find("'mystery' op 'NoSuchOp'"), std::string::npos) << msg;
 }
 
+TEST(Subgraphs, BranchesWithDifferentOutputCountsFailAtLoad) {
+  // then_branch gives two outputs, else_branch one, the node has one.
+  ModelBuilder then_b(13), else_b(13);
+  then_b.node("Identity", {"X"}, {"t0"});
+  then_b.node("Identity", {"X"}, {"t1"});
+  then_b.output("t0", DType::Float32);
+  then_b.output("t1", DType::Float32);
+  else_b.node("Identity", {"X"}, {"e0"});
+  else_b.output("e0", DType::Float32);
+  ModelBuilder mb(13);
+  mb.input("X", DType::Float32, {3});
+  mb.input("cond", DType::Bool, {});
+  mb.node("If", {"cond"}, {"Z"}).name("uneven_if").attr("then_branch", then_b.graph()).attr("else_branch",
+                                                                                              else_b.graph());
+  mb.output("Z");
+  const auto [msg, code] = load_error(mb);
+  ASSERT_FALSE(msg.empty()) << "expected an error";
+  EXPECT_NE(msg.find("If 'uneven_if'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("then_branch has 2 outputs, the node has 1"), std::string::npos) << msg;
+}
+
 TEST(Subgraphs, WrongConditionIsARunError) {
   auto s = if_model().session();
   Tensor x = Tensor::from_vector<float>({3}, {1, 2, 3});

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include "onnxmini/profile.h"
 #include "tests/common/model_builder.h"
@@ -100,7 +102,8 @@ TEST(Loop, BothTripCountAndConditionWhicheverEndsFirst) {
   auto s = counting_loop("M", "cond");
   expect_iterations(run_all(*s, {{"M", i64(3)}, {"cond", flag(true)}, {"X", kZeros}, {"stop_at", i64(7)}}), 3);
   expect_iterations(run_all(*s, {{"M", i64(30)}, {"cond", flag(true)}, {"X", kZeros}, {"stop_at", i64(7)}}), 8);
-  expect_iterations(run_all(*s, {{"M", i64(-2)}, {"cond", flag(true)}, {"X", kZeros}, {"stop_at", i64(7)}}), 0);
+  expect_iterations(run_all(*s, {{"M", i64(0)}, {"cond", flag(true)}, {"X", kZeros}, {"stop_at", i64(7)}}), 0);
+  // A negative M is refused (NegativeTripCountIsARunError), where onnxruntime would run no iteration.
 }
 
 TEST(Loop, ZeroIterationsGiveInitialValuesAndEmptyScans) {
@@ -216,6 +219,28 @@ TEST(Loop, BadTripCountConditionAndBodyConditionAreRunErrors) {
   auto s2 = mb.session();
   expect_error([&] { run_all(*s2, {{"M", i64(2)}, {"X", Tensor::from_vector<float>({1}, {1})}}); },
                {"Loop 'float_cond'", "body output cond must be one bool"});
+}
+
+TEST(Loop, NegativeTripCountIsARunError) {
+  auto s = counting_loop("M", "");
+  expect_error([&] { run_all(*s, {{"M", i64(-3)}, {"X", kZeros}, {"stop_at", i64(10)}}); },
+               {"Loop 'the_loop'", "trip count M is -3", "must not be negative"});
+}
+
+TEST(Loop, ScanOutputsBeyondMemoryFailNamingTheSizes) {
+  // An absurd M whose condition never stops the loop: the scan output (8 bytes
+  // a slice) grows until it and its stacked copy exceed the memory limit,
+  // lowered here to 1000 bytes: 8 * 63 = 504 > 500 ends it at iteration 63.
+  struct LimitGuard {
+    LimitGuard() { setenv("ONNXMINI_MEMORY_LIMIT", "1000", 1); }
+    ~LimitGuard() { unsetenv("ONNXMINI_MEMORY_LIMIT"); }
+  } limit;
+  auto s = counting_loop("M", "");
+  const std::string m = "trip count M " + std::to_string(INT64_MAX / 2);
+  expect_error([&] { run_all(*s, {{"M", i64(INT64_MAX / 2)}, {"X", kZeros}, {"stop_at", i64(INT64_MAX)}}); },
+               {"Loop 'the_loop'", "after 63 iterations", m.c_str(), "hold 504 bytes", "1000 bytes of memory"});
+  // Under the limit, the same loop runs: 62 iterations hold 496 bytes.
+  expect_iterations(run_all(*s, {{"M", i64(62)}, {"X", kZeros}, {"stop_at", i64(INT64_MAX)}}), 62);
 }
 
 TEST(Loop, NestedLoopsReadEveryEnclosingScope) {
