@@ -127,7 +127,7 @@ TEST(LRN, Errors) {
   EXPECT_NE(msg.find("LRN 'n1': size must be a positive integer, got 0"), std::string::npos) << msg;
   msg = node_error("LRN", 13, {iota_tensor(DType::Float32, {3})}, lrn(3, 1e-4f, 0.75f, 1.f));
   EXPECT_NE(msg.find("LRN 'n1': input must have rank >= 2 [N, C, ...], got shape 3"), std::string::npos) << msg;
-  msg = node_error("LRN", 13, {iota_tensor(DType::Float64, {1, 3, 2})}, lrn(3, 1e-4f, 0.75f, 1.f));
+  msg = node_error("LRN", 13, {iota_tensor(DType::Int32, {1, 3, 2})}, lrn(3, 1e-4f, 0.75f, 1.f));
   EXPECT_NE(msg.find("LRN 'n1'"), std::string::npos) << msg;
 }
 
