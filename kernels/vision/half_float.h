@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "core/float16.h"
-#include "onnxmini/tensor.h"
+#include "kernels/kernel.h"
 
 namespace onnxmini {
 namespace vision {
