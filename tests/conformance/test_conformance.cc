@@ -49,10 +49,11 @@ std::vector<ManifestEntry> manifest_entries(const std::string& path) {
 class NodeTest : public ::testing::TestWithParam<ManifestEntry> {
  protected:
   virtual std::string root() const { return node_test_root(); }
+  virtual const char* absent_hint() const { return "install libonnx-testdata"; }
   void check(KernelMode mode) {
     const ManifestEntry& e = GetParam();
     const fs::path folder = fs::path(root()) / e.test;
-    if (!fs::exists(folder / "model.onnx")) GTEST_SKIP() << "test data not installed: " << folder;
+    if (!fs::exists(folder / "model.onnx")) GTEST_SKIP() << "test data not installed: " << folder << " (" << absent_hint() << ")";
     if (!e.pass) GTEST_SKIP() << e.reason;
     const CaseResult r = run_case(folder.string(), mode);
     EXPECT_TRUE(r.passed) << e.test << " (" << onnxmini::to_string(mode) << " kernels): " << r.message;
@@ -70,6 +71,9 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(NodeTest);
 class PipNodeTest : public NodeTest {
  protected:
   std::string root() const override { return pip_node_test_root(); }
+  const char* absent_hint() const override {
+    return "run scripts/export_node_tests.py --out <it> with a Python that has onnx (CTest's onnx_node_tests_export)";
+  }
 };
 
 TEST_P(PipNodeTest, MatchesExpectedOutputs) { check(KernelMode::Fast); }
