@@ -4,6 +4,8 @@ folder in the layout of Debian's libonnx-testdata, so the conformance runner rea
 
     OUT/<test>/model.onnx
     OUT/<test>/test_data_set_N/input_K.pb, output_K.pb   (TensorProto, SequenceProto or OptionalProto)
+    OUT/simple/<test>/...   the small multi-node model tests (onnx.backend.test.case.model, kind
+                            "simple": test_sequence_model1-8 and others), Debian's data/simple
 
     python scripts/export_node_tests.py --out build/onnx_node_tests [--all]
 
@@ -85,6 +87,8 @@ def main():
         warnings.simplefilter("ignore")
         from onnx.backend.test.case.node import collect_testcases
         cases = collect_testcases(None)
+        from onnx.backend.test.case.model import collect_testcases as collect_model_testcases
+        simple = [c for c in collect_model_testcases() if c.kind == "simple"]
     single_op = {c.name: c.model.graph.node[0].op_type for c in cases
                  if len(c.model.graph.node) == 1 and c.model.graph.node[0].domain in ("", "ai.onnx")}
 
@@ -96,8 +100,10 @@ def main():
         if args.all or case_op(case, single_op) in OPS:
             write_case(case, out / case.name)
             written += 1
+    for case in simple:
+        write_case(case, out / "simple" / case.name)
     (out / STAMP).write_text(key)
-    print(f"{out}: {written} node tests of onnx {onnx.__version__}")
+    print(f"{out}: {written} node tests and {len(simple)} simple model tests of onnx {onnx.__version__}")
 
 
 if __name__ == "__main__":
