@@ -1,4 +1,5 @@
-// Col2Im (opsets 18-23), float32: the inverse of im2col. Input
+// Col2Im (opsets 18-23): the inverse of im2col; float32, float64, int32, int64,
+// and float16 / bfloat16 summed in float32 (half_float.h). Input
 // [N, C * prod(block_shape), L] holds, for every block position l and kernel
 // offset k, the value that goes to image position l * stride - pad_begin +
 // k * dilation; overlapping contributions are summed. Any number of spatial
@@ -8,10 +9,12 @@
 // on (n, c), so it is built once per run into a scratch tensor (-1 where the
 // position falls in the padding); images (n, c) are then independent and are
 // split across threads.
+#include <algorithm>
 #include <cstring>
 
 #include "core/thread_pool.h"
 #include "kernels/registry.h"
+#include "kernels/vision/half_float.h"
 
 namespace onnxmini {
 
@@ -28,12 +31,16 @@ class Col2ImKernel : public Kernel {
       : dilations_(info.attrs.get_ints("dilations", {})),
         strides_(info.attrs.get_ints("strides", {})),
         pads_(info.attrs.get_ints("pads", {})) {
-    info.require_dtype(0, {DType::Float32});
+    info.require_dtype(0, {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Int32,
+                           DType::Int64});
   }
 
   void prepare(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    if (x.dtype() != DType::Float32) ctx.unsupported("input dtype {} is not supported (float32 only)", dtype_name(x.dtype()));
+    const DType t = x.dtype();
+    if (t != DType::Float32 && t != DType::Float64 && t != DType::Int32 && t != DType::Int64 && !vision::is_half(t))
+      ctx.unsupported("input dtype {} is not supported (float32, float64, float16, bfloat16, int32, int64)",
+                      dtype_name(t));
     if (x.rank() != 3) ctx.fail("input must be 3-D [N, C * prod(block_shape), L], got shape {}", shape_to_string(x.shape()));
     const std::vector<int64_t> image = int64_vector(ctx, 1, "image_shape");
     const std::vector<int64_t> block = int64_vector(ctx, 2, "block_shape");
@@ -63,13 +70,13 @@ class Col2ImKernel : public Kernel {
                fmt::join(image, ","), fmt::join(block, ","), blocks);
     Shape out = {x.dim(0), x.dim(1) / kernel};
     out.insert(out.end(), image.begin(), image.end());
-    ctx.allocate_output(0, DType::Float32, out);
+    ctx.allocate_output(0, t, out);
   }
 
   void compute(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     Tensor& y = ctx.output(0);
-    if (y.nbytes() > 0) std::memset(y.raw_mut(), 0, y.nbytes());
+    if (y.nbytes() > 0) std::memset(y.raw_mut(), 0, y.nbytes());  // all-zero bits: 0 in every supported dtype
     if (y.numel() == 0 || x.numel() == 0) return;
     const std::vector<int64_t> image = ctx.input(1).to_int64_vector(), block = ctx.input(2).to_int64_vector();
     const size_t k = image.size();
@@ -96,21 +103,40 @@ class Col2ImKernel : public Kernel {
         }
         map[kk * blocks + l] = pos;
       }
-    const float* in = x.data<float>();
-    float* out = y.mutable_data<float>();
+    switch (x.dtype()) {
+      case DType::Float32: scatter_add(ctx, x.data<float>(), y.mutable_data<float>(), map, y); break;
+      case DType::Float64: scatter_add(ctx, x.data<double>(), y.mutable_data<double>(), map, y); break;
+      case DType::Int32: scatter_add(ctx, x.data<int32_t>(), y.mutable_data<int32_t>(), map, y); break;
+      case DType::Int64: scatter_add(ctx, x.data<int64_t>(), y.mutable_data<int64_t>(), map, y); break;
+      default: {  // float16 / bfloat16: widen, sum in float32, round once
+        Tensor wide_x = ctx.scratch(DType::Float32, x.shape()), wide_y = ctx.scratch(DType::Float32, y.shape());
+        vision::widen_half(x, wide_x.mutable_data<float>());
+        float* wy = wide_y.mutable_data<float>();
+        std::fill(wy, wy + y.numel(), 0.f);
+        scatter_add(ctx, wide_x.data<float>(), wy, map, y);
+        vision::narrow_to_half(wy, y);
+      }
+    }
+  }
+
+ private:
+  // out (zeroed, shaped as y) += the columns of `in` at their image positions:
+  // map[kk * blocks + l] for the [kernel, blocks] rows of each image (n, c).
+  template <typename T>
+  static void scatter_add(const KernelContext& ctx, const T* in, T* out, const int64_t* map, const Tensor& y) {
     const int64_t plane = y.numel() / (y.dim(0) * y.dim(1));
-    parallel_for(ctx.threads(), y.dim(0) * y.dim(1), std::max<int64_t>(1, 16384 / (kernel * blocks)),
+    const int64_t cols_per_image = ctx.input(0).dim(1) / y.dim(1) * ctx.input(0).dim(2);  // kernel * blocks
+    parallel_for(ctx.threads(), y.dim(0) * y.dim(1), std::max<int64_t>(1, 16384 / cols_per_image),
                  [&](int64_t begin, int64_t end) {
                    for (int64_t img = begin; img < end; ++img) {
-                     const float* cols = in + img * kernel * blocks;  // rows (n, c * kernel + kk) are contiguous
-                     float* dst = out + img * plane;
-                     for (int64_t i = 0; i < kernel * blocks; ++i)
+                     const T* cols = in + img * cols_per_image;  // rows (n, c * kernel + kk) are contiguous
+                     T* dst = out + img * plane;
+                     for (int64_t i = 0; i < cols_per_image; ++i)
                        if (map[i] >= 0) dst[map[i]] += cols[i];
                    }
                  });
   }
 
- private:
   static std::vector<int64_t> int64_vector(const KernelContext& ctx, size_t i, const char* what) {
     const Tensor& t = ctx.input(i);
     if (t.dtype() != DType::Int64 || t.rank() != 1)

@@ -1,5 +1,5 @@
-// DepthToSpace (opsets 1-23, DCR and CRD modes from 11) and SpaceToDepth
-// (opsets 1-23). Dtype-agnostic: both only move elements.
+// DepthToSpace (opset 1 on, DCR and CRD modes from 11) and SpaceToDepth
+// (opset 1 on, DCR and CRD modes from 28). Dtype-agnostic: both only move elements.
 //
 // Each is a reshape to 6-D, a transpose and a reshape back, so the kernels
 // build the 6-D views of the input and of the (already allocated) output and
@@ -7,7 +7,8 @@
 // transpose's tiled / threaded paths apply.
 //   DepthToSpace DCR: [N, b, b, C/b², H, W] -> perm (0,3,4,1,5,2)
 //   DepthToSpace CRD: [N, C/b², b, b, H, W] -> perm (0,1,4,2,5,3)
-//   SpaceToDepth:     [N, C, H/b, b, W/b, b] -> perm (0,3,5,1,2,4)
+//   SpaceToDepth DCR: [N, C, H/b, b, W/b, b] -> perm (0,3,5,1,2,4)
+//   SpaceToDepth CRD: [N, C, H/b, b, W/b, b] -> perm (0,1,3,5,2,4)
 #include "kernels/registry.h"
 #include "kernels/tensor/transpose.h"
 
@@ -20,6 +21,14 @@ int64_t blocksize_attr(const KernelInfo& info) {
   const int64_t b = info.attrs.get_int("blocksize", 0);
   if (b < 1) info.fail("blocksize must be a positive integer, got {}", b);
   return b;
+}
+
+// The mode attribute: true for CRD. Both ops default to DCR (the only order before
+// DepthToSpace-11 and SpaceToDepth-28).
+bool crd_mode_attr(const KernelInfo& info) {
+  const std::string mode = info.attrs.get_string("mode", "DCR");
+  if (mode != "DCR" && mode != "CRD") info.fail("mode must be DCR or CRD, got '{}'", mode);
+  return mode == "CRD";
 }
 
 void require_rank4(const KernelContext& ctx, const Tensor& x) {
@@ -36,11 +45,7 @@ void move_through_6d(const KernelContext& ctx, const Tensor& x, const Shape& in6
 
 class DepthToSpaceKernel : public Kernel {
  public:
-  explicit DepthToSpaceKernel(const KernelInfo& info) : blocksize_(blocksize_attr(info)) {
-    const std::string mode = info.attrs.get_string("mode", "DCR");
-    if (mode != "DCR" && mode != "CRD") info.fail("mode must be DCR or CRD, got '{}'", mode);
-    crd_ = mode == "CRD";
-  }
+  explicit DepthToSpaceKernel(const KernelInfo& info) : blocksize_(blocksize_attr(info)), crd_(crd_mode_attr(info)) {}
   void prepare(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     require_rank4(ctx, x);
@@ -60,12 +65,12 @@ class DepthToSpaceKernel : public Kernel {
 
  private:
   int64_t blocksize_;
-  bool crd_ = false;
+  bool crd_;
 };
 
 class SpaceToDepthKernel : public Kernel {
  public:
-  explicit SpaceToDepthKernel(const KernelInfo& info) : blocksize_(blocksize_attr(info)) {}
+  explicit SpaceToDepthKernel(const KernelInfo& info) : blocksize_(blocksize_attr(info)), crd_(crd_mode_attr(info)) {}
   void prepare(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     require_rank4(ctx, x);
@@ -77,12 +82,16 @@ class SpaceToDepthKernel : public Kernel {
   void compute(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     const int64_t b = blocksize_;
-    move_through_6d(ctx, x, {x.dim(0), x.dim(1), x.dim(2) / b, b, x.dim(3) / b, b}, {0, 3, 5, 1, 2, 4},
-                    ctx.output(0));
+    const Shape in6 = {x.dim(0), x.dim(1), x.dim(2) / b, b, x.dim(3) / b, b};
+    if (crd_)
+      move_through_6d(ctx, x, in6, {0, 1, 3, 5, 2, 4}, ctx.output(0));
+    else
+      move_through_6d(ctx, x, in6, {0, 3, 5, 1, 2, 4}, ctx.output(0));
   }
 
  private:
   int64_t blocksize_;
+  bool crd_;
 };
 
 }  // namespace

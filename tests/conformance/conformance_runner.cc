@@ -140,6 +140,11 @@ std::string node_test_root() {
   return env && *env ? env : "/usr/share/libonnx-testdata/data/node";
 }
 
+std::string pip_node_test_root() {
+  const char* env = std::getenv("ONNXMINI_PIP_NODE_TESTS");
+  return env && *env ? env : ONNXMINI_PIP_NODE_TESTS_DIR;
+}
+
 std::vector<Bound> bounds_for(const std::string& op_type) {
   std::vector<Bound> bounds = {Bound{}};
   if (kMovesOrSelects.count(op_type)) bounds.push_back(Bound{0, 0});

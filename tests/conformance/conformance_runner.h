@@ -50,6 +50,9 @@ std::vector<ManifestEntry> read_manifest(const std::string& path);
 
 // The folder holding the node tests (ONNXMINI_NODE_TESTS or the Debian default).
 std::string node_test_root();
+// The folder holding the pip onnx package's node tests, exported by
+// scripts/export_node_tests.py (ONNXMINI_PIP_NODE_TESTS or BUILD_DIR/onnx_node_tests).
+std::string pip_node_test_root();
 
 }  // namespace conformance
 }  // namespace onnxmini

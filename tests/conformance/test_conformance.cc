@@ -1,8 +1,10 @@
-// The ONNX backend node tests listed in tests/conformance/manifest.txt. A test
-// marked `pass` must pass with the fast kernels and with the reference kernels
-// (the test oracles, so they must be right too); `skip: <reason>` is reported
-// as skipped with the reason. When the test data folder is absent, every case
-// skips.
+// The ONNX backend node tests listed in tests/conformance/manifest.txt (Debian's
+// onnx 1.12 set) and tests/conformance/manifest_onnx123.txt (pip's onnx 1.23 set,
+// exported into the build tree by scripts/export_node_tests.py, CTest's fixture
+// onnx_node_tests_export). A test marked `pass` must pass with the fast kernels
+// and with the reference kernels (the test oracles, so they must be right too);
+// `skip: <reason>` is reported as skipped with the reason. When a set's test data
+// folder is absent, its cases skip.
 //
 // scripts/conformance.py drives the second test below (ConformanceSweep.RunList)
 // to try every node test of the covered ops and propose manifest statuses.
@@ -31,10 +33,13 @@ void PrintTo(const ManifestEntry& e, std::ostream* os) { *os << e.test << (e.pas
 namespace {
 
 std::string manifest_path() { return std::string(ONNXMINI_SOURCE_DIR) + "/tests/conformance/manifest.txt"; }
+std::string pip_manifest_path() {
+  return std::string(ONNXMINI_SOURCE_DIR) + "/tests/conformance/manifest_onnx123.txt";
+}
 
-std::vector<ManifestEntry> manifest_entries() {
+std::vector<ManifestEntry> manifest_entries(const std::string& path) {
   try {
-    return read_manifest(manifest_path());
+    return read_manifest(path);
   } catch (const std::exception& e) {
     // Surfaced by ConformanceManifest.Parses; no parameterized cases then.
     return {};
@@ -43,10 +48,12 @@ std::vector<ManifestEntry> manifest_entries() {
 
 class NodeTest : public ::testing::TestWithParam<ManifestEntry> {
  protected:
+  virtual std::string root() const { return node_test_root(); }
+  virtual const char* absent_hint() const { return "install libonnx-testdata"; }
   void check(KernelMode mode) {
     const ManifestEntry& e = GetParam();
-    const fs::path folder = fs::path(node_test_root()) / e.test;
-    if (!fs::exists(folder / "model.onnx")) GTEST_SKIP() << "test data not installed: " << folder;
+    const fs::path folder = fs::path(root()) / e.test;
+    if (!fs::exists(folder / "model.onnx")) GTEST_SKIP() << "test data not installed: " << folder << " (" << absent_hint() << ")";
     if (!e.pass) GTEST_SKIP() << e.reason;
     const CaseResult r = run_case(folder.string(), mode);
     EXPECT_TRUE(r.passed) << e.test << " (" << onnxmini::to_string(mode) << " kernels): " << r.message;
@@ -56,16 +63,34 @@ class NodeTest : public ::testing::TestWithParam<ManifestEntry> {
 TEST_P(NodeTest, MatchesExpectedOutputs) { check(KernelMode::Fast); }
 TEST_P(NodeTest, ReferenceKernelsMatchExpectedOutputs) { check(KernelMode::Reference); }
 
-INSTANTIATE_TEST_SUITE_P(Onnx, NodeTest, ::testing::ValuesIn(manifest_entries()),
+INSTANTIATE_TEST_SUITE_P(Onnx, NodeTest, ::testing::ValuesIn(manifest_entries(manifest_path())),
                          [](const ::testing::TestParamInfo<ManifestEntry>& info) { return info.param.test; });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(NodeTest);
 
+// The pip set: same checks, another folder and manifest.
+class PipNodeTest : public NodeTest {
+ protected:
+  std::string root() const override { return pip_node_test_root(); }
+  const char* absent_hint() const override {
+    return "run scripts/export_node_tests.py --out <it> with a Python that has onnx (CTest's onnx_node_tests_export)";
+  }
+};
+
+TEST_P(PipNodeTest, MatchesExpectedOutputs) { check(KernelMode::Fast); }
+TEST_P(PipNodeTest, ReferenceKernelsMatchExpectedOutputs) { check(KernelMode::Reference); }
+
+INSTANTIATE_TEST_SUITE_P(OnnxPip, PipNodeTest, ::testing::ValuesIn(manifest_entries(pip_manifest_path())),
+                         [](const ::testing::TestParamInfo<ManifestEntry>& info) { return info.param.test; });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(PipNodeTest);
+
 TEST(ConformanceManifest, Parses) {
-  std::vector<ManifestEntry> entries;
-  ASSERT_NO_THROW(entries = read_manifest(manifest_path()));
-  EXPECT_GT(entries.size(), 100u);
-  for (const auto& e : entries)
-    if (!e.pass) EXPECT_FALSE(e.reason.empty()) << e.test;
+  for (const std::string& path : {manifest_path(), pip_manifest_path()}) {
+    std::vector<ManifestEntry> entries;
+    ASSERT_NO_THROW(entries = read_manifest(path)) << path;
+    EXPECT_GT(entries.size(), 100u) << path;
+    for (const auto& e : entries)
+      if (!e.pass) EXPECT_FALSE(e.reason.empty()) << e.test;
+  }
 }
 
 TEST(ConformanceManifest, RejectsMalformedLines) {

@@ -47,6 +47,24 @@ TEST(GemmOldOpsets, Broadcast0RefusesARow) {
   EXPECT_TRUE(tensors_near(gemm_at(7, row, -1, KernelMode::Fast), Tensor::from_vector<float>({2, 2}, {39, 46, 87, 102})));
 }
 
+// Before opset 11 the spec requires C, but a model that leaves it out (exporters of
+// the time never did; hand-written models may) loads and runs as C = 0 rather than
+// failing: what opset 11 made official.
+TEST(GemmOldOpsets, MissingCBeforeOpset11IsZero) {
+  for (int64_t opset : {1, 6, 7, 9})
+    for (KernelMode m : {KernelMode::Fast, KernelMode::Reference}) {
+      ModelBuilder mb(opset);
+      mb.input("A", DType::Float32, {2, 2});
+      mb.initializer("B", Tensor::from_vector<float>({2, 2}, {5, 6, 7, 8}));
+      mb.node("Gemm", {"A", "B"}, {"Y"}).attr("alpha", 2.0f).name("g");
+      mb.output("Y");
+      auto s = mb.session(options_for(m));
+      EXPECT_TRUE(tensors_near(run_single(*s, {{"A", Tensor::from_vector<float>({2, 2}, {1, 2, 3, 4})}}),
+                               Tensor::from_vector<float>({2, 2}, {38, 44, 86, 100})))
+          << "opset " << opset;
+    }
+}
+
 }  // namespace
 }  // namespace test
 }  // namespace onnxmini
