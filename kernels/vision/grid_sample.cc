@@ -41,21 +41,18 @@ enum class Padding { Zeros, Border, Reflection };
 constexpr int64_t kBlock = 128;  // output positions whose taps are computed together
 constexpr size_t kMaxRank = 3;   // spatial axes (volumetric); cubic 3-D has 64 taps per position
 
+// Folds x into [lo, hi] by reflecting at the bounds as often as needed. The
+// fold count stays a float (x may be far beyond any integer type).
 template <typename C>
 C reflect(C x, C lo, C hi) {
   const C range = hi - lo;
   if (range <= 0) return lo;  // a one-pixel axis with align_corners
-  if (x < lo) {
-    const C dx = lo - x;
-    const int64_t n = static_cast<int64_t>(dx / range);
-    const C r = dx - static_cast<C>(n) * range;
-    return n % 2 == 0 ? lo + r : hi - r;
-  }
-  if (x > hi) {
-    const C dx = x - hi;
-    const int64_t n = static_cast<int64_t>(dx / range);
-    const C r = dx - static_cast<C>(n) * range;
-    return n % 2 == 0 ? hi - r : lo + r;
+  if (x < lo || x > hi) {
+    const C dx = x < lo ? lo - x : x - hi;
+    const C folds = std::floor(dx / range);
+    const C r = std::clamp(dx - folds * range, C(0), range);
+    const bool even = std::fmod(folds, C(2)) == 0;
+    return (x < lo) == even ? lo + r : hi - r;
   }
   return x;
 }
@@ -231,13 +228,16 @@ class GridSampleKernel : public Kernel {
         if (padding_ == Padding::Border) v = std::clamp(v, C(0), static_cast<C>(a.size - 1));
         else if (padding_ == Padding::Reflection) v = reflect<C>(v, static_cast<C>(a.lo), static_cast<C>(a.hi));
       }
-      if (!std::isfinite(v)) {  // a NaN / inf grid entry reads zeros
+      if (!std::isfinite(v)) {  // a NaN grid entry (or inf with zeros / reflection padding) reads zeros
         for (int k = 0; k < per_axis; ++k) {
           idx[d][k] = -1;
           w[d][k] = 0;
         }
         continue;
       }
+      // Only zeros padding leaves points outside; pulling far ones to 8 pixels out changes no tap
+      // (all stay outside) and keeps the integer conversions below in range.
+      v = std::clamp(v, C(-8), static_cast<C>(a.size + 8));
       if (interp_ == Interp::Nearest) {
         idx[d][0] = pixel_index<C>(static_cast<int64_t>(v), a, padding_);
         w[d][0] = 1;

@@ -108,9 +108,9 @@ class NonMaxSuppressionKernel : public Kernel {
     float score_threshold = 0;
   };
 
-  // A scalar (or 1-element) optional input, or nullptr when absent.
+  // A scalar (or 1-element) optional input, or nullptr when absent (or empty, as the reference reads it).
   static const Tensor* scalar_input(const KernelContext& ctx, size_t i, DType want, const char* what) {
-    if (!ctx.has_input(i)) return nullptr;
+    if (!ctx.has_input(i) || ctx.input(i).numel() == 0) return nullptr;
     const Tensor& t = ctx.input(i);
     if (t.dtype() != want || t.numel() != 1)
       ctx.fail("{} must be a single {} value, got {} of shape {}", what, dtype_name(want), dtype_name(t.dtype()),

@@ -5,7 +5,7 @@
 // or ceil(roi extent / output extent) when it is 0 (adaptive).
 //
 // Semantics follow the ONNX reference (and onnxruntime): samples more than one
-// pixel outside the image contribute 0, others are clamped into it; max mode
+// pixel outside the image (or NaN) contribute 0, others are clamped into it; max mode
 // takes, per sample, the largest of the four weighted corner values
 // w_i * x_i (not the interpolated value), then the max over samples.
 // coordinate_transformation_mode half_pixel shifts the roi by -0.5 pixel
@@ -36,39 +36,74 @@ struct Sample {
   double w[4];     // matching bilinear weights (all 0 for a sample outside the image)
 };
 
+// Where a roi's bins and samples lie, in pixel coordinates.
+template <typename C>
 struct RoiGeometry {
+  C start_h = 0, start_w = 0, bin_h = 0, bin_w = 0;
   int64_t grid_h = 0, grid_w = 0;  // samples per bin along each axis (may be <= 0: no samples)
   int64_t count = 1;               // the avg divisor: max(grid_h * grid_w, 1)
 };
 
+// A roi's sample table is 64 bytes a sample: 4M samples (256 MB) is far beyond any sensible roi
+// (a 7x7 output over 1000x1000 pixels takes 1M) and keeps an absurd roi from exhausting memory.
+constexpr int64_t kMaxSamplesPerRoi = int64_t{1} << 22;
+
+// ceil(extent per bin) samples per bin. A huge extent saturates (and trips the limit); a NaN one
+// (a NaN roi) takes no samples, so its bins are 0 as with any roi that has none.
 template <typename C>
-RoiGeometry roi_samples(const C* roi, C spatial_scale, bool half_pixel, int64_t height, int64_t width,
-                        int64_t out_h, int64_t out_w, int64_t sampling_ratio, std::vector<Sample>& table) {
+int64_t adaptive_grid(C per_bin) {
+  if (per_bin != per_bin || per_bin <= C(-1e9)) return 0;
+  if (per_bin >= C(1e9)) return kMaxSamplesPerRoi;
+  return static_cast<int64_t>(std::ceil(per_bin));
+}
+
+template <typename C>
+RoiGeometry<C> roi_geometry(const C* roi, C spatial_scale, bool half_pixel, int64_t out_h, int64_t out_w,
+                            int64_t sampling_ratio) {
   const C offset = half_pixel ? C(0.5) : C(0);
-  const C start_w = roi[0] * spatial_scale - offset, start_h = roi[1] * spatial_scale - offset;
-  const C end_w = roi[2] * spatial_scale - offset, end_h = roi[3] * spatial_scale - offset;
-  C roi_w = end_w - start_w, roi_h = end_h - start_h;
+  RoiGeometry<C> g;
+  g.start_w = roi[0] * spatial_scale - offset;
+  g.start_h = roi[1] * spatial_scale - offset;
+  C roi_w = roi[2] * spatial_scale - offset - g.start_w, roi_h = roi[3] * spatial_scale - offset - g.start_h;
   if (!half_pixel) {
     roi_w = std::max(roi_w, C(1));
     roi_h = std::max(roi_h, C(1));
   }
-  const C bin_h = roi_h / static_cast<C>(out_h), bin_w = roi_w / static_cast<C>(out_w);
-  RoiGeometry g;
-  g.grid_h = sampling_ratio > 0 ? sampling_ratio : static_cast<int64_t>(std::ceil(roi_h / static_cast<C>(out_h)));
-  g.grid_w = sampling_ratio > 0 ? sampling_ratio : static_cast<int64_t>(std::ceil(roi_w / static_cast<C>(out_w)));
+  g.bin_h = roi_h / static_cast<C>(out_h);
+  g.bin_w = roi_w / static_cast<C>(out_w);
+  g.grid_h = sampling_ratio > 0 ? sampling_ratio : adaptive_grid(g.bin_h);
+  g.grid_w = sampling_ratio > 0 ? sampling_ratio : adaptive_grid(g.bin_w);
   g.count = std::max<int64_t>(g.grid_h * g.grid_w, 1);
+  return g;
+}
+
+// Samples per roi, or -1 when over kMaxSamplesPerRoi.
+template <typename C>
+int64_t sample_count(const RoiGeometry<C>& g, int64_t out_h, int64_t out_w) {
+  const int64_t gh = std::max<int64_t>(g.grid_h, 0), gw = std::max<int64_t>(g.grid_w, 0);
+  if (gh > kMaxSamplesPerRoi || gw > kMaxSamplesPerRoi) return -1;
+  const int64_t per_bin = gh * gw;
+  return per_bin > kMaxSamplesPerRoi / (out_h * out_w) ? -1 : per_bin * out_h * out_w;
+}
+
+// The table of bins x grid samples, in (ph, pw, iy, ix) order.
+template <typename C>
+void fill_samples(const RoiGeometry<C>& g, int64_t height, int64_t width, int64_t out_h, int64_t out_w,
+                  std::vector<Sample>& table) {
   const int64_t gh = std::max<int64_t>(g.grid_h, 0), gw = std::max<int64_t>(g.grid_w, 0);
   table.resize(static_cast<size_t>(out_h * out_w * gh * gw));
   Sample* s = table.data();
   for (int64_t ph = 0; ph < out_h; ++ph)
     for (int64_t pw = 0; pw < out_w; ++pw)
       for (int64_t iy = 0; iy < gh; ++iy) {
-        const C yy = start_h + static_cast<C>(ph) * bin_h + (static_cast<C>(iy) + C(0.5)) * bin_h / static_cast<C>(gh);
+        const C yy =
+            g.start_h + static_cast<C>(ph) * g.bin_h + (static_cast<C>(iy) + C(0.5)) * g.bin_h / static_cast<C>(gh);
         for (int64_t ix = 0; ix < gw; ++ix, ++s) {
-          C x = start_w + static_cast<C>(pw) * bin_w + (static_cast<C>(ix) + C(0.5)) * bin_w / static_cast<C>(gw);
+          C x = g.start_w + static_cast<C>(pw) * g.bin_w +
+                (static_cast<C>(ix) + C(0.5)) * g.bin_w / static_cast<C>(gw);
           C y = yy;
-          if (y < C(-1) || y > static_cast<C>(height) || x < C(-1) || x > static_cast<C>(width)) {
-            *s = Sample{{0, 0, 0, 0}, {0, 0, 0, 0}};
+          if (!(y >= C(-1) && y <= static_cast<C>(height) && x >= C(-1) && x <= static_cast<C>(width))) {
+            *s = Sample{{0, 0, 0, 0}, {0, 0, 0, 0}};  // outside by more than a pixel (or NaN): contributes 0
             continue;
           }
           y = std::max(y, C(0));
@@ -91,7 +126,6 @@ RoiGeometry roi_samples(const C* roi, C spatial_scale, bool half_pixel, int64_t 
                       {hy * hx, hy * lx, ly * hx, ly * lx}};
         }
       }
-  return g;
 }
 
 class RoiAlignKernel : public Kernel {
@@ -135,6 +169,7 @@ class RoiAlignKernel : public Kernel {
       if (b[r] < 0 || b[r] >= x.dim(0))
         ctx.fail("batch_indices[{}] = {} is outside [0, {}) (X has shape {})", r, b[r], x.dim(0),
                  shape_to_string(x.shape()));
+    ew::visit(ew::FloatTypes{}, x.dtype(), [&](auto tag) { check_sample_counts<typename decltype(tag)::type>(ctx); });
     ctx.allocate_output(0, x.dtype(), {rois.dim(0), x.dim(1), out_h_, out_w_});
   }
 
@@ -143,6 +178,23 @@ class RoiAlignKernel : public Kernel {
   }
 
  private:
+  // Fails on a roi whose sample table would exceed kMaxSamplesPerRoi (computed as run() does).
+  template <typename T>
+  void check_sample_counts(const KernelContext& ctx) const {
+    using C = compute_t<T>;
+    const T* rois = ew::cdata<T>(ctx.input(1));
+    for (int64_t r = 0; r < ctx.input(1).dim(0); ++r) {
+      C roi[4];
+      for (int k = 0; k < 4; ++k) roi[k] = Num<T>::load(rois[r * 4 + k]);
+      const RoiGeometry<C> g =
+          roi_geometry<C>(roi, static_cast<C>(spatial_scale_), half_pixel_, out_h_, out_w_, sampling_ratio_);
+      if (sample_count(g, out_h_, out_w_) < 0)
+        ctx.fail("roi {} ({}, {}, {}, {}) needs {} x {} samples per bin of a {}x{} output, over the limit of {} "
+                 "samples per roi (set sampling_ratio)",
+                 r, roi[0], roi[1], roi[2], roi[3], g.grid_h, g.grid_w, out_h_, out_w_, kMaxSamplesPerRoi);
+    }
+  }
+
   template <typename T>
   void run(KernelContext& ctx) const {
     using C = compute_t<T>;
@@ -162,15 +214,15 @@ class RoiAlignKernel : public Kernel {
     }
     parallel_for(ctx.threads(), pairs, std::max<int64_t>(1, channels / 4), [&](int64_t begin, int64_t end) {
       std::vector<Sample> table;
-      RoiGeometry g;
+      RoiGeometry<C> g;
       int64_t table_roi = -1;
       for (int64_t rc = begin; rc < end; ++rc) {
         const int64_t r = rc / channels, c = rc % channels;
         if (r != table_roi) {
           C roi[4];
           for (int k = 0; k < 4; ++k) roi[k] = Num<T>::load(rois[r * 4 + k]);
-          g = roi_samples<C>(roi, static_cast<C>(spatial_scale_), half_pixel_, height, width, out_h_, out_w_,
-                             sampling_ratio_, table);
+          g = roi_geometry<C>(roi, static_cast<C>(spatial_scale_), half_pixel_, out_h_, out_w_, sampling_ratio_);
+          fill_samples<C>(g, height, width, out_h_, out_w_, table);
           table_roi = r;
         }
         const T* img = x + (batch[r] * channels + c) * plane;

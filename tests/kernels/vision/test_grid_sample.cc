@@ -117,8 +117,17 @@ TEST(GridSample, PaddingModesOutsideTheImage) {
   // Cubic at pixel 1.5 (g = 0, align_corners 0): Keys weights at t = 0.5 are -0.09375, 0.59375,
   // 0.59375, -0.09375 on pixels 0..3.
   EXPECT_NEAR(at(0.0, "cubic", "zeros", 0), -0.09375 * 10 + 0.59375 * 20 + 0.59375 * 30 - 0.09375 * 40, 1e-4);
-  // NaN grid entries read zeros.
+  // NaN grid entries read zeros; infinite and huge ones are outside (zeros), clamped (border) or
+  // folded somewhere into the image (reflection: where exactly is lost to float precision).
   EXPECT_EQ(at(std::nan(""), "linear", "border", 0), 0);
+  EXPECT_EQ(at(1e30, "cubic", "zeros", 0), 0);
+  EXPECT_EQ(at(-INFINITY, "nearest", "zeros", 1), 0);
+  EXPECT_NEAR(at(-INFINITY, "linear", "border", 0), 10, 1e-5);
+  EXPECT_NEAR(at(1e30, "cubic", "border", 1), 40, 1e-5);
+  for (const char* mode : {"linear", "nearest", "cubic"}) {
+    const double v = at(-3e29, mode, "reflection", 0);
+    EXPECT_TRUE(v >= 10 - 3 && v <= 40 + 3) << mode << " " << v;  // cubic may overshoot a little
+  }
 }
 
 TEST(GridSample, FloatTypesAndMixedGrid) {

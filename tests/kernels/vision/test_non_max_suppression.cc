@@ -115,6 +115,9 @@ TEST(NonMaxSuppression, NothingSelected) {
   EXPECT_TRUE(nms({boxes, scores, max_out(0), scalar_f(0.5f)}).empty());
   EXPECT_TRUE(nms({boxes, scores, max_out(-3)}).empty());
   EXPECT_TRUE(nms({f32({2, 0, 4}, {}), f32({2, 3, 0}, {}), max_out(4)}).empty());
+  // Empty optional inputs read as absent: iou_threshold 0 and no score threshold.
+  EXPECT_EQ(nms({boxes, scores, max_out(10), f32({0}, {}), f32({0}, {})}),
+            (Rows{{0, 0, 3}, {0, 0, 0}, {0, 0, 5}}));
 }
 
 TEST(NonMaxSuppression, ThreadsMatchOneThread) {

@@ -150,6 +150,28 @@ TEST(RoiAlign, MaxTakesTheLargestWeightedCorner) {
   EXPECT_EQ(values_of(roi_align(16, ramp_image(), f32({1, 4}, {2, 1, 3, 2}), {0}, a)), (std::vector<double>{13, 26}));
 }
 
+TEST(RoiAlign, NanAndHugeRois) {
+  // A NaN roi takes no samples with adaptive sampling and NaN samples with a fixed grid: 0 either way.
+  RoiAttrs a;
+  const double nan = std::nan("");
+  for (int64_t ratio : {0, 2}) {
+    a.sampling_ratio = ratio;
+    EXPECT_EQ(values_of(roi_align(16, ramp_image(), f32({1, 4}, {nan, 1, 3, 3}), {0}, a)), (std::vector<double>{0, 0}))
+        << "sampling_ratio " << ratio;
+  }
+  // A huge roi with a fixed grid is fine (samples fall outside: 0) ...
+  a.sampling_ratio = 2;
+  EXPECT_EQ(values_of(roi_align(16, ramp_image(), f32({1, 4}, {1e6, 1e6, 1e12, 1e12}), {0}, a)),
+            (std::vector<double>{0, 0}));
+  // ... adaptive sampling would take 1e12 x 1e12 samples: an error instead of hours of work.
+  a.sampling_ratio = 0;
+  const std::string msg =
+      node_error("RoiAlign", 16, {ramp_image(), f32({1, 4}, {0, 0, 1e12, 1e12}), i64({0})}, roi_attrs(a));
+  EXPECT_TRUE(contains(msg, "RoiAlign 'n1': roi 0 (0, 0, 1000000000000, 1000000000000) needs 4194304 x 4194304 samples "
+                            "per bin of a 1x1 output, over the limit of 4194304 samples per roi (set sampling_ratio)"))
+      << msg;
+}
+
 TEST(RoiAlign, ThreadsMatchOneThread) {
   const Tensor x = random_tensor(DType::Float32, {3, 16, 20, 24}, 5, -3, 3);
   std::vector<double> r;
