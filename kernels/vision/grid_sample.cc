@@ -174,11 +174,17 @@ class GridSampleKernel : public Kernel {
     Tensor& y_t = ctx.output(0);
     if (y_t.numel() == 0) return;
     const size_t rank = x_t.rank() - 2;
-    // The grid in the compute type, once (it may be another float type than X).
-    Tensor grid_t = ctx.scratch(std::is_same<C, double>::value ? DType::Float64 : DType::Float32, ctx.input(1).shape());
-    C* grid = ew::mdata<C>(grid_t);
+    // The grid in the compute type: as is, or converted once (it may be another float type than X).
     const Tensor& g_in = ctx.input(1);
-    for (int64_t i = 0; i < g_in.numel(); ++i) grid[i] = static_cast<C>(g_in.get_as_double(i));
+    const DType compute_dtype = std::is_same<C, double>::value ? DType::Float64 : DType::Float32;
+    Tensor converted;
+    const C* grid = ew::cdata<C>(g_in);
+    if (g_in.dtype() != compute_dtype) {
+      converted = ctx.scratch(compute_dtype, g_in.shape());
+      C* dst = ew::mdata<C>(converted);
+      for (int64_t i = 0; i < g_in.numel(); ++i) dst[i] = static_cast<C>(g_in.get_as_double(i));
+      grid = dst;
+    }
 
     std::vector<Axis> axes(rank);
     int64_t plane = 1;
