@@ -75,7 +75,7 @@ class AffineGridKernel : public Kernel {
     C* xs = ew::mdata<C>(xs_t);
     for (int64_t w = 0; w < width; ++w) xs[w] = base_coordinate<C>(w, width);
     const int64_t row_len = width * spatial, theta_len = spatial * (spatial + 1);
-    parallel_for(ctx.threads(), batch * depth * height, std::max<int64_t>(1, 4096 / std::max<int64_t>(row_len, 1)),
+    parallel_for(ctx.threads(), batch * depth * height, std::max<int64_t>(1, 32768 / std::max<int64_t>(row_len, 1)),
                  [&](int64_t begin, int64_t end) {
                    for (int64_t row = begin; row < end; ++row) {
                      const int64_t n = row / (depth * height), d = row / height % depth, h = row % height;

@@ -78,8 +78,10 @@ template <typename C>
 int64_t pixel_index(int64_t i, const Axis& a, Padding pad) {
   if (i >= 0 && i < a.size) return i;
   switch (pad) {
-    case Padding::Zeros: return -1;
-    case Padding::Border: return std::clamp<int64_t>(i, 0, a.size - 1);
+    case Padding::Zeros:
+      return -1;
+    case Padding::Border:
+      return std::clamp<int64_t>(i, 0, a.size - 1);
     case Padding::Reflection:
       return std::clamp<int64_t>(
           static_cast<int64_t>(reflect<C>(static_cast<C>(i), static_cast<C>(a.lo), static_cast<C>(a.hi))), 0,
@@ -106,12 +108,18 @@ using ApplyFn = void (*)(const T*, T*, int64_t, const int64_t*, const C*);
 template <typename T, typename C>
 ApplyFn<T, C> apply_for(int taps) {
   switch (taps) {
-    case 1: return apply_taps<1, T, C>;
-    case 2: return apply_taps<2, T, C>;
-    case 4: return apply_taps<4, T, C>;
-    case 8: return apply_taps<8, T, C>;
-    case 16: return apply_taps<16, T, C>;
-    default: return apply_taps<64, T, C>;
+    case 1:
+      return apply_taps<1, T, C>;
+    case 2:
+      return apply_taps<2, T, C>;
+    case 4:
+      return apply_taps<4, T, C>;
+    case 8:
+      return apply_taps<8, T, C>;
+    case 16:
+      return apply_taps<16, T, C>;
+    default:
+      return apply_taps<64, T, C>;
   }
 }
 
@@ -120,17 +128,24 @@ class GridSampleKernel : public Kernel {
   explicit GridSampleKernel(const KernelInfo& info) {
     const bool new_names = info.opset >= 20;
     const std::string mode = info.attrs.get_string("mode", new_names ? "linear" : "bilinear");
-    if (mode == "nearest") interp_ = Interp::Nearest;
-    else if (mode == (new_names ? "linear" : "bilinear")) interp_ = Interp::Linear;
-    else if (mode == (new_names ? "cubic" : "bicubic")) interp_ = Interp::Cubic;
+    if (mode == "nearest")
+      interp_ = Interp::Nearest;
+    else if (mode == (new_names ? "linear" : "bilinear"))
+      interp_ = Interp::Linear;
+    else if (mode == (new_names ? "cubic" : "bicubic"))
+      interp_ = Interp::Cubic;
     else
-      info.fail("mode must be {}, got '{}' (opset {})", new_names ? "linear, nearest or cubic" : "bilinear, nearest or bicubic",
-                mode, info.opset);
+      info.fail("mode must be {}, got '{}' (opset {})",
+                new_names ? "linear, nearest or cubic" : "bilinear, nearest or bicubic", mode, info.opset);
     const std::string pad = info.attrs.get_string("padding_mode", "zeros");
-    if (pad == "zeros") padding_ = Padding::Zeros;
-    else if (pad == "border") padding_ = Padding::Border;
-    else if (pad == "reflection") padding_ = Padding::Reflection;
-    else info.fail("padding_mode must be zeros, border or reflection, got '{}'", pad);
+    if (pad == "zeros")
+      padding_ = Padding::Zeros;
+    else if (pad == "border")
+      padding_ = Padding::Border;
+    else if (pad == "reflection")
+      padding_ = Padding::Reflection;
+    else
+      info.fail("padding_mode must be zeros, border or reflection, got '{}'", pad);
     align_corners_ = info.attrs.get_int("align_corners", 0) != 0;
     info.require_dtype(0, {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16});
     info.require_dtype(1, {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16});
@@ -145,7 +160,8 @@ class GridSampleKernel : public Kernel {
                         dtype_name(ctx.input(i).dtype()));
     const int opset = ctx.info().opset;
     if (opset < 20 ? x.rank() != 4 : x.rank() < 3)
-      ctx.fail("X must be {}, got shape {}", opset < 20 ? "4-D [N, C, H, W] (opset 16)" : "[N, C, D1, ...] with rank >= 3",
+      ctx.fail("X must be {}, got shape {}",
+               opset < 20 ? "4-D [N, C, H, W] (opset 16)" : "[N, C, D1, ...] with rank >= 3",
                shape_to_string(x.shape()));
     const size_t r = x.rank() - 2;
     if (r > kMaxRank)
@@ -159,7 +175,8 @@ class GridSampleKernel : public Kernel {
     Tensor& y = ctx.allocate_output(0, x.dtype(), out);
     if (y.numel() > 0)
       for (size_t d = 0; d < r; ++d)
-        if (x.dim(d + 2) == 0) ctx.fail("X shape {} has an empty spatial axis to sample from", shape_to_string(x.shape()));
+        if (x.dim(d + 2) == 0)
+          ctx.fail("X shape {} has an empty spatial axis to sample from", shape_to_string(x.shape()));
   }
 
   void compute(KernelContext& ctx) override {
@@ -203,7 +220,9 @@ class GridSampleKernel : public Kernel {
     T* y = ew::mdata<T>(y_t);
     const ApplyFn<T, C> apply = apply_for<T, C>(taps);
 
-    parallel_for(ctx.threads(), batch * blocks_per_image, 1, [&](int64_t begin, int64_t end) {
+    // Chunks of at least ~64K multiply-adds, so a thread hand-off pays for itself.
+    const int64_t grain = std::max<int64_t>(1, 65536 / (kBlock * std::max<int64_t>(channels, 1) * taps));
+    parallel_for(ctx.threads(), batch * blocks_per_image, grain, [&](int64_t begin, int64_t end) {
       std::vector<int64_t> offsets(static_cast<size_t>(kBlock * taps));
       std::vector<C> weights(static_cast<size_t>(kBlock * taps));
       for (int64_t job = begin; job < end; ++job) {
@@ -231,8 +250,10 @@ class GridSampleKernel : public Kernel {
       C v = align_corners_ ? (g + 1) / 2 * static_cast<C>(a.size - 1) : ((g + 1) * static_cast<C>(a.size) - 1) / 2;
       if (interp_ == Interp::Nearest) v = std::nearbyint(v);
       if (v < static_cast<C>(a.lo) || v > static_cast<C>(a.hi)) {
-        if (padding_ == Padding::Border) v = std::clamp(v, C(0), static_cast<C>(a.size - 1));
-        else if (padding_ == Padding::Reflection) v = reflect<C>(v, static_cast<C>(a.lo), static_cast<C>(a.hi));
+        if (padding_ == Padding::Border)
+          v = std::clamp(v, C(0), static_cast<C>(a.size - 1));
+        else if (padding_ == Padding::Reflection)
+          v = reflect<C>(v, static_cast<C>(a.lo), static_cast<C>(a.hi));
       }
       if (!std::isfinite(v)) {  // a NaN grid entry (or inf with zeros / reflection padding) reads zeros
         for (int k = 0; k < per_axis; ++k) {

@@ -143,39 +143,42 @@ class NonMaxSuppressionKernel : public Kernel {
     const float* scores = scores_t.data<float>();
     std::vector<Corners> corners(static_cast<size_t>(batches * num_boxes));
     for (int64_t i = 0; i < batches * num_boxes; ++i) corners[i] = corners_of(boxes + 4 * i, center_point_box_ == 1);
-    parallel_for(ctx.threads(), batches * classes, 1, [&](int64_t begin, int64_t end) {
-      std::vector<std::pair<float, int64_t>> heap;  // (score, box): a max-heap, lower box first on ties
-      std::vector<int64_t> kept;
-      const auto below = [](const std::pair<float, int64_t>& a, const std::pair<float, int64_t>& b) {
-        return a.first < b.first || (a.first == b.first && a.second > b.second);
-      };
-      for (int64_t bc = begin; bc < end; ++bc) {
-        const int64_t b = bc / classes, c = bc % classes;
-        const float* s = scores + bc * num_boxes;
-        const Corners* box = corners.data() + b * num_boxes;
-        heap.clear();
-        for (int64_t i = 0; i < num_boxes; ++i)
-          if (s[i] == s[i] && (!p.has_score_threshold || s[i] > p.score_threshold)) heap.emplace_back(s[i], i);
-        // A heap, not a sort: selection usually stops after a few of many candidates.
-        std::make_heap(heap.begin(), heap.end(), below);
-        kept.clear();
-        while (!heap.empty() && static_cast<int64_t>(kept.size()) < p.max_per_class) {
-          std::pop_heap(heap.begin(), heap.end(), below);
-          const int64_t i = heap.back().second;
-          heap.pop_back();
-          bool keep = true;
-          for (int64_t k : kept)
-            if (suppresses(box[k], box[i], p.iou_threshold)) {
-              keep = false;
-              break;
-            }
-          if (keep) {
-            kept.push_back(i);
-            picks[bc].push_back({b, c, i});
-          }
-        }
-      }
-    });
+    // A (batch, class) costs about num_boxes log num_boxes: chunks of ~16K boxes.
+    parallel_for(ctx.threads(), batches * classes, std::max<int64_t>(1, 16384 / num_boxes),
+                 [&](int64_t begin, int64_t end) {
+                   std::vector<std::pair<float, int64_t>> heap;  // (score, box): a max-heap, lower box first on ties
+                   std::vector<int64_t> kept;
+                   const auto below = [](const std::pair<float, int64_t>& a, const std::pair<float, int64_t>& b) {
+                     return a.first < b.first || (a.first == b.first && a.second > b.second);
+                   };
+                   for (int64_t bc = begin; bc < end; ++bc) {
+                     const int64_t b = bc / classes, c = bc % classes;
+                     const float* s = scores + bc * num_boxes;
+                     const Corners* box = corners.data() + b * num_boxes;
+                     heap.clear();
+                     for (int64_t i = 0; i < num_boxes; ++i)
+                       if (s[i] == s[i] && (!p.has_score_threshold || s[i] > p.score_threshold))
+                         heap.emplace_back(s[i], i);
+                     // A heap, not a sort: selection usually stops after a few of many candidates.
+                     std::make_heap(heap.begin(), heap.end(), below);
+                     kept.clear();
+                     while (!heap.empty() && static_cast<int64_t>(kept.size()) < p.max_per_class) {
+                       std::pop_heap(heap.begin(), heap.end(), below);
+                       const int64_t i = heap.back().second;
+                       heap.pop_back();
+                       bool keep = true;
+                       for (int64_t k : kept)
+                         if (suppresses(box[k], box[i], p.iou_threshold)) {
+                           keep = false;
+                           break;
+                         }
+                       if (keep) {
+                         kept.push_back(i);
+                         picks[bc].push_back({b, c, i});
+                       }
+                     }
+                   }
+                 });
     return picks;
   }
 

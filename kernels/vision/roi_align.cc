@@ -99,8 +99,7 @@ void fill_samples(const RoiGeometry<C>& g, int64_t height, int64_t width, int64_
         const C yy =
             g.start_h + static_cast<C>(ph) * g.bin_h + (static_cast<C>(iy) + C(0.5)) * g.bin_h / static_cast<C>(gh);
         for (int64_t ix = 0; ix < gw; ++ix, ++s) {
-          C x = g.start_w + static_cast<C>(pw) * g.bin_w +
-                (static_cast<C>(ix) + C(0.5)) * g.bin_w / static_cast<C>(gw);
+          C x = g.start_w + static_cast<C>(pw) * g.bin_w + (static_cast<C>(ix) + C(0.5)) * g.bin_w / static_cast<C>(gw);
           C y = yy;
           if (!(y >= C(-1) && y <= static_cast<C>(height) && x >= C(-1) && x <= static_cast<C>(width))) {
             *s = Sample{{0, 0, 0, 0}, {0, 0, 0, 0}};  // outside by more than a pixel (or NaN): contributes 0
@@ -189,9 +188,10 @@ class RoiAlignKernel : public Kernel {
       const RoiGeometry<C> g =
           roi_geometry<C>(roi, static_cast<C>(spatial_scale_), half_pixel_, out_h_, out_w_, sampling_ratio_);
       if (sample_count(g, out_h_, out_w_) < 0)
-        ctx.fail("roi {} ({}, {}, {}, {}) needs {} x {} samples per bin of a {}x{} output, over the limit of {} "
-                 "samples per roi (set sampling_ratio)",
-                 r, roi[0], roi[1], roi[2], roi[3], g.grid_h, g.grid_w, out_h_, out_w_, kMaxSamplesPerRoi);
+        ctx.fail(
+            "roi {} ({}, {}, {}, {}) needs {} x {} samples per bin of a {}x{} output, over the limit of {} "
+            "samples per roi (set sampling_ratio)",
+            r, roi[0], roi[1], roi[2], roi[3], g.grid_h, g.grid_w, out_h_, out_w_, kMaxSamplesPerRoi);
     }
   }
 
@@ -212,6 +212,7 @@ class RoiAlignKernel : public Kernel {
       std::fill(y, y + y_t.numel(), Num<T>::store(C(0)));
       return;
     }
+    // Chunks of a quarter of a roi's channels at least: the sample table is rebuilt per roi a chunk touches.
     parallel_for(ctx.threads(), pairs, std::max<int64_t>(1, channels / 4), [&](int64_t begin, int64_t end) {
       std::vector<Sample> table;
       RoiGeometry<C> g;

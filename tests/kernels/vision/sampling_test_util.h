@@ -19,11 +19,20 @@ inline Tensor float_tensor(DType dtype, const Shape& shape, const std::vector<do
   for (size_t i = 0; i < values.size(); ++i) {
     const double v = values[i];
     switch (dtype) {
-      case DType::Float32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
-      case DType::Float64: static_cast<double*>(p)[i] = v; break;
-      case DType::Float16: static_cast<uint16_t*>(p)[i] = float_to_half(static_cast<float>(v)); break;
-      case DType::BFloat16: static_cast<uint16_t*>(p)[i] = float_to_bfloat16(static_cast<float>(v)); break;
-      default: throw Error(ErrorCode::InvalidArgument, "float_tensor: not a float dtype");
+      case DType::Float32:
+        static_cast<float*>(p)[i] = static_cast<float>(v);
+        break;
+      case DType::Float64:
+        static_cast<double*>(p)[i] = v;
+        break;
+      case DType::Float16:
+        static_cast<uint16_t*>(p)[i] = float_to_half(static_cast<float>(v));
+        break;
+      case DType::BFloat16:
+        static_cast<uint16_t*>(p)[i] = float_to_bfloat16(static_cast<float>(v));
+        break;
+      default:
+        throw Error(ErrorCode::InvalidArgument, "float_tensor: not a float dtype");
     }
   }
   return t;

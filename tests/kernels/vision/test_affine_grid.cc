@@ -50,10 +50,9 @@ TEST(AffineGrid, IdentityGivesPixelCentres) {
   // 3-D identity: (x, y, z) of every voxel.
   const Tensor id3 = f32({1, 3, 4}, {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0});
   for (int64_t align : {0, 1})
-    EXPECT_TRUE(tensors_near(affine_grid(id3, {1, 2, 2, 3, 4}, align),
-                             expected_grid(DType::Float32, {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0}, {1, 2, 2, 3, 4},
-                                           align != 0),
-                             1e-6, 0));
+    EXPECT_TRUE(tensors_near(
+        affine_grid(id3, {1, 2, 2, 3, 4}, align),
+        expected_grid(DType::Float32, {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0}, {1, 2, 2, 3, 4}, align != 0), 1e-6, 0));
 }
 
 TEST(AffineGrid, GeneralThetaFromTheDefinition) {
@@ -66,8 +65,8 @@ TEST(AffineGrid, GeneralThetaFromTheDefinition) {
     EXPECT_TRUE(tensors_near(affine_grid(t3, {2, 1, 3, 4, 5}, align),
                              expected_grid(DType::Float32, values_of(t3), {2, 1, 3, 4, 5}, align != 0), 1e-5, 1e-5))
         << "3-D align " << align;
-    EXPECT_TRUE(tensors_near(affine_grid(t3, {2, 1, 7, 9, 5}, align, 4), affine_grid(t3, {2, 1, 7, 9, 5}, align, 1),
-                             0, 0))
+    EXPECT_TRUE(
+        tensors_near(affine_grid(t3, {2, 1, 7, 9, 5}, align, 4), affine_grid(t3, {2, 1, 7, 9, 5}, align, 1), 0, 0))
         << "threads, align " << align;
   }
 }
@@ -91,8 +90,9 @@ TEST(AffineGrid, FloatTypes) {
 TEST(AffineGrid, Errors) {
   const Tensor id2 = f32({1, 2, 3}, {1, 0, 0, 0, 1, 0});
   auto msg = node_error("AffineGrid", 20, {id2, i64({1, 1, 4})}, {});
-  EXPECT_TRUE(contains(msg, "AffineGrid 'n1': size must be 1-D int64 (N, C, H, W) or (N, C, D, H, W), got int64 of "
-                            "shape 3"))
+  EXPECT_TRUE(contains(msg,
+                       "AffineGrid 'n1': size must be 1-D int64 (N, C, H, W) or (N, C, D, H, W), got int64 of "
+                       "shape 3"))
       << msg;
   msg = node_error("AffineGrid", 20, {id2, i64({1, 1, 2, 3, 4})}, {});
   EXPECT_TRUE(contains(msg, "AffineGrid 'n1': theta shape 1x2x3 does not fit size [1,1,2,3,4] (want [1, 3, 4])"))

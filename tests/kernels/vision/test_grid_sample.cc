@@ -12,9 +12,7 @@ namespace test {
 namespace {
 
 AttrSetter gs_attrs(const std::string& mode, const std::string& pad, int64_t align) {
-  return [=](NodeBuilder& n) {
-    n.attr("mode", mode).attr("padding_mode", pad).attr("align_corners", align);
-  };
+  return [=](NodeBuilder& n) { n.attr("mode", mode).attr("padding_mode", pad).attr("align_corners", align); };
 }
 
 Tensor grid_sample(int opset, const Tensor& x, const Tensor& grid, const std::string& mode, const std::string& pad,
@@ -66,9 +64,9 @@ TEST(GridSample, VolumetricPixelCentresReturnTheImage) {
   for (int64_t align : {0, 1})
     for (const char* mode : {"linear", "nearest", "cubic"})
       for (const char* pad : {"zeros", "border", "reflection"})
-        EXPECT_TRUE(tensors_near(grid_sample(22, x, centre_grid(DType::Float32, 2, {3, 4, 5}, align != 0), mode, pad,
-                                             align),
-                                 x, kCentreTol, 0))
+        EXPECT_TRUE(
+            tensors_near(grid_sample(22, x, centre_grid(DType::Float32, 2, {3, 4, 5}, align != 0), mode, pad, align), x,
+                         kCentreTol, 0))
             << mode << " " << pad << " align " << align;
 }
 
@@ -145,8 +143,8 @@ TEST(GridSample, FloatTypesAndMixedGrid) {
   const Tensor x16 = float_tensor(DType::Float16, x32.shape(), xv);
   const Tensor y16 = grid_sample(16, x16, g32, "bicubic", "reflection", 0);
   EXPECT_EQ(y16.dtype(), DType::Float16);
-  const Tensor want16 = grid_sample(16, float_tensor(DType::Float32, x32.shape(), values_of(x16)), g32, "bicubic",
-                                    "reflection", 0);
+  const Tensor want16 =
+      grid_sample(16, float_tensor(DType::Float32, x32.shape(), values_of(x16)), g32, "bicubic", "reflection", 0);
   EXPECT_TRUE(tensors_near(float_tensor(DType::Float32, y16.shape(), values_of(y16)), want16, 4e-3, 0));
 }
 
@@ -172,8 +170,9 @@ TEST(GridSample, Errors) {
                    gs_attrs("bilinear", "zeros", 0));
   EXPECT_TRUE(contains(msg, "GridSample 'n1': X must be 4-D [N, C, H, W] (opset 16), got shape 1x1x1x2x2")) << msg;
   msg = node_error("GridSample", 20, {x, f32({1, 1, 1, 3}, {0, 0, 0})}, gs_attrs("linear", "zeros", 0));
-  EXPECT_TRUE(contains(msg, "GridSample 'n1': grid shape 1x1x1x3 does not fit X shape 1x1x2x2 "
-                            "(want [1, <2 output dims>, 2])"))
+  EXPECT_TRUE(contains(msg,
+                       "GridSample 'n1': grid shape 1x1x1x3 does not fit X shape 1x1x2x2 "
+                       "(want [1, <2 output dims>, 2])"))
       << msg;
   msg = node_error("GridSample", 20, {x, f32({2, 1, 1, 2}, {0, 0, 0, 0})}, gs_attrs("linear", "zeros", 0));
   EXPECT_TRUE(contains(msg, "grid shape 2x1x1x2 does not fit X shape 1x1x2x2")) << msg;

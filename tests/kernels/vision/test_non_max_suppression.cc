@@ -33,8 +33,8 @@ using Rows = std::vector<std::vector<int64_t>>;
 
 // Six unit boxes [y1, x1, y2, x2]: 0-2 around x = 0 (0 and 1 overlap by 0.9 of a unit, IoU 0.9 / 1.1 = 0.82;
 // 0 and 2 likewise), 3-4 around x = 10 (IoU 0.82), 5 alone at x = 100.
-const std::vector<double> kCorners = {0, 0, 1, 1,  0, 0.1, 1, 1.1,  0, -0.1, 1, 0.9,
-                                      0, 10, 1, 11, 0, 10.1, 1, 11.1, 0, 100, 1, 101};
+const std::vector<double> kCorners = {0, 0,  1, 1,  0, 0.1,  1, 1.1,  0, -0.1, 1, 0.9,
+                                      0, 10, 1, 11, 0, 10.1, 1, 11.1, 0, 100,  1, 101};
 const std::vector<double> kScores = {0.9, 0.75, 0.6, 0.95, 0.5, 0.3};
 
 TEST(NonMaxSuppression, GreedySelectionByDescendingScore) {
@@ -116,8 +116,7 @@ TEST(NonMaxSuppression, NothingSelected) {
   EXPECT_TRUE(nms({boxes, scores, max_out(-3)}).empty());
   EXPECT_TRUE(nms({f32({2, 0, 4}, {}), f32({2, 3, 0}, {}), max_out(4)}).empty());
   // Empty optional inputs read as absent: iou_threshold 0 and no score threshold.
-  EXPECT_EQ(nms({boxes, scores, max_out(10), f32({0}, {}), f32({0}, {})}),
-            (Rows{{0, 0, 3}, {0, 0, 0}, {0, 0, 5}}));
+  EXPECT_EQ(nms({boxes, scores, max_out(10), f32({0}, {}), f32({0}, {})}), (Rows{{0, 0, 3}, {0, 0, 0}, {0, 0, 5}}));
 }
 
 TEST(NonMaxSuppression, ThreadsMatchOneThread) {
@@ -138,12 +137,14 @@ TEST(NonMaxSuppression, ErrorsNameNodeAndShapes) {
   EXPECT_TRUE(contains(msg, "NonMaxSuppression 'n1': boxes must be 3-D [num_batches, num_boxes, 4], got shape 1x4x6"))
       << msg;
   msg = node_error("NonMaxSuppression", 11, {f32({1, 6, 4}, kCorners), f32({1, 6}, kScores), max_out(3)}, {});
-  EXPECT_TRUE(contains(msg, "NonMaxSuppression 'n1': scores must be 3-D [num_batches, num_classes, num_boxes], "
-                            "got shape 1x6"))
+  EXPECT_TRUE(contains(msg,
+                       "NonMaxSuppression 'n1': scores must be 3-D [num_batches, num_classes, num_boxes], "
+                       "got shape 1x6"))
       << msg;
   msg = node_error("NonMaxSuppression", 11, {f32({1, 6, 4}, kCorners), f32({2, 1, 3}, kScores), max_out(3)}, {});
-  EXPECT_TRUE(contains(msg, "NonMaxSuppression 'n1': scores shape 2x1x3 does not match boxes shape 1x6x4 "
-                            "(want [1, num_classes, 6])"))
+  EXPECT_TRUE(contains(msg,
+                       "NonMaxSuppression 'n1': scores shape 2x1x3 does not match boxes shape 1x6x4 "
+                       "(want [1, num_classes, 6])"))
       << msg;
   msg = node_error("NonMaxSuppression", 11, {f32({1, 6, 4}, kCorners), f32({1, 2, 3}, kScores), max_out(3)}, {});
   EXPECT_TRUE(contains(msg, "scores shape 1x2x3 does not match boxes shape 1x6x4")) << msg;

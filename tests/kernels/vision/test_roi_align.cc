@@ -14,7 +14,9 @@ namespace {
 constexpr int64_t kN = 2, kC = 2, kH = 5, kW = 6;
 
 // X[n, c, y, x] = (c + 1) * (10 y + x + 1) + 100 n.
-double ramp(int64_t n, int64_t c, double y, double x) { return static_cast<double>(c + 1) * (10 * y + x + 1) + 100.0 * n; }
+double ramp(int64_t n, int64_t c, double y, double x) {
+  return static_cast<double>(c + 1) * (10 * y + x + 1) + 100.0 * n;
+}
 
 Tensor ramp_image(DType dtype = DType::Float32) {
   std::vector<double> v;
@@ -115,20 +117,16 @@ TEST(RoiAlign, SmallRoisClampedSamplesAndOutside) {
   RoiAttrs a;
   a.sampling_ratio = 1;
   // output_half_pixel widens an empty roi to one pixel: one sample at (2.5, 2.5) -> f = 28.5.
-  EXPECT_EQ(values_of(roi_align(10, ramp_image(), f32({1, 4}, {2, 2, 2, 2}), {0}, a)),
-            (std::vector<double>{28.5, 57}));
+  EXPECT_EQ(values_of(roi_align(10, ramp_image(), f32({1, 4}, {2, 2, 2, 2}), {0}, a)), (std::vector<double>{28.5, 57}));
   // A sample at x = -0.25 (within a pixel of the image) is clamped to x = 0: f(2.5, 0) = 26.
   EXPECT_EQ(values_of(roi_align(10, ramp_image(), f32({1, 4}, {-0.75, 2, 0.25, 3}), {0}, a)),
             (std::vector<double>{26, 52}));
   // Past the last row (y = 4.5 <= H) the sample reads row 4: f(4, 1.5) = 42.5.
-  EXPECT_EQ(values_of(roi_align(10, ramp_image(), f32({1, 4}, {1, 4, 2, 5}), {0}, a)),
-            (std::vector<double>{42.5, 85}));
+  EXPECT_EQ(values_of(roi_align(10, ramp_image(), f32({1, 4}, {1, 4, 2, 5}), {0}, a)), (std::vector<double>{42.5, 85}));
   // More than a pixel outside: the sample contributes 0, in both modes.
-  EXPECT_EQ(values_of(roi_align(10, ramp_image(), f32({1, 4}, {-9, -9, -8, -8}), {0}, a)),
-            (std::vector<double>{0, 0}));
+  EXPECT_EQ(values_of(roi_align(10, ramp_image(), f32({1, 4}, {-9, -9, -8, -8}), {0}, a)), (std::vector<double>{0, 0}));
   a.mode = "max";
-  EXPECT_EQ(values_of(roi_align(10, ramp_image(), f32({1, 4}, {-9, -9, -8, -8}), {0}, a)),
-            (std::vector<double>{0, 0}));
+  EXPECT_EQ(values_of(roi_align(10, ramp_image(), f32({1, 4}, {-9, -9, -8, -8}), {0}, a)), (std::vector<double>{0, 0}));
 }
 
 TEST(RoiAlign, MaxTakesTheLargestWeightedCorner) {
@@ -167,8 +165,9 @@ TEST(RoiAlign, NanAndHugeRois) {
   a.sampling_ratio = 0;
   const std::string msg =
       node_error("RoiAlign", 16, {ramp_image(), f32({1, 4}, {0, 0, 1e12, 1e12}), i64({0})}, roi_attrs(a));
-  EXPECT_TRUE(contains(msg, "RoiAlign 'n1': roi 0 (0, 0, 1000000000000, 1000000000000) needs 4194304 x 4194304 samples "
-                            "per bin of a 1x1 output, over the limit of 4194304 samples per roi (set sampling_ratio)"))
+  EXPECT_TRUE(contains(msg,
+                       "RoiAlign 'n1': roi 0 (0, 0, 1000000000000, 1000000000000) needs 4194304 x 4194304 samples "
+                       "per bin of a 1x1 output, over the limit of 4194304 samples per roi (set sampling_ratio)"))
       << msg;
 }
 
@@ -217,8 +216,9 @@ TEST(RoiAlign, Errors) {
   bad = a;
   bad.ctm = "align_corners";
   msg = err(x, rois, i64({0}), bad);
-  EXPECT_TRUE(contains(msg, "coordinate_transformation_mode must be half_pixel or output_half_pixel, got "
-                            "'align_corners'"))
+  EXPECT_TRUE(contains(msg,
+                       "coordinate_transformation_mode must be half_pixel or output_half_pixel, got "
+                       "'align_corners'"))
       << msg;
   bad = a;
   bad.out_h = 0;
