@@ -151,6 +151,21 @@ def test_roialign_double_and_opset22_match_reference():
             np.testing.assert_allclose(ours, ReferenceEvaluator(m).run(None, f)[0], atol=1e-12, rtol=1e-12)
 
 
+def test_roialign_reversed_rois_match_reference():
+    # x2 < x1 and / or y2 < y1 in half_pixel mode: a negative extent, whose adaptive grid has no
+    # samples (bins 0). onnxruntime fails on some of these ("Integer overflow"), so the reference is the oracle.
+    rng = np.random.default_rng(11)
+    x = rng.uniform(-3, 3, (1, 2, 8, 9)).astype(np.float32)
+    rois = np.array([[5, 5, 1, 1], [2, 6, 7, 1], [3, 3, 3, 3], [1, 1, 6, 7]], np.float32)
+    for mode in ("avg", "max"):
+        for ratio in (0, 2):
+            m = _model("RoiAlign", [("x", TP.FLOAT), ("r", TP.FLOAT), ("b", TP.INT64)], TP.FLOAT,
+                       {"mode": mode, "sampling_ratio": ratio, "output_height": 2, "output_width": 2}, 16)
+            f = {"x": x, "r": rois, "b": np.zeros(4, np.int64)}
+            np.testing.assert_allclose(_ours(m, f), ReferenceEvaluator(m).run(None, f)[0], atol=ATOL, rtol=RTOL,
+                                       err_msg=f"{mode} ratio {ratio}")
+
+
 # ---------------------------------------------------------------- GridSample
 
 def _oracle_2d(m, feeds, mode, pad):
@@ -207,6 +222,32 @@ def test_gridsample_volumetric_matches_onnxruntime_and_reference(seed):
                 want = ReferenceEvaluator(m).run(None, f)[0] if mode == "cubic" else _ort(m, f)
                 np.testing.assert_allclose(_ours(m, f), want, atol=ATOL * 16, rtol=RTOL,
                                            err_msg=f"{mode} {pad} align {align}")
+
+
+def test_gridsample_one_pixel_axis_and_nearest_ties():
+    rng = np.random.default_rng(12)
+    x = rng.uniform(-3, 3, (1, 2, 1, 5)).astype(np.float32)  # one row: every y reflects / clamps to it
+    grid = rng.uniform(-2, 2, (1, 3, 4, 2)).astype(np.float32)
+    for mode in ("linear", "nearest", "cubic"):
+        for pad in ("zeros", "border", "reflection"):
+            for align in (0, 1):
+                m = _model("GridSample", [("x", TP.FLOAT), ("g", TP.FLOAT)], TP.FLOAT,
+                           {"mode": mode, "padding_mode": pad, "align_corners": align}, 20)
+                f = {"x": x, "g": grid}
+                # The reference divides by zero reflecting on a one-pixel axis with align_corners;
+                # onnxruntime and onnxmini read that pixel.
+                np.testing.assert_allclose(_ours(m, f), _oracle_2d(m, f, mode, pad), atol=ATOL * 4, rtol=RTOL,
+                                           err_msg=f"{mode} {pad} align {align}")
+    # Nearest at exactly half-way between pixels rounds half to even, as onnxruntime does.
+    x = np.arange(8, dtype=np.float32).reshape(1, 1, 2, 4)
+    for align in (0, 1):
+        pixels = np.array([0.5, 1.5, 2.5], np.float32)
+        gx = pixels / 3 * 2 - 1 if align else (2 * pixels + 1) / 4 - 1
+        grid = np.stack([gx, np.full(3, -1 if align else -0.5, np.float32)], -1).reshape(1, 1, 3, 2)
+        m = _model("GridSample", [("x", TP.FLOAT), ("g", TP.FLOAT)], TP.FLOAT,
+                   {"mode": "nearest", "align_corners": align}, 20)
+        f = {"x": x, "g": grid.astype(np.float32)}
+        np.testing.assert_array_equal(_ours(m, f), _ort(m, f))
 
 
 def test_gridsample_double_x_and_float16_grid():
