@@ -1,15 +1,19 @@
 // NonMaxSuppression (opsets 10-23), float32 boxes and scores. For every
 // (batch, class): the boxes whose score is above score_threshold (when given;
-// NaN scores are skipped) are visited by descending score - equal scores by ascending box index, as
-// onnxruntime and the ONNX reference order them - and a box is kept unless
-// its IoU with an already kept box of the same class exceeds iou_threshold,
-// until max_output_boxes_per_class are kept. Output [num_selected, 3] int64
-// rows (batch, class, box), by batch, then class, then selection order.
+// NaN scores are skipped) are visited by descending score - equal scores by
+// ascending box index, as onnxruntime and the ONNX reference order them - and
+// a box is kept unless its IoU with an already kept box of the same class
+// exceeds iou_threshold, until max_output_boxes_per_class are kept. Output
+// [num_selected, 3] int64 rows (batch, class, box), by batch, then class,
+// then selection order.
 //
 // Boxes are normalised once per batch to (y_min, x_min, y_max, x_max) with
-// their area, so the IoU test is a handful of min/max. (batch, class) pairs
-// are independent: each is one task of the thread pool writing its picks to
-// its own list; the lists are concatenated in (batch, class) order at the end.
+// their area, so the IoU test is a handful of min/max. The candidates of a
+// class form a heap (selection usually stops after a few of many boxes).
+// (batch, class) pairs are independent and split across threads, each
+// writing its picks to its own list; the lists are concatenated in (batch,
+// class) order at the end. The output's row count is the result, so all of
+// this runs in prepare.
 #include <algorithm>
 #include <array>
 #include <utility>
@@ -57,6 +61,43 @@ bool suppresses(const Corners& a, const Corners& b, float iou_threshold) {
   return inter / uni > iou_threshold;
 }
 
+struct Params {
+  int64_t max_per_class = 0;
+  float iou_threshold = 0;
+  bool has_score_threshold = false;
+  float score_threshold = 0;
+};
+
+using Candidate = std::pair<float, int64_t>;  // (score, box)
+
+// The boxes kept for one (batch, class), in selection order: scores s[num_boxes],
+// boxes box[num_boxes]. `heap` and `kept` are the caller's buffers (reused).
+void select_class(const float* s, const Corners* box, int64_t num_boxes, const Params& p, std::vector<Candidate>& heap,
+                  std::vector<int64_t>& kept) {
+  // Max-heap order: higher score first, the lower box index first among equal scores.
+  const auto below = [](const Candidate& a, const Candidate& b) {
+    return a.first < b.first || (a.first == b.first && a.second > b.second);
+  };
+  heap.clear();
+  for (int64_t i = 0; i < num_boxes; ++i)
+    if (s[i] == s[i] && (!p.has_score_threshold || s[i] > p.score_threshold)) heap.emplace_back(s[i], i);
+  // A heap, not a sort: selection usually stops after a few of many candidates.
+  std::make_heap(heap.begin(), heap.end(), below);
+  kept.clear();
+  while (!heap.empty() && static_cast<int64_t>(kept.size()) < p.max_per_class) {
+    std::pop_heap(heap.begin(), heap.end(), below);
+    const int64_t i = heap.back().second;
+    heap.pop_back();
+    bool keep = true;
+    for (int64_t k : kept)
+      if (suppresses(box[k], box[i], p.iou_threshold)) {
+        keep = false;
+        break;
+      }
+    if (keep) kept.push_back(i);
+  }
+}
+
 class NonMaxSuppressionKernel : public Kernel {
  public:
   explicit NonMaxSuppressionKernel(const KernelInfo& info)
@@ -101,12 +142,6 @@ class NonMaxSuppressionKernel : public Kernel {
 
  private:
   using Pick = std::array<int64_t, 3>;
-  struct Params {
-    int64_t max_per_class = 0;
-    float iou_threshold = 0;
-    bool has_score_threshold = false;
-    float score_threshold = 0;
-  };
 
   // A scalar (or 1-element) optional input, or nullptr when absent (or empty, as the reference reads it).
   static const Tensor* scalar_input(const KernelContext& ctx, size_t i, DType want, const char* what) {
@@ -146,37 +181,12 @@ class NonMaxSuppressionKernel : public Kernel {
     // A (batch, class) costs about num_boxes log num_boxes: chunks of ~16K boxes.
     parallel_for(ctx.threads(), batches * classes, std::max<int64_t>(1, 16384 / num_boxes),
                  [&](int64_t begin, int64_t end) {
-                   std::vector<std::pair<float, int64_t>> heap;  // (score, box): a max-heap, lower box first on ties
+                   std::vector<Candidate> heap;
                    std::vector<int64_t> kept;
-                   const auto below = [](const std::pair<float, int64_t>& a, const std::pair<float, int64_t>& b) {
-                     return a.first < b.first || (a.first == b.first && a.second > b.second);
-                   };
                    for (int64_t bc = begin; bc < end; ++bc) {
                      const int64_t b = bc / classes, c = bc % classes;
-                     const float* s = scores + bc * num_boxes;
-                     const Corners* box = corners.data() + b * num_boxes;
-                     heap.clear();
-                     for (int64_t i = 0; i < num_boxes; ++i)
-                       if (s[i] == s[i] && (!p.has_score_threshold || s[i] > p.score_threshold))
-                         heap.emplace_back(s[i], i);
-                     // A heap, not a sort: selection usually stops after a few of many candidates.
-                     std::make_heap(heap.begin(), heap.end(), below);
-                     kept.clear();
-                     while (!heap.empty() && static_cast<int64_t>(kept.size()) < p.max_per_class) {
-                       std::pop_heap(heap.begin(), heap.end(), below);
-                       const int64_t i = heap.back().second;
-                       heap.pop_back();
-                       bool keep = true;
-                       for (int64_t k : kept)
-                         if (suppresses(box[k], box[i], p.iou_threshold)) {
-                           keep = false;
-                           break;
-                         }
-                       if (keep) {
-                         kept.push_back(i);
-                         picks[bc].push_back({b, c, i});
-                       }
-                     }
+                     select_class(scores + bc * num_boxes, corners.data() + b * num_boxes, num_boxes, p, heap, kept);
+                     for (int64_t i : kept) picks[bc].push_back({b, c, i});
                    }
                  });
     return picks;
