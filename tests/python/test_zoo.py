@@ -1,0 +1,110 @@
+"""The model zoo: real ONNX models from public PyPI wheels (tests/zoo/zoo_manifest.json), each run
+by onnxmini and onnxruntime on the same seeded, realistic inputs; every output must agree within
+the manifest's tolerance, |onnxmini - onnxruntime| <= atol + rtol * |onnxruntime|, whose
+justification (float32 rounding through L reductions of length <= K) the manifest states.
+
+The models live outside the repository, in ${ONNXMINI_ZOO_DIR:-~/.cache/onnxmini/zoo}; a model not
+fetched yet is skipped, naming the command that fetches it (scripts/test.sh runs it first).
+"""
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+import onnxmini
+from conftest import REPO
+
+sys.path.insert(0, str(REPO / "tests" / "zoo"))
+import zoo_lib  # noqa: E402
+
+ENTRIES = zoo_lib.load_manifest()
+SEEDS = (0, 1)  # two input draws: one draw may miss a branch (e.g. a ReLU region, a near-tie)
+
+
+def _model_or_skip(entry):
+    path = zoo_lib.model_path(entry)
+    if not path.exists():
+        pytest.skip(f"zoo model {entry['name']} is not in {zoo_lib.cache_dir()}: run `{zoo_lib.FETCH_COMMAND}`")
+    return path
+
+
+def _ort_session(path, threads=1):
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.log_severity_level = 3  # the models' own shape-annotation warnings are not ours to report
+    return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+
+
+def _mini_session(path, threads=1):
+    so = onnxmini.SessionOptions()
+    so.intra_op_num_threads = threads
+    return onnxmini.InferenceSession(str(path), so)
+
+
+def test_manifest_is_well_formed():
+    names = [e["name"] for e in ENTRIES]
+    assert len(names) == len(set(names)), "duplicate zoo names"
+    for e in ENTRIES:
+        pkg, _, version = e["package"].partition("==")
+        assert pkg and version, f"{e['name']}: package must pin an exact version (NAME==VERSION), got {e['package']}"
+        assert len(e["sha256"]) == 64 and e["wheel_path"].endswith(".onnx"), e["name"]
+        tol = e["tolerance"]
+        assert 0 < tol["atol"] <= 1e-2 and 0 <= tol["rtol"] <= 1e-3 and tol["why"], e["name"]
+        for spec in e["inputs"].values():  # every generator must be one zoo_lib knows
+            zoo_lib.make_input(spec, np.random.default_rng(0))
+
+
+def test_inputs_are_deterministic_and_in_range():
+    e = next(x for x in ENTRIES if x["name"] == "silero_vad")
+    a, b = zoo_lib.make_feeds(e, 0), zoo_lib.make_feeds(e, 0)
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    assert not np.array_equal(a["input"], zoo_lib.make_feeds(e, 1)["input"])
+    assert np.abs(a["input"]).max() <= 1.0 and a["sr"].dtype == np.int64 and int(a["sr"]) == 16000
+    img = zoo_lib.make_input({"dtype": "float32", "shape": [1, 3, 32, 48], "gen": {"kind": "image"}},
+                             np.random.default_rng(0))
+    assert img.min() >= 0 and img.max() <= 1 and img.std() > 0.05  # a picture, not a flat page
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e["name"] for e in ENTRIES])
+def test_zoo_model_matches_onnxruntime(entry):
+    path = _model_or_skip(entry)
+    tol = entry["tolerance"]
+    ref_sess, mini_sess = _ort_session(path), _mini_session(path)
+    names = [o.name for o in ref_sess.get_outputs()]
+    assert [o.name for o in mini_sess.get_outputs()] == names
+    for seed in SEEDS:
+        feeds = zoo_lib.make_feeds(entry, seed)
+        ref = ref_sess.run(None, feeds)
+        ours = mini_sess.run(None, feeds)
+        for name, r, o in zip(names, ref, ours):
+            o = np.asarray(o)
+            assert o.dtype == r.dtype and o.shape == r.shape, \
+                f"{entry['name']} seed {seed} output '{name}': onnxmini {o.dtype}{o.shape}, onnxruntime {r.dtype}{r.shape}"
+            ok, max_err, excess = zoo_lib.within_tolerance(o, r, tol["atol"], tol["rtol"])
+            assert ok, (f"{entry['name']} seed {seed} output '{name}': max |onnxmini - onnxruntime| = {max_err:.3g}, "
+                        f"over atol {tol['atol']} + rtol {tol['rtol']} * |ort| by {excess:.3g}")
+
+
+def test_zoo_model_same_result_with_two_threads():
+    """A threaded run of a convolutional detector agrees with the single-threaded one (the
+    thread split must not change more than summation order)."""
+    entry = next(e for e in ENTRIES if e["name"] == "ppocr_v4_det")
+    path = _model_or_skip(entry)
+    feeds = zoo_lib.make_feeds(entry, 0)
+    (one,) = _mini_session(path, 1).run(None, feeds)
+    (two,) = _mini_session(path, 2).run(None, feeds)
+    ok, max_err, _ = zoo_lib.within_tolerance(np.asarray(two), np.asarray(one), entry["tolerance"]["atol"],
+                                              entry["tolerance"]["rtol"])
+    assert ok, f"ppocr_v4_det: 1 vs 2 threads differ by {max_err:.3g}"
+
+
+def test_op_counts_walk_subgraphs():
+    """The docs table's node counts include If/Loop bodies: silero_vad's If branches hold its LSTMs."""
+    entry = next(e for e in ENTRIES if e["name"] == "silero_vad")
+    path = _model_or_skip(entry)
+    model = onnx.load(str(path))
+    counts = zoo_lib.op_counts(model)
+    assert sum(counts.values()) > len(model.graph.node)
+    assert counts["If"] >= 1 and counts["LSTM"] >= 1 and not any(n.op_type == "LSTM" for n in model.graph.node)
