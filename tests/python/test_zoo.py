@@ -37,9 +37,10 @@ def _ort_session(path, threads=1):
     return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
 
 
-def _mini_session(path, threads=1):
+def _mini_session(path, threads=1, optimization=0):
     so = onnxmini.SessionOptions()
     so.intra_op_num_threads = threads
+    so.graph_optimization_level = optimization
     return onnxmini.InferenceSession(str(path), so)
 
 
@@ -67,11 +68,17 @@ def test_inputs_are_deterministic_and_in_range():
     assert img.min() >= 0 and img.max() <= 1 and img.std() > 0.05  # a picture, not a flat page
 
 
+# onnxmini's level 0 runs the nodes one for one; ORT_ENABLE_ALL also folds constants and fuses
+# (Conv+BatchNormalization, activations...), which only reorders rounding: same tolerance.
+OPT_LEVELS = {"nodes": 0, "fused": int(onnxmini.GraphOptimizationLevel.ORT_ENABLE_ALL)}
+
+
+@pytest.mark.parametrize("optimization", OPT_LEVELS.values(), ids=OPT_LEVELS.keys())
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e["name"] for e in ENTRIES])
-def test_zoo_model_matches_onnxruntime(entry):
+def test_zoo_model_matches_onnxruntime(entry, optimization):
     path = _model_or_skip(entry)
     tol = entry["tolerance"]
-    ref_sess, mini_sess = _ort_session(path), _mini_session(path)
+    ref_sess, mini_sess = _ort_session(path), _mini_session(path, optimization=optimization)
     names = [o.name for o in ref_sess.get_outputs()]
     assert [o.name for o in mini_sess.get_outputs()] == names
     for seed in SEEDS:
