@@ -164,3 +164,64 @@ def test_fetch_offline_warns_and_exits_0_unless_strict(tmp_path):
     r = subprocess.run(cmd + ["--strict"], capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 1
     assert not list((tmp_path / "zoo").glob("*.onnx"))
+
+
+# ---- the OCR pipeline, as RapidOCR chains it ---------------------------------------------------
+
+def _nearest_resize(img, height, width):
+    """C x H x W -> C x height x width by nearest neighbour (no image library needed)."""
+    rows = (np.arange(height) * img.shape[1] / height).astype(int)
+    cols = (np.arange(width) * img.shape[2] / width).astype(int)
+    return img[:, rows][:, :, cols]
+
+
+def _first_text_box(mask):
+    """(y0, y1, x0, x1) of the first band of rows holding text pixels, and the columns inside it."""
+    rows = np.flatnonzero(mask.any(axis=1))
+    assert rows.size, "the detector found no text in the synthetic page"
+    y0 = y1 = rows[0]
+    while y1 + 1 < mask.shape[0] and mask[y1 + 1].any():
+        y1 += 1
+    cols = np.flatnonzero(mask[y0:y1 + 1].any(axis=0))
+    return y0, y1 + 1, cols[0], cols[-1] + 1
+
+
+def _ctc_decode(probs):
+    """Greedy CTC: argmax per step, repeats merged, blanks (index 0) dropped."""
+    best = probs.argmax(axis=-1)
+    return [int(c) for i, c in enumerate(best) if c != 0 and (i == 0 or c != best[i - 1])]
+
+
+def test_ocr_pipeline_det_cls_rec_agrees_with_onnxruntime():
+    """Detector -> crop of the first text line -> direction classifier -> recognizer, each stage
+    fed from onnxmini's own previous stage: the text mask, the direction and the decoded
+    character indices must be the ones onnxruntime finds on the same crops."""
+    by_name = {e["name"]: e for e in ENTRIES}
+    det, cls, rec = (by_name[n] for n in ("ppocr_v4_det", "ppocr_mobile_v2_cls", "ppocr_v4_rec"))
+    paths = [_model_or_skip(e) for e in (det, cls, rec)]
+    page = zoo_lib.make_feeds(det, 0)["x"]  # 1 x 3 x 320 x 320, (pixel - 0.5) / 0.5
+    (prob_ours,) = _mini_session(paths[0]).run(None, {"x": page})
+    (prob_ort,) = _ort_session(paths[0]).run(None, {"x": page})
+    mask = np.asarray(prob_ours)[0, 0] > 0.3  # RapidOCR's binarization threshold
+    assert (mask != (prob_ort[0, 0] > 0.3)).mean() < 1e-3  # at most a few boundary pixels differ
+    y0, y1, x0, x1 = _first_text_box(mask)
+    crop = page[0, :, y0:y1, x0:x1]
+
+    def both(path, x):
+        return np.asarray(_mini_session(path).run(None, {"x": x})[0]), _ort_session(path).run(None, {"x": x})[0]
+
+    width = min(192, max(8, round(48 * crop.shape[2] / crop.shape[1])))
+    line = np.zeros((1, 3, 48, 192), np.float32)  # padded with 0, as RapidOCR does
+    line[0, :, :, :width] = _nearest_resize(crop, 48, width)
+    ours, ref = both(paths[1], line)
+    assert ours.argmax() == ref.argmax()
+    assert zoo_lib.within_tolerance(ours, ref, cls["tolerance"]["atol"], cls["tolerance"]["rtol"])[0]
+
+    width = min(320, max(8, round(48 * crop.shape[2] / crop.shape[1])))
+    line = np.zeros((1, 3, 48, 320), np.float32)
+    line[0, :, :, :width] = _nearest_resize(crop, 48, width)
+    ours, ref = both(paths[2], line)
+    assert zoo_lib.within_tolerance(ours, ref, rec["tolerance"]["atol"], rec["tolerance"]["rtol"])[0]
+    text = _ctc_decode(ref[0])
+    assert text, "the recognizer read nothing on the text line"
+    assert _ctc_decode(ours[0]) == text
