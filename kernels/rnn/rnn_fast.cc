@@ -1,0 +1,165 @@
+// The fast recurrence (default activations). Per direction:
+//   1. xp = X W^T + folded biases for all seq*batch rows at once: one GEMM
+//      [seq*batch, input] x [input, G*H] (bias fused in the GEMM epilogue);
+//   2. per step, rg = h_{t-1} R^T for the whole batch ([batch, H] x [H, G*H]),
+//      then one fused pass of the gate kernels (rnn_gates.h) per active row,
+//      which updates h / c in place and writes the Y row. GRU without
+//      linear_before_reset needs (r (.) h_{t-1}) R_h^T, so it runs the z/r part
+//      first, a second GEMM for the h gate, then the update.
+// Rows past their sequence length are skipped: their state stays at the last
+// valid step (Y_h / Y_c), their Y rows stay zero.
+//
+// Threads: bidirectional runs the two directions side by side (each on its own
+// workspace; GEMMs nested in a parallel_for run on the calling thread); one
+// direction gives the pool to the GEMMs and splits the gate pass by batch rows.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "core/thread_pool.h"
+#include "kernels/gemm_engine/gemm.h"
+#include "kernels/rnn/rnn_common.h"
+#include "kernels/rnn/rnn_gates.h"
+
+namespace onnxmini {
+namespace rnn {
+
+namespace {
+
+// One direction's workspace, carved from the caller's buffer.
+struct DirWork {
+  float* bias;  // [GH] the biases folded into xp
+  float* xp;    // [seq * batch, GH]
+  float* rg;    // [batch, GH]
+  float* h;     // [batch, H]
+  float* c;     // [batch, H]
+  float* rh;    // [batch, H] GRU: r (.) h_{t-1}
+};
+
+int64_t per_direction_floats(const Problem& p) {
+  const int64_t GH = p.gates() * p.hidden;
+  return GH + p.seq * p.batch * GH + p.batch * GH + 3 * p.batch * p.hidden;
+}
+
+DirWork carve(const Problem& p, float* ws) {
+  const int64_t GH = p.gates() * p.hidden, H = p.hidden;
+  DirWork w;
+  w.bias = ws;
+  w.xp = w.bias + GH;
+  w.rg = w.xp + p.seq * p.batch * GH;
+  w.h = w.rg + p.batch * GH;
+  w.c = w.h + p.batch * H;
+  w.rh = w.c + p.batch * H;
+  return w;
+}
+
+// C[M, N] (row stride ldc) = A[M, K] (row stride lda) x B^T, B stored [N, K] (row stride ldb).
+void gemm_abt(const gemm::GemmEngine& engine, ThreadPool* pool, int64_t M, int64_t N, int64_t K, const float* a,
+              int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, const float* bias = nullptr) {
+  gemm::SgemmArgs g;
+  g.trans_b = true;
+  g.M = M;
+  g.N = N;
+  g.K = K;
+  g.A = a;
+  g.lda = lda;
+  g.B = b;
+  g.ldb = ldb;
+  g.C = c;
+  g.ldc = ldc;
+  g.epilogue.bias = bias;
+  engine.sgemm(g, pool);
+}
+
+void run_direction(const Problem& p, int d, const GateKernels& k, const gemm::GemmEngine& engine, ThreadPool* pool,
+                   const DirWork& w) {
+  const Attrs& a = *p.attrs;
+  const int64_t H = p.hidden, GH = p.gates() * H, I = p.input, B = p.batch;
+  const float* wd = p.w + d * GH * I;
+  const float* rd = p.r + d * GH * H;
+  const float* wb = p.b ? p.b + d * 2 * GH : nullptr;
+  const float* rb = p.b ? wb + GH : nullptr;
+  const bool gru = a.cell == Cell::Gru, gru_split = gru && !a.linear_before_reset;
+  // Fold Wb + Rb into the projection, except GRU's Rb_h under linear_before_reset (it is scaled by r).
+  for (int64_t j = 0; j < GH; ++j) {
+    const bool rb_later = gru && a.linear_before_reset && j >= 2 * H;
+    w.bias[j] = p.b ? wb[j] + (rb_later ? 0.0f : rb[j]) : 0.0f;
+  }
+  gemm_abt(engine, pool, p.seq * B, GH, I, p.x, I, wd, I, w.xp, GH, w.bias);
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t so = p.state_offset(d, b);
+    for (int64_t j = 0; j < H; ++j) {
+      w.h[b * H + j] = p.h0 ? p.h0[so + j] : 0.0f;
+      w.c[b * H + j] = p.c0 ? p.c0[so + j] : 0.0f;
+    }
+  }
+  // Inactive rows' rh feeds the GRU h-gate GEMM (results unused): keep it finite.
+  std::fill(w.rh, w.rh + B * H, 0.0f);
+  const float clip = a.has_clip ? a.clip : std::numeric_limits<float>::infinity();
+  const float* rbh = gru && a.linear_before_reset && rb ? rb + 2 * H : nullptr;
+  const float* peep = p.p ? p.p + d * 3 * H : nullptr;
+  int64_t steps = 0;
+  for (int64_t b = 0; b < B; ++b) steps = std::max(steps, p.len(b));
+  // Rows per parallel chunk: a few thousand units of gate math each.
+  const int64_t grain = std::max<int64_t>(1, 8192 / GH);
+
+  auto rows = [&](int64_t s, auto&& body) {
+    parallel_for(pool, B, grain, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) {
+        if (s >= p.len(b)) continue;
+        const int64_t t = p.time_of(s, d, b);
+        body(b, w.xp + p.x_row(t, b) * GH, p.y ? p.y + p.y_offset(t, d, b) : nullptr);
+      }
+    });
+  };
+
+  for (int64_t s = 0; s < steps; ++s) {
+    gemm_abt(engine, pool, B, gru_split ? 2 * H : GH, H, w.h, H, rd, H, w.rg, GH);
+    if (a.cell == Cell::Lstm) {
+      rows(s, [&](int64_t b, const float* xp, float* y) {
+        k.lstm({xp, w.rg + b * GH, peep, w.c + b * H, w.h + b * H, y, H, clip, a.input_forget});
+      });
+    } else if (a.cell == Cell::Rnn) {
+      rows(s, [&](int64_t b, const float* xp, float* y) { k.rnn({xp, w.rg + b * GH, w.h + b * H, y, H, clip}); });
+    } else if (!gru_split) {
+      rows(s, [&](int64_t b, const float* xp, float* y) {
+        k.gru_linear({xp, w.rg + b * GH, rbh, w.h + b * H, y, nullptr, H, clip});
+      });
+    } else {
+      rows(s, [&](int64_t b, const float* xp, float*) {
+        k.gru_reset_gate({xp, w.rg + b * GH, nullptr, w.h + b * H, nullptr, w.rh + b * H, H, clip});
+      });
+      // Inactive rows' rh is stale; their rg results are never read.
+      gemm_abt(engine, pool, B, H, H, w.rh, H, rd + 2 * H * H, H, w.rg + 2 * H, GH);
+      rows(s, [&](int64_t b, const float* xp, float* y) {
+        k.gru_update({xp, w.rg + b * GH, nullptr, w.h + b * H, y, nullptr, H, clip});
+      });
+    }
+  }
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t so = p.state_offset(d, b);
+    if (p.yh) std::memcpy(p.yh + so, w.h + b * H, H * sizeof(float));
+    if (p.yc) std::memcpy(p.yc + so, w.c + b * H, H * sizeof(float));
+  }
+}
+
+}  // namespace
+
+int64_t fast_workspace_floats(const Problem& p) { return p.num_dir() * per_direction_floats(p); }
+
+void rnn_fast(const Problem& p, const GateKernels& k, const gemm::GemmEngine& engine, ThreadPool* pool,
+              float* workspace) {
+  if (p.y && (p.lens || p.seq == 0)) std::fill(p.y, p.y + p.seq * p.num_dir() * p.batch * p.hidden, 0.0f);
+  const int64_t per_dir = per_direction_floats(p);
+  if (p.num_dir() == 1) {
+    run_direction(p, 0, k, engine, pool, carve(p, workspace));
+    return;
+  }
+  parallel_for(pool, p.num_dir(), 1, [&](int64_t d0, int64_t d1) {
+    for (int64_t d = d0; d < d1; ++d)
+      run_direction(p, static_cast<int>(d), k, engine, pool, carve(p, workspace + d * per_dir));
+  });
+}
+
+}  // namespace rnn
+}  // namespace onnxmini
