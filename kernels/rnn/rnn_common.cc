@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "kernels/gemm_engine/gemm.h"
 #include "kernels/rnn/rnn_gates.h"
 
 namespace onnxmini {
@@ -136,6 +137,9 @@ class RnnKernel : public Kernel {
     for (size_t i : {size_t(0), size_t(1), size_t(2), size_t(3), size_t(5), size_t(6), size_t(7)})
       if (i < info.num_inputs) info.require_dtype(i, {DType::Float32});
     info.require_dtype(4, {DType::Int32});
+    const Tensor *w = info.constant_input(1), *r = info.constant_input(2);
+    if (w && r && info.mode == KernelMode::Fast && attrs_.default_activations)
+      packed_ = pack_weights(gemm::engine(info.gemm, info.mode), attrs_, *w, *r);
   }
 
   void prepare(KernelContext& ctx) override {
@@ -210,7 +214,7 @@ class RnnKernel : public Kernel {
       return;
     }
     Tensor ws = ctx.scratch(DType::Float32, {fast_workspace_floats(p)});
-    rnn_fast(p, gate_kernels(), ctx.gemm(), ctx.threads(), ws.mutable_data<float>());
+    rnn_fast(p, gate_kernels(), ctx.gemm(), ctx.threads(), ws.mutable_data<float>(), packed_.get());
   }
 
  private:
@@ -234,6 +238,7 @@ class RnnKernel : public Kernel {
     return ctx.has_input(i) ? ctx.input(i).data<T>() : nullptr;
   }
   Attrs attrs_;
+  std::shared_ptr<const PackedWeights> packed_;  // constant W and R, packed for the fast path
 };
 
 }  // namespace

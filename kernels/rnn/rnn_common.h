@@ -19,6 +19,7 @@
 namespace onnxmini {
 namespace gemm {
 class GemmEngine;
+class PackedB;
 }
 namespace rnn {
 
@@ -98,11 +99,23 @@ struct Problem {
 // The straightforward recurrence, any activation. Writes every non-null output.
 void rnn_reference(const Problem& p);
 
+// The B operands of the fast path's GEMMs packed once, for constant W and R
+// (per direction: W_d^T; R_d^T, or for GRU without linear_before_reset its z/r
+// rows in `r` and R_h in `rh`). Null entries mean "pack per call".
+struct PackedWeights {
+  std::vector<std::shared_ptr<gemm::PackedB>> w, r, rh;
+};
+// Packs constant W and R for `engine`; null when their shapes do not fit the
+// attributes (prepare reports that).
+std::shared_ptr<const PackedWeights> pack_weights(const gemm::GemmEngine& engine, const Attrs& a, const Tensor& w,
+                                                  const Tensor& r);
+
 // Floats of workspace rnn_fast needs.
 int64_t fast_workspace_floats(const Problem& p);
 // GEMM + fused gate kernels; requires p.attrs->default_activations.
+// `packed` (may be null) must come from pack_weights with the same engine and weights.
 void rnn_fast(const Problem& p, const GateKernels& k, const gemm::GemmEngine& engine, ThreadPool* pool,
-              float* workspace);
+              float* workspace, const PackedWeights* packed = nullptr);
 
 // The LSTM / GRU / RNN kernel of every opset.
 std::unique_ptr<Kernel> make_kernel(const KernelInfo& info, Cell cell);

@@ -26,6 +26,8 @@ namespace rnn {
 
 namespace {
 
+const std::vector<std::shared_ptr<gemm::PackedB>> kNone;
+
 // One direction's workspace, carved from the caller's buffer.
 struct DirWork {
   float* bias;  // [GH] the biases folded into xp
@@ -53,9 +55,11 @@ DirWork carve(const Problem& p, float* ws) {
   return w;
 }
 
-// C[M, N] (row stride ldc) = A[M, K] (row stride lda) x B^T, B stored [N, K] (row stride ldb).
+// C[M, N] (row stride ldc) = A[M, K] (row stride lda) x B^T, B stored [N, K] (row stride ldb),
+// or prepacked in `packed`.
 void gemm_abt(const gemm::GemmEngine& engine, ThreadPool* pool, int64_t M, int64_t N, int64_t K, const float* a,
-              int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, const float* bias = nullptr) {
+              int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, const float* bias,
+              const gemm::PackedB* packed) {
   gemm::SgemmArgs g;
   g.trans_b = true;
   g.M = M;
@@ -68,11 +72,15 @@ void gemm_abt(const gemm::GemmEngine& engine, ThreadPool* pool, int64_t M, int64
   g.C = c;
   g.ldc = ldc;
   g.epilogue.bias = bias;
-  engine.sgemm(g, pool);
+  if (packed) engine.sgemm_packed(g, *packed, pool);
+  else engine.sgemm(g, pool);
 }
 
 void run_direction(const Problem& p, int d, const GateKernels& k, const gemm::GemmEngine& engine, ThreadPool* pool,
-                   const DirWork& w) {
+                   const DirWork& w, const PackedWeights* packed) {
+  auto pick = [&](const std::vector<std::shared_ptr<gemm::PackedB>>& v) {
+    return packed && static_cast<size_t>(d) < v.size() ? v[d].get() : nullptr;
+  };
   const Attrs& a = *p.attrs;
   const int64_t H = p.hidden, GH = p.gates() * H, I = p.input, B = p.batch;
   const float* wd = p.w + d * GH * I;
@@ -85,7 +93,7 @@ void run_direction(const Problem& p, int d, const GateKernels& k, const gemm::Ge
     const bool rb_later = gru && a.linear_before_reset && j >= 2 * H;
     w.bias[j] = p.b ? wb[j] + (rb_later ? 0.0f : rb[j]) : 0.0f;
   }
-  gemm_abt(engine, pool, p.seq * B, GH, I, p.x, I, wd, I, w.xp, GH, w.bias);
+  gemm_abt(engine, pool, p.seq * B, GH, I, p.x, I, wd, I, w.xp, GH, w.bias, pick(packed ? packed->w : kNone));
   for (int64_t b = 0; b < B; ++b) {
     const int64_t so = p.state_offset(d, b);
     for (int64_t j = 0; j < H; ++j) {
@@ -114,7 +122,7 @@ void run_direction(const Problem& p, int d, const GateKernels& k, const gemm::Ge
   };
 
   for (int64_t s = 0; s < steps; ++s) {
-    gemm_abt(engine, pool, B, gru_split ? 2 * H : GH, H, w.h, H, rd, H, w.rg, GH);
+    gemm_abt(engine, pool, B, gru_split ? 2 * H : GH, H, w.h, H, rd, H, w.rg, GH, nullptr, pick(packed ? packed->r : kNone));
     if (a.cell == Cell::Lstm) {
       rows(s, [&](int64_t b, const float* xp, float* y) {
         k.lstm({xp, w.rg + b * GH, peep, w.c + b * H, w.h + b * H, y, H, clip, a.input_forget});
@@ -130,7 +138,8 @@ void run_direction(const Problem& p, int d, const GateKernels& k, const gemm::Ge
         k.gru_reset_gate({xp, w.rg + b * GH, nullptr, w.h + b * H, nullptr, w.rh + b * H, H, clip});
       });
       // Inactive rows' rh is stale; their rg results are never read.
-      gemm_abt(engine, pool, B, H, H, w.rh, H, rd + 2 * H * H, H, w.rg + 2 * H, GH);
+      gemm_abt(engine, pool, B, H, H, w.rh, H, rd + 2 * H * H, H, w.rg + 2 * H, GH, nullptr,
+               pick(packed ? packed->rh : kNone));
       rows(s, [&](int64_t b, const float* xp, float* y) {
         k.gru_update({xp, w.rg + b * GH, nullptr, w.h + b * H, y, nullptr, H, clip});
       });
@@ -138,6 +147,10 @@ void run_direction(const Problem& p, int d, const GateKernels& k, const gemm::Ge
   }
   for (int64_t b = 0; b < B; ++b) {
     const int64_t so = p.state_offset(d, b);
+    if (p.len(b) == 0) {  // no last step: zero, as in the reference
+      std::fill(w.h + b * H, w.h + (b + 1) * H, 0.0f);
+      std::fill(w.c + b * H, w.c + (b + 1) * H, 0.0f);
+    }
     if (p.yh) std::memcpy(p.yh + so, w.h + b * H, H * sizeof(float));
     if (p.yc) std::memcpy(p.yc + so, w.c + b * H, H * sizeof(float));
   }
@@ -145,19 +158,39 @@ void run_direction(const Problem& p, int d, const GateKernels& k, const gemm::Ge
 
 }  // namespace
 
+std::shared_ptr<const PackedWeights> pack_weights(const gemm::GemmEngine& engine, const Attrs& a, const Tensor& w,
+                                                  const Tensor& r) {
+  const int64_t G = gates_of(a.cell);
+  if (w.dtype() != DType::Float32 || r.dtype() != DType::Float32 || w.rank() != 3 || r.rank() != 3) return nullptr;
+  const int64_t H = r.dim(2), I = w.dim(2), GH = G * H;
+  if (w.dim(0) != a.num_dir || r.dim(0) != a.num_dir || w.dim(1) != GH || r.dim(1) != GH ||
+      (a.hidden > 0 && a.hidden != H))
+    return nullptr;
+  auto out = std::make_shared<PackedWeights>();
+  const bool gru_split = a.cell == Cell::Gru && !a.linear_before_reset;
+  for (int d = 0; d < a.num_dir; ++d) {
+    const float* wd = w.data<float>() + d * GH * I;
+    const float* rd = r.data<float>() + d * GH * H;
+    out->w.push_back(engine.pack_b(true, I, GH, wd, I));
+    out->r.push_back(engine.pack_b(true, H, gru_split ? 2 * H : GH, rd, H));
+    if (gru_split) out->rh.push_back(engine.pack_b(true, H, H, rd + 2 * H * H, H));
+  }
+  return out;
+}
+
 int64_t fast_workspace_floats(const Problem& p) { return p.num_dir() * per_direction_floats(p); }
 
 void rnn_fast(const Problem& p, const GateKernels& k, const gemm::GemmEngine& engine, ThreadPool* pool,
-              float* workspace) {
+              float* workspace, const PackedWeights* packed) {
   if (p.y && (p.lens || p.seq == 0)) std::fill(p.y, p.y + p.seq * p.num_dir() * p.batch * p.hidden, 0.0f);
   const int64_t per_dir = per_direction_floats(p);
   if (p.num_dir() == 1) {
-    run_direction(p, 0, k, engine, pool, carve(p, workspace));
+    run_direction(p, 0, k, engine, pool, carve(p, workspace), packed);
     return;
   }
   parallel_for(pool, p.num_dir(), 1, [&](int64_t d0, int64_t d1) {
     for (int64_t d = d0; d < d1; ++d)
-      run_direction(p, static_cast<int>(d), k, engine, pool, carve(p, workspace + d * per_dir));
+      run_direction(p, static_cast<int>(d), k, engine, pool, carve(p, workspace + d * per_dir), packed);
   });
 }
 

@@ -2,6 +2,8 @@
 // compiler may vectorise with SSE2) and the per-ISA dispatch of rnn_gates.h.
 #include "kernels/rnn/rnn_gates.h"
 
+#include "kernels/elementwise/fast_math.h"
+#define ONNXMINI_RNN_GATE_ATTR ONNXMINI_NO_TRAPPING_MATH
 #include "kernels/rnn/rnn_gates_impl.h"
 
 namespace onnxmini {
@@ -13,18 +15,18 @@ struct ScalarOps {
   using reg = float;
   using mask = bool;
   static constexpr int W = 1;
-  static reg set1(float v) { return v; }
-  static mask tail(int64_t) { return true; }
-  static reg load_fill(const float* p, mask, reg) { return *p; }
-  static void store_mask(float* p, mask, reg v) { *p = v; }
-  static reg add(reg a, reg b) { return a + b; }
-  static reg sub(reg a, reg b) { return a - b; }
-  static reg mul(reg a, reg b) { return a * b; }
-  static reg fmadd(reg a, reg b, reg c) { return a * b + c; }
-  static reg min(reg a, reg b) { return a < b ? a : b; }
-  static reg max(reg a, reg b) { return a > b ? a : b; }
-  static reg sigmoid(reg v) { return ew::fast_sigmoidf(v); }
-  static reg tanh(reg v) { return ew::fast_tanhf(v); }
+  ONNXMINI_FAST_MATH_INLINE static reg set1(float v) { return v; }
+  ONNXMINI_FAST_MATH_INLINE static mask tail(int64_t) { return true; }
+  ONNXMINI_FAST_MATH_INLINE static reg load_fill(const float* p, mask, reg) { return *p; }
+  ONNXMINI_FAST_MATH_INLINE static void store_mask(float* p, mask, reg v) { *p = v; }
+  ONNXMINI_FAST_MATH_INLINE static reg add(reg a, reg b) { return a + b; }
+  ONNXMINI_FAST_MATH_INLINE static reg sub(reg a, reg b) { return a - b; }
+  ONNXMINI_FAST_MATH_INLINE static reg mul(reg a, reg b) { return a * b; }
+  ONNXMINI_FAST_MATH_INLINE static reg fmadd(reg a, reg b, reg c) { return a * b + c; }
+  ONNXMINI_FAST_MATH_INLINE static reg min(reg a, reg b) { return a < b ? a : b; }
+  ONNXMINI_FAST_MATH_INLINE static reg max(reg a, reg b) { return a > b ? a : b; }
+  ONNXMINI_FAST_MATH_INLINE static reg sigmoid(reg v) { return ew::fast_sigmoidf(v); }
+  ONNXMINI_FAST_MATH_INLINE static reg tanh(reg v) { return ew::fast_tanhf(v); }
 };
 
 }  // namespace

@@ -15,6 +15,13 @@
 #include "kernels/elementwise/fast_math.h"
 #include "kernels/rnn/rnn_gates.h"
 
+// Attributes of the row functions: the portable file sets ONNXMINI_NO_TRAPPING_MATH (so its
+// scalar selects vectorise, fast_math.h); the ISA files leave it empty, since GCC does not
+// inline functions across differing optimisation attributes (the intrinsics wrappers).
+#ifndef ONNXMINI_RNN_GATE_ATTR
+#define ONNXMINI_RNN_GATE_ATTR
+#endif
+
 namespace onnxmini {
 namespace rnn {
 namespace {
@@ -34,7 +41,7 @@ inline typename O::reg clamp(typename O::reg v, typename O::reg lo, typename O::
 }
 
 template <class O>
-ONNXMINI_NO_TRAPPING_MATH void lstm_row(const LstmRow& a) {
+ONNXMINI_RNN_GATE_ATTR void lstm_row(const LstmRow& a) {
   using R = typename O::reg;
   const int64_t H = a.H;
   const R hi = O::set1(a.clip), lo = O::set1(-a.clip), one = O::set1(1.0f), zero = O::set1(0.0f);
@@ -65,7 +72,7 @@ inline typename O::reg gru_blend(typename O::reg z, typename O::reg cand, typena
 }
 
 template <class O>
-ONNXMINI_NO_TRAPPING_MATH void gru_linear_row(const GruRow& a) {
+ONNXMINI_RNN_GATE_ATTR void gru_linear_row(const GruRow& a) {
   using R = typename O::reg;
   const int64_t H = a.H;
   const R hi = O::set1(a.clip), lo = O::set1(-a.clip), zero = O::set1(0.0f);
@@ -83,7 +90,7 @@ ONNXMINI_NO_TRAPPING_MATH void gru_linear_row(const GruRow& a) {
 }
 
 template <class O>
-ONNXMINI_NO_TRAPPING_MATH void gru_reset_gate_row(const GruRow& a) {
+ONNXMINI_RNN_GATE_ATTR void gru_reset_gate_row(const GruRow& a) {
   using R = typename O::reg;
   const int64_t H = a.H;
   const R hi = O::set1(a.clip), lo = O::set1(-a.clip), zero = O::set1(0.0f);
@@ -97,7 +104,7 @@ ONNXMINI_NO_TRAPPING_MATH void gru_reset_gate_row(const GruRow& a) {
 }
 
 template <class O>
-ONNXMINI_NO_TRAPPING_MATH void gru_update_row(const GruRow& a) {
+ONNXMINI_RNN_GATE_ATTR void gru_update_row(const GruRow& a) {
   using R = typename O::reg;
   const int64_t H = a.H;
   const R hi = O::set1(a.clip), lo = O::set1(-a.clip), zero = O::set1(0.0f);
@@ -111,7 +118,7 @@ ONNXMINI_NO_TRAPPING_MATH void gru_update_row(const GruRow& a) {
 }
 
 template <class O>
-ONNXMINI_NO_TRAPPING_MATH void rnn_row(const RnnRow& a) {
+ONNXMINI_RNN_GATE_ATTR void rnn_row(const RnnRow& a) {
   using R = typename O::reg;
   const R hi = O::set1(a.clip), lo = O::set1(-a.clip), zero = O::set1(0.0f);
   for_units<O>(a.H, [&](int64_t j, typename O::mask m) {

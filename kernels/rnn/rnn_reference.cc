@@ -93,6 +93,8 @@ void rnn_reference(const Problem& p) {
         }
         if (p.y) std::copy(h.begin(), h.end(), p.y + p.y_offset(t, d, b));
       }
+      // An empty sequence has no last step: its Y_h / Y_c are zero (as onnxruntime's).
+      if (p.len(b) == 0) std::fill(h.begin(), h.end(), 0.0f), std::fill(c.begin(), c.end(), 0.0f);
       if (p.yh) std::copy(h.begin(), h.end(), p.yh + so);
       if (p.yc) std::copy(c.begin(), c.end(), p.yc + so);
     }

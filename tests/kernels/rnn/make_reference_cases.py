@@ -93,7 +93,7 @@ def run_ort(model, feeds, layout):
 
 
 shutil.rmtree(root, ignore_errors=True)
-full = dict(bias=True, h0=True, lens=[4, 2, 3])
+full = dict(bias=True, h0=True, lens=[4, 0, 2])  # an empty sequence too
 for op in ("LSTM", "GRU", "RNN"):
     k = op.lower()
     extra = dict(c0=True) if op == "LSTM" else {}

@@ -166,13 +166,21 @@ void check(const Config& c, uint32_t seed, ThreadPool* pool = nullptr) {
   rnn_reference(ref);
   const double bound = error_bound(c, d, ryh, ryc);
   ASSERT_LT(bound, 1e-2) << "the bound is too loose to test anything";
-  for (const GateKernels* k : tables()) {
+  const gemm::GemmEngine& engine = gemm::engine(GemmBackend::Builtin);
+  const int64_t G = gates_of(c.cell);
+  const Tensor w = Tensor::wrap(DType::Float32, {nd, G * c.hidden, c.input}, d.w.data()),
+               r = Tensor::wrap(DType::Float32, {nd, G * c.hidden, c.hidden}, d.r.data());
+  const auto packed = pack_weights(engine, d.attrs, w, r);
+  ASSERT_TRUE(packed);
+  for (const GateKernels* k : tables())
+    for (const PackedWeights* pw : {static_cast<const PackedWeights*>(nullptr), packed.get()}) {
     std::vector<float> y(n_y, -7.0f), yh(n_state, -7.0f), yc(n_state, -7.0f);
     Problem fast = d.problem(y, yh, yc);
     fast.seq = shape.seq, fast.batch = shape.batch, fast.input = shape.input, fast.hidden = shape.hidden;
     std::vector<float> ws(fast_workspace_floats(fast), std::nanf(""));
-    rnn_fast(fast, *k, gemm::engine(GemmBackend::Builtin), pool, ws.data());
-    const std::string what = std::string(cell_name(c.cell)) + " isa " + cpu::isa_name(k->isa);
+    rnn_fast(fast, *k, engine, pool, ws.data(), pw);
+    const std::string what = std::string(cell_name(c.cell)) + " isa " + cpu::isa_name(k->isa) +
+                             (pw ? " prepacked" : "");
     EXPECT_LE(max_diff(y, ry), bound) << what << " Y";
     EXPECT_LE(max_diff(yh, ryh), bound) << what << " Y_h";
     if (c.cell == Cell::Lstm) {
