@@ -9,9 +9,11 @@
 // Rows past their sequence length are skipped: their state stays at the last
 // valid step (Y_h / Y_c), their Y rows stay zero.
 //
-// Threads: bidirectional runs the two directions side by side (each on its own
-// workspace; GEMMs nested in a parallel_for run on the calling thread); one
-// direction gives the pool to the GEMMs and splits the gate pass by batch rows.
+// Threads: the projections are GEMMs threaded by the engine. Batch rows never
+// interact, so the recurrence is split into tasks = directions x batch slices
+// (about one per thread, slices of >= 4 rows), each running all its steps with
+// no synchronisation; a single task (batch-1 streaming) hands the pool to its
+// GEMMs instead.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -25,8 +27,6 @@ namespace onnxmini {
 namespace rnn {
 
 namespace {
-
-const std::vector<std::shared_ptr<gemm::PackedB>> kNone;
 
 // One direction's workspace, carved from the caller's buffer.
 struct DirWork {
@@ -76,24 +76,26 @@ void gemm_abt(const gemm::GemmEngine& engine, ThreadPool* pool, int64_t M, int64
   else engine.sgemm(g, pool);
 }
 
-void run_direction(const Problem& p, int d, const GateKernels& k, const gemm::GemmEngine& engine, ThreadPool* pool,
-                   const DirWork& w, const PackedWeights* packed) {
-  auto pick = [&](const std::vector<std::shared_ptr<gemm::PackedB>>& v) {
-    return packed && static_cast<size_t>(d) < v.size() ? v[d].get() : nullptr;
-  };
+const gemm::PackedB* packed_of(const PackedWeights* packed, std::vector<std::shared_ptr<gemm::PackedB>> PackedWeights::*which,
+                               int d) {
+  if (!packed) return nullptr;
+  const auto& v = packed->*which;
+  return static_cast<size_t>(d) < v.size() ? v[d].get() : nullptr;
+}
+
+// Direction d, before its recurrence: the folded biases, the input projection of every
+// (time, batch) row (one GEMM, threaded by the engine), the initial state.
+void project(const Problem& p, int d, const gemm::GemmEngine& engine, ThreadPool* pool, const DirWork& w,
+             const PackedWeights* packed) {
   const Attrs& a = *p.attrs;
   const int64_t H = p.hidden, GH = p.gates() * H, I = p.input, B = p.batch;
-  const float* wd = p.w + d * GH * I;
-  const float* rd = p.r + d * GH * H;
   const float* wb = p.b ? p.b + d * 2 * GH : nullptr;
   const float* rb = p.b ? wb + GH : nullptr;
-  const bool gru = a.cell == Cell::Gru, gru_split = gru && !a.linear_before_reset;
   // Fold Wb + Rb into the projection, except GRU's Rb_h under linear_before_reset (it is scaled by r).
-  for (int64_t j = 0; j < GH; ++j) {
-    const bool rb_later = gru && a.linear_before_reset && j >= 2 * H;
-    w.bias[j] = p.b ? wb[j] + (rb_later ? 0.0f : rb[j]) : 0.0f;
-  }
-  gemm_abt(engine, pool, p.seq * B, GH, I, p.x, I, wd, I, w.xp, GH, w.bias, pick(packed ? packed->w : kNone));
+  const bool rb_h_later = a.cell == Cell::Gru && a.linear_before_reset;
+  for (int64_t j = 0; j < GH; ++j) w.bias[j] = p.b ? wb[j] + (rb_h_later && j >= 2 * H ? 0.0f : rb[j]) : 0.0f;
+  gemm_abt(engine, pool, p.seq * B, GH, I, p.x, I, p.w + d * GH * I, I, w.xp, GH, w.bias,
+           packed_of(packed, &PackedWeights::w, d));
   for (int64_t b = 0; b < B; ++b) {
     const int64_t so = p.state_offset(d, b);
     for (int64_t j = 0; j < H; ++j) {
@@ -103,49 +105,61 @@ void run_direction(const Problem& p, int d, const GateKernels& k, const gemm::Ge
   }
   // Inactive rows' rh feeds the GRU h-gate GEMM (results unused): keep it finite.
   std::fill(w.rh, w.rh + B * H, 0.0f);
+}
+
+// The whole recurrence of direction d for batch rows [b0, b1): rows never interact, so a
+// slice runs start to end on one thread with no synchronisation per step. `pool` goes to
+// the GEMMs only (null when slices run in parallel).
+void recur(const Problem& p, int d, int64_t b0, int64_t b1, const GateKernels& k, const gemm::GemmEngine& engine,
+           ThreadPool* pool, const DirWork& w, const PackedWeights* packed) {
+  const Attrs& a = *p.attrs;
+  const int64_t H = p.hidden, GH = p.gates() * H, M = b1 - b0;
+  const float* rd = p.r + d * GH * H;
+  const float* rb = p.b ? p.b + d * 2 * GH + GH : nullptr;
+  const bool gru = a.cell == Cell::Gru, gru_split = gru && !a.linear_before_reset;
   const float clip = a.has_clip ? a.clip : std::numeric_limits<float>::infinity();
   const float* rbh = gru && a.linear_before_reset && rb ? rb + 2 * H : nullptr;
   const float* peep = p.p ? p.p + d * 3 * H : nullptr;
+  const gemm::PackedB* packed_r = packed_of(packed, &PackedWeights::r, d);
+  const gemm::PackedB* packed_rh = packed_of(packed, &PackedWeights::rh, d);
+  float *h = w.h + b0 * H, *c = w.c + b0 * H, *rg = w.rg + b0 * GH, *rh = w.rh + b0 * H;
   int64_t steps = 0;
-  for (int64_t b = 0; b < B; ++b) steps = std::max(steps, p.len(b));
-  // Rows per parallel chunk: a few thousand units of gate math each.
-  const int64_t grain = std::max<int64_t>(1, 8192 / GH);
+  for (int64_t b = b0; b < b1; ++b) steps = std::max(steps, p.len(b));
 
+  // body(i, xp, y) for every slice row i still inside its sequence at step s.
   auto rows = [&](int64_t s, auto&& body) {
-    parallel_for(pool, B, grain, [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b) {
-        if (s >= p.len(b)) continue;
-        const int64_t t = p.time_of(s, d, b);
-        body(b, w.xp + p.x_row(t, b) * GH, p.y ? p.y + p.y_offset(t, d, b) : nullptr);
-      }
-    });
+    for (int64_t i = 0; i < M; ++i) {
+      const int64_t b = b0 + i;
+      if (s >= p.len(b)) continue;
+      const int64_t t = p.time_of(s, d, b);
+      body(i, w.xp + p.x_row(t, b) * GH, p.y ? p.y + p.y_offset(t, d, b) : nullptr);
+    }
   };
 
   for (int64_t s = 0; s < steps; ++s) {
-    gemm_abt(engine, pool, B, gru_split ? 2 * H : GH, H, w.h, H, rd, H, w.rg, GH, nullptr, pick(packed ? packed->r : kNone));
+    gemm_abt(engine, pool, M, gru_split ? 2 * H : GH, H, h, H, rd, H, rg, GH, nullptr, packed_r);
     if (a.cell == Cell::Lstm) {
-      rows(s, [&](int64_t b, const float* xp, float* y) {
-        k.lstm({xp, w.rg + b * GH, peep, w.c + b * H, w.h + b * H, y, H, clip, a.input_forget});
+      rows(s, [&](int64_t i, const float* xp, float* y) {
+        k.lstm({xp, rg + i * GH, peep, c + i * H, h + i * H, y, H, clip, a.input_forget});
       });
     } else if (a.cell == Cell::Rnn) {
-      rows(s, [&](int64_t b, const float* xp, float* y) { k.rnn({xp, w.rg + b * GH, w.h + b * H, y, H, clip}); });
+      rows(s, [&](int64_t i, const float* xp, float* y) { k.rnn({xp, rg + i * GH, h + i * H, y, H, clip}); });
     } else if (!gru_split) {
-      rows(s, [&](int64_t b, const float* xp, float* y) {
-        k.gru_linear({xp, w.rg + b * GH, rbh, w.h + b * H, y, nullptr, H, clip});
+      rows(s, [&](int64_t i, const float* xp, float* y) {
+        k.gru_linear({xp, rg + i * GH, rbh, h + i * H, y, nullptr, H, clip});
       });
     } else {
-      rows(s, [&](int64_t b, const float* xp, float*) {
-        k.gru_reset_gate({xp, w.rg + b * GH, nullptr, w.h + b * H, nullptr, w.rh + b * H, H, clip});
+      rows(s, [&](int64_t i, const float* xp, float*) {
+        k.gru_reset_gate({xp, rg + i * GH, nullptr, h + i * H, nullptr, rh + i * H, H, clip});
       });
       // Inactive rows' rh is stale; their rg results are never read.
-      gemm_abt(engine, pool, B, H, H, w.rh, H, rd + 2 * H * H, H, w.rg + 2 * H, GH, nullptr,
-               pick(packed ? packed->rh : kNone));
-      rows(s, [&](int64_t b, const float* xp, float* y) {
-        k.gru_update({xp, w.rg + b * GH, nullptr, w.h + b * H, y, nullptr, H, clip});
+      gemm_abt(engine, pool, M, H, H, rh, H, rd + 2 * H * H, H, rg + 2 * H, GH, nullptr, packed_rh);
+      rows(s, [&](int64_t i, const float* xp, float* y) {
+        k.gru_update({xp, rg + i * GH, nullptr, h + i * H, y, nullptr, H, clip});
       });
     }
   }
-  for (int64_t b = 0; b < B; ++b) {
+  for (int64_t b = b0; b < b1; ++b) {
     const int64_t so = p.state_offset(d, b);
     if (p.len(b) == 0) {  // no last step: zero, as in the reference
       std::fill(w.h + b * H, w.h + (b + 1) * H, 0.0f);
@@ -183,14 +197,21 @@ int64_t fast_workspace_floats(const Problem& p) { return p.num_dir() * per_direc
 void rnn_fast(const Problem& p, const GateKernels& k, const gemm::GemmEngine& engine, ThreadPool* pool,
               float* workspace, const PackedWeights* packed) {
   if (p.y && (p.lens || p.seq == 0)) std::fill(p.y, p.y + p.seq * p.num_dir() * p.batch * p.hidden, 0.0f);
-  const int64_t per_dir = per_direction_floats(p);
-  if (p.num_dir() == 1) {
-    run_direction(p, 0, k, engine, pool, carve(p, workspace), packed);
-    return;
-  }
-  parallel_for(pool, p.num_dir(), 1, [&](int64_t d0, int64_t d1) {
-    for (int64_t d = d0; d < d1; ++d)
-      run_direction(p, static_cast<int>(d), k, engine, pool, carve(p, workspace + d * per_dir), packed);
+  const int64_t per_dir = per_direction_floats(p), nd = p.num_dir();
+  for (int d = 0; d < nd; ++d) project(p, d, engine, pool, carve(p, workspace + d * per_dir), packed);
+  // Tasks: directions x batch slices, about one per thread; a slice keeps >= kMinRows rows
+  // so that its recurrent GEMM stays efficient.
+  constexpr int64_t kMinRows = 4;
+  const int64_t threads = pool ? pool->num_threads() : 1;
+  const int64_t slices = std::max<int64_t>(1, std::min((threads + nd - 1) / nd, p.batch / kMinRows));
+  const int64_t rows_per = (p.batch + slices - 1) / slices, tasks = nd * slices;
+  ThreadPool* inner = tasks == 1 ? pool : nullptr;  // a single task lets the GEMMs use the threads
+  parallel_for(pool, tasks, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int d = static_cast<int>(t / slices);
+      const int64_t b0 = (t % slices) * rows_per, b1 = std::min(p.batch, b0 + rows_per);
+      if (b0 < b1) recur(p, d, b0, b1, k, engine, inner, carve(p, workspace + d * per_dir), packed);
+    }
   });
 }
 

@@ -247,18 +247,23 @@ TEST(RnnFast, GruLinearBeforeResetAndClip) {
       }
 }
 
+// Batch slices per thread (uneven with 3 threads), directions side by side, and a
+// single task whose GEMMs get the pool.
 TEST(RnnFast, ThreadedDirectionsAndBatch) {
-  ThreadPool pool(2);
   uint32_t seed = 400;
-  for (Cell cell : {Cell::Lstm, Cell::Gru, Cell::Rnn})
-    for (Direction dir : {Direction::Forward, Direction::Bidirectional}) {
-      Config c{cell};
-      c.direction = dir;
-      c.batch = 33;
-      c.hidden = 64;
-      c.lens = true;
-      check(c, seed++, &pool);
-    }
+  for (int threads : {2, 3}) {
+    ThreadPool pool(threads);
+    for (Cell cell : {Cell::Lstm, Cell::Gru, Cell::Rnn})
+      for (Direction dir : {Direction::Forward, Direction::Bidirectional})
+        for (int64_t batch : {1, 13, 33}) {
+          Config c{cell};
+          c.direction = dir;
+          c.batch = batch;
+          c.hidden = 64;
+          c.lens = true;
+          check(c, seed++, &pool);
+        }
+  }
 }
 
 }  // namespace
