@@ -67,10 +67,14 @@ Attrs parse_attrs(const KernelInfo& info, Cell cell) {
   Attrs a;
   a.cell = cell;
   const std::string dir = info.attrs.get_string("direction", "forward");
-  if (dir == "forward") a.direction = Direction::Forward;
-  else if (dir == "reverse") a.direction = Direction::Reverse;
-  else if (dir == "bidirectional") a.direction = Direction::Bidirectional;
-  else info.fail("direction '{}' is not one of forward, reverse, bidirectional", dir);
+  if (dir == "forward")
+    a.direction = Direction::Forward;
+  else if (dir == "reverse")
+    a.direction = Direction::Reverse;
+  else if (dir == "bidirectional")
+    a.direction = Direction::Bidirectional;
+  else
+    info.fail("direction '{}' is not one of forward, reverse, bidirectional", dir);
   a.num_dir = a.direction == Direction::Bidirectional ? 2 : 1;
   a.hidden = info.attrs.get_int("hidden_size", -1);
   if (info.attrs.has("hidden_size") && a.hidden < 1) info.fail("hidden_size must be >= 1, got {}", a.hidden);
@@ -90,19 +94,18 @@ Attrs parse_attrs(const KernelInfo& info, Cell cell) {
     const auto& d = cell == Cell::Lstm ? kLstm : cell == Cell::Gru ? kGru : kRnn;
     names.assign(d.begin(), d.begin() + per_dir);
   }
-  // RNN's schema default lists two (one per direction); one list for one direction is repeated.
-  if (static_cast<int>(names.size()) == per_dir * a.num_dir) {
-  } else if (static_cast<int>(names.size()) == per_dir) {
-    if (a.num_dir == 2) {
-      const std::vector<std::string> one = names;
-      names.insert(names.end(), one.begin(), one.end());
-    }
+  // One direction's list serves both directions. RNN's schema default lists [Tanh, Tanh]
+  // (one per direction) even for one direction: the extra entry is ignored.
+  const size_t want = static_cast<size_t>(per_dir * a.num_dir);
+  if (names.size() == static_cast<size_t>(per_dir) && a.num_dir == 2) {
+    const std::vector<std::string> one = names;
+    names.insert(names.end(), one.begin(), one.end());
   } else if (cell == Cell::Rnn && a.num_dir == 1 && names.size() == 2) {
-    names.resize(1);  // the schema default [Tanh, Tanh] on a one-direction RNN
-  } else {
-    info.fail("activations has {} entries; {} direction(s) of {} need {}", names.size(), a.num_dir,
-              cell_name(cell), per_dir * a.num_dir);
+    names.resize(1);
   }
+  if (names.size() != want)
+    info.fail("activations has {} entries; {} direction(s) of {} need {}", names.size(), a.num_dir, cell_name(cell),
+              want);
   // activation_alpha / activation_beta are consumed in order by the activations that take them.
   const std::vector<float> alphas = info.attrs.get_floats("activation_alpha", {}),
                            betas = info.attrs.get_floats("activation_beta", {});
@@ -113,9 +116,10 @@ Attrs parse_attrs(const KernelInfo& info, Cell cell) {
     for (const ActSpec& s : kActs)
       if (key == s.name) spec = &s;
     if (!spec)
-      info.fail("unknown activation '{}' (want Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, "
-                "ScaledTanh, HardSigmoid, Elu, Softsign or Softplus)",
-                name);
+      info.fail(
+          "unknown activation '{}' (want Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, "
+          "ScaledTanh, HardSigmoid, Elu, Softsign or Softplus)",
+          name);
     Activation act{spec->kind, spec->alpha, spec->beta};
     if (spec->uses_alpha && next_alpha < alphas.size()) act.alpha = alphas[next_alpha++];
     if (spec->uses_beta && next_beta < betas.size()) act.beta = betas[next_beta++];
@@ -147,11 +151,10 @@ class RnnKernel : public Kernel {
     const int G = gates_of(a.cell), nd = a.num_dir;
     const Tensor& x = float_input(ctx, 0, "X");
     if (x.rank() != 3)
-      ctx.fail("X must be 3-D ({}), got shape {}", a.layout == 0 ? "[seq_length, batch_size, input_size]"
-                                                                   : "[batch_size, seq_length, input_size]",
+      ctx.fail("X must be 3-D ({}), got shape {}",
+               a.layout == 0 ? "[seq_length, batch_size, input_size]" : "[batch_size, seq_length, input_size]",
                shape_to_string(x.shape()));
-    const int64_t seq = a.layout == 0 ? x.dim(0) : x.dim(1), batch = a.layout == 0 ? x.dim(1) : x.dim(0),
-                  in = x.dim(2);
+    const int64_t seq = a.layout == 0 ? x.dim(0) : x.dim(1), batch = a.layout == 0 ? x.dim(1) : x.dim(0), in = x.dim(2);
     const Tensor& r = float_input(ctx, 2, "R");
     if (r.rank() != 3)
       ctx.fail("R must be 3-D [num_directions, {}*hidden_size, hidden_size], got shape {}", G,
@@ -167,8 +170,7 @@ class RnnKernel : public Kernel {
     expect_shape(ctx, 3, "B", {nd, 2 * G * H});
     if (ctx.has_input(4)) {
       const Tensor& lens = ctx.input(4);
-      if (lens.dtype() != DType::Int32)
-        ctx.fail("sequence_lens must be int32, got {}", dtype_name(lens.dtype()));
+      if (lens.dtype() != DType::Int32) ctx.fail("sequence_lens must be int32, got {}", dtype_name(lens.dtype()));
       if (lens.shape() != Shape{batch})
         ctx.fail("sequence_lens has shape {} but batch_size is {}", shape_to_string(lens.shape()), batch);
       for (int64_t b = 0; b < batch; ++b) {
@@ -219,12 +221,13 @@ class RnnKernel : public Kernel {
 
  private:
   const char* dir_name() const {
-    return attrs_.direction == Direction::Forward ? "forward" : attrs_.direction == Direction::Reverse ? "reverse" : "bidirectional";
+    return attrs_.direction == Direction::Forward   ? "forward"
+           : attrs_.direction == Direction::Reverse ? "reverse"
+                                                    : "bidirectional";
   }
   static const Tensor& float_input(const KernelContext& ctx, size_t i, const char* what) {
     const Tensor& t = ctx.input(i);
-    if (t.dtype() != DType::Float32)
-      ctx.unsupported("{} has dtype {} (float32 only)", what, dtype_name(t.dtype()));
+    if (t.dtype() != DType::Float32) ctx.unsupported("{} has dtype {} (float32 only)", what, dtype_name(t.dtype()));
     return t;
   }
   static void expect_shape(const KernelContext& ctx, size_t i, const char* what, const Shape& want) {
@@ -243,7 +246,9 @@ class RnnKernel : public Kernel {
 
 }  // namespace
 
-std::unique_ptr<Kernel> make_kernel(const KernelInfo& info, Cell cell) { return std::make_unique<RnnKernel>(info, cell); }
+std::unique_ptr<Kernel> make_kernel(const KernelInfo& info, Cell cell) {
+  return std::make_unique<RnnKernel>(info, cell);
+}
 
 }  // namespace rnn
 }  // namespace onnxmini

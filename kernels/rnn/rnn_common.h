@@ -20,7 +20,7 @@ namespace onnxmini {
 namespace gemm {
 class GemmEngine;
 class PackedB;
-}
+}  // namespace gemm
 namespace rnn {
 
 struct GateKernels;
@@ -28,7 +28,19 @@ struct GateKernels;
 enum class Cell { Lstm, Gru, Rnn };
 enum class Direction { Forward, Reverse, Bidirectional };
 
-enum class ActKind { Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus };
+enum class ActKind {
+  Relu,
+  Tanh,
+  Sigmoid,
+  Affine,
+  LeakyRelu,
+  ThresholdedRelu,
+  ScaledTanh,
+  HardSigmoid,
+  Elu,
+  Softsign,
+  Softplus
+};
 
 struct Activation {
   ActKind kind = ActKind::Tanh;
@@ -45,13 +57,13 @@ struct Attrs {
   Cell cell = Cell::Lstm;
   Direction direction = Direction::Forward;
   int num_dir = 1;
-  int64_t hidden = -1;            // -1: not given, taken from R
-  std::vector<Activation> acts;   // activations_of(cell) per direction, num_dir of them
-  float clip = 0;                 // used when has_clip
+  int64_t hidden = -1;           // -1: not given, taken from R
+  std::vector<Activation> acts;  // activations_of(cell) per direction, num_dir of them
+  float clip = 0;                // used when has_clip
   bool has_clip = false;
-  bool input_forget = false;      // LSTM
+  bool input_forget = false;         // LSTM
   bool linear_before_reset = false;  // GRU
-  int layout = 0;                 // 0: [seq, batch, ...]; 1: [batch, seq, ...]
+  int layout = 0;                    // 0: [seq, batch, ...]; 1: [batch, seq, ...]
   // f = Sigmoid, g = Tanh, h = Tanh (RNN: Tanh) on every direction: the fast path's activations.
   bool default_activations = true;
 };
@@ -64,16 +76,16 @@ Attrs parse_attrs(const KernelInfo& info, Cell cell);
 struct Problem {
   const Attrs* attrs = nullptr;
   int64_t seq = 0, batch = 0, input = 0, hidden = 0;
-  const float* x = nullptr;   // layout 0: [seq, batch, input]; 1: [batch, seq, input]
-  const float* w = nullptr;   // [num_dir, G*hidden, input]
-  const float* r = nullptr;   // [num_dir, G*hidden, hidden]
-  const float* b = nullptr;   // [num_dir, 2*G*hidden] (Wb then Rb) or null
+  const float* x = nullptr;       // layout 0: [seq, batch, input]; 1: [batch, seq, input]
+  const float* w = nullptr;       // [num_dir, G*hidden, input]
+  const float* r = nullptr;       // [num_dir, G*hidden, hidden]
+  const float* b = nullptr;       // [num_dir, 2*G*hidden] (Wb then Rb) or null
   const int32_t* lens = nullptr;  // [batch] or null (every sequence is seq long)
-  const float* h0 = nullptr;  // layout 0: [num_dir, batch, hidden]; 1: [batch, num_dir, hidden]
-  const float* c0 = nullptr;  // LSTM, laid out like h0
-  const float* p = nullptr;   // LSTM peepholes [num_dir, 3*hidden] (i o f)
-  float* y = nullptr;         // layout 0: [seq, num_dir, batch, hidden]; 1: [batch, seq, num_dir, hidden]
-  float* yh = nullptr;        // laid out like h0
+  const float* h0 = nullptr;      // layout 0: [num_dir, batch, hidden]; 1: [batch, num_dir, hidden]
+  const float* c0 = nullptr;      // LSTM, laid out like h0
+  const float* p = nullptr;       // LSTM peepholes [num_dir, 3*hidden] (i o f)
+  float* y = nullptr;             // layout 0: [seq, num_dir, batch, hidden]; 1: [batch, seq, num_dir, hidden]
+  float* yh = nullptr;            // laid out like h0
   float* yc = nullptr;
 
   int num_dir() const { return attrs->num_dir; }
@@ -91,7 +103,8 @@ struct Problem {
   }
   // Time index of step s of direction d for batch entry b (reverse starts at its own last valid step).
   int64_t time_of(int64_t s, int d, int64_t b) const {
-    const bool reverse = attrs->direction == Direction::Reverse || (attrs->direction == Direction::Bidirectional && d == 1);
+    const bool reverse =
+        attrs->direction == Direction::Reverse || (attrs->direction == Direction::Bidirectional && d == 1);
     return reverse ? len(b) - 1 - s : s;
   }
 };

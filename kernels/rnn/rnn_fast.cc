@@ -72,12 +72,14 @@ void gemm_abt(const gemm::GemmEngine& engine, ThreadPool* pool, int64_t M, int64
   g.C = c;
   g.ldc = ldc;
   g.epilogue.bias = bias;
-  if (packed) engine.sgemm_packed(g, *packed, pool);
-  else engine.sgemm(g, pool);
+  if (packed)
+    engine.sgemm_packed(g, *packed, pool);
+  else
+    engine.sgemm(g, pool);
 }
 
-const gemm::PackedB* packed_of(const PackedWeights* packed, std::vector<std::shared_ptr<gemm::PackedB>> PackedWeights::*which,
-                               int d) {
+const gemm::PackedB* packed_of(const PackedWeights* packed,
+                               std::vector<std::shared_ptr<gemm::PackedB>> PackedWeights::*which, int d) {
   if (!packed) return nullptr;
   const auto& v = packed->*which;
   return static_cast<size_t>(d) < v.size() ? v[d].get() : nullptr;

@@ -2,7 +2,6 @@
 // kernels/simd's V256 with f32_kernels_impl.h's vector sigmoid and tanh.
 #include <immintrin.h>
 
-
 #include "kernels/rnn/rnn_gates_impl.h"
 #include "kernels/simd/f32_kernels_impl.h"
 #include "kernels/simd/vec_avx2.h"

@@ -46,7 +46,9 @@ ONNXMINI_RNN_GATE_ATTR void lstm_row(const LstmRow& a) {
   const int64_t H = a.H;
   const R hi = O::set1(a.clip), lo = O::set1(-a.clip), one = O::set1(1.0f), zero = O::set1(0.0f);
   for_units<O>(H, [&](int64_t j, typename O::mask m) {
-    auto pre = [&](int g) { return O::add(O::load_fill(a.xp + g * H + j, m, zero), O::load_fill(a.rg + g * H + j, m, zero)); };
+    auto pre = [&](int g) {
+      return O::add(O::load_fill(a.xp + g * H + j, m, zero), O::load_fill(a.rg + g * H + j, m, zero));
+    };
     const R c_prev = O::load_fill(a.c + j, m, zero);
     R zi = pre(0), zo = pre(1), zf = pre(2), zc = pre(3);
     if (a.peep) {

@@ -8,16 +8,14 @@ namespace test {
 namespace {
 
 // The message contains `part` (shown in full when it does not).
-#define EXPECT_HAS(msg, part)         \
-  do {                                \
-    const std::string m_ = (msg);     \
+#define EXPECT_HAS(msg, part)                          \
+  do {                                                 \
+    const std::string m_ = (msg);                      \
     EXPECT_NE(m_.find(part), std::string::npos) << m_; \
   } while (0)
 
 Tensor zeros(const Shape& s) { return random_tensor(DType::Float32, s, 1, 0.0, 0.0); }
-Tensor i32(const std::vector<int32_t>& v) {
-  return Tensor::from_vector<int32_t>({static_cast<int64_t>(v.size())}, v);
-}
+Tensor i32(const std::vector<int32_t>& v) { return Tensor::from_vector<int32_t>({static_cast<int64_t>(v.size())}, v); }
 
 // An LSTM (seq 2, batch 3, input 4, hidden 5) with its inputs in slots X W R B lens h0 c0 P.
 struct Lstm {
@@ -30,10 +28,13 @@ struct Lstm {
     return *this;
   }
   std::string error(const std::string& op = "LSTM") const {
-    return node_error(op, 14, in, [&](NodeBuilder& n) {
-      n.attr("hidden_size", int64_t{5}).attr("direction", direction);
-      if (!activations.empty()) n.attr("activations", activations);
-    }, op == "LSTM" ? 3 : 2);
+    return node_error(
+        op, 14, in,
+        [&](NodeBuilder& n) {
+          n.attr("hidden_size", int64_t{5}).attr("direction", direction);
+          if (!activations.empty()) n.attr("activations", activations);
+        },
+        op == "LSTM" ? 3 : 2);
   }
 };
 
@@ -87,7 +88,8 @@ TEST(RnnErrors, Activations) {
 
 // The opset-1 and opset-7 LSTM are the same math.
 TEST(RnnOpsets, Lstm1MatchesLstm7) {
-  const std::vector<Tensor> in = {random_tensor(DType::Float32, {3, 2, 4}, 1), random_tensor(DType::Float32, {1, 12, 4}, 2),
+  const std::vector<Tensor> in = {random_tensor(DType::Float32, {3, 2, 4}, 1),
+                                  random_tensor(DType::Float32, {1, 12, 4}, 2),
                                   random_tensor(DType::Float32, {1, 12, 3}, 3)};
   auto attrs = [](NodeBuilder& n) { n.attr("hidden_size", int64_t{3}); };
   for (KernelMode mode : {KernelMode::Fast, KernelMode::Reference}) {

@@ -174,19 +174,19 @@ void check(const Config& c, uint32_t seed, ThreadPool* pool = nullptr) {
   ASSERT_TRUE(packed);
   for (const GateKernels* k : tables())
     for (const PackedWeights* pw : {static_cast<const PackedWeights*>(nullptr), packed.get()}) {
-    std::vector<float> y(n_y, -7.0f), yh(n_state, -7.0f), yc(n_state, -7.0f);
-    Problem fast = d.problem(y, yh, yc);
-    fast.seq = shape.seq, fast.batch = shape.batch, fast.input = shape.input, fast.hidden = shape.hidden;
-    std::vector<float> ws(fast_workspace_floats(fast), std::nanf(""));
-    rnn_fast(fast, *k, engine, pool, ws.data(), pw);
-    const std::string what = std::string(cell_name(c.cell)) + " isa " + cpu::isa_name(k->isa) +
-                             (pw ? " prepacked" : "");
-    EXPECT_LE(max_diff(y, ry), bound) << what << " Y";
-    EXPECT_LE(max_diff(yh, ryh), bound) << what << " Y_h";
-    if (c.cell == Cell::Lstm) {
-      EXPECT_LE(max_diff(yc, ryc), bound) << what << " Y_c";
+      std::vector<float> y(n_y, -7.0f), yh(n_state, -7.0f), yc(n_state, -7.0f);
+      Problem fast = d.problem(y, yh, yc);
+      fast.seq = shape.seq, fast.batch = shape.batch, fast.input = shape.input, fast.hidden = shape.hidden;
+      std::vector<float> ws(fast_workspace_floats(fast), std::nanf(""));
+      rnn_fast(fast, *k, engine, pool, ws.data(), pw);
+      const std::string what =
+          std::string(cell_name(c.cell)) + " isa " + cpu::isa_name(k->isa) + (pw ? " prepacked" : "");
+      EXPECT_LE(max_diff(y, ry), bound) << what << " Y";
+      EXPECT_LE(max_diff(yh, ryh), bound) << what << " Y_h";
+      if (c.cell == Cell::Lstm) {
+        EXPECT_LE(max_diff(yc, ryc), bound) << what << " Y_c";
+      }
     }
-  }
 }
 
 TEST(RnnFast, MatchesReferenceEveryCellDirectionAndIsa) {
