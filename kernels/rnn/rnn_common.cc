@@ -142,7 +142,7 @@ class RnnKernel : public Kernel {
       if (i < info.num_inputs) info.require_dtype(i, {DType::Float32});
     info.require_dtype(4, {DType::Int32});
     const Tensor *w = info.constant_input(1), *r = info.constant_input(2);
-    if (w && r && info.mode == KernelMode::Fast && attrs_.default_activations)
+    if (w && r && info.mode == KernelMode::Fast)
       packed_ = pack_weights(gemm::engine(info.gemm, info.mode), attrs_, *w, *r);
   }
 
@@ -211,7 +211,7 @@ class RnnKernel : public Kernel {
     p.y = ctx.output_wanted(0) ? ctx.output(0).mutable_data<float>() : nullptr;
     p.yh = ctx.output_wanted(1) ? ctx.output(1).mutable_data<float>() : nullptr;
     p.yc = attrs_.cell == Cell::Lstm && ctx.output_wanted(2) ? ctx.output(2).mutable_data<float>() : nullptr;
-    if (ctx.reference_mode() || !attrs_.default_activations) {
+    if (ctx.reference_mode()) {
       rnn_reference(p);
       return;
     }

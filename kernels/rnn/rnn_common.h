@@ -5,7 +5,7 @@
 //                   activation; the oracle of the tests (KernelMode::Reference);
 //   rnn_fast      - one GEMM for the input projection of the whole sequence,
 //                   per step one recurrent GEMM plus a fused SIMD gate pass
-//                   (rnn_gates.h); default activations only.
+//                   (rnn_gates.h; SIMD for the default activations).
 //
 // Gate order in W / R / B (ONNX): LSTM i o f c, GRU z r h, RNN one gate.
 #pragma once
@@ -125,7 +125,7 @@ std::shared_ptr<const PackedWeights> pack_weights(const gemm::GemmEngine& engine
 
 // Floats of workspace rnn_fast needs.
 int64_t fast_workspace_floats(const Problem& p);
-// GEMM + fused gate kernels; requires p.attrs->default_activations.
+// GEMM + fused gate kernels (SIMD for the default activations, scalar rows for others).
 // `packed` (may be null) must come from pack_weights with the same engine and weights.
 void rnn_fast(const Problem& p, const GateKernels& k, const gemm::GemmEngine& engine, ThreadPool* pool,
               float* workspace, const PackedWeights* packed = nullptr);

@@ -1,4 +1,4 @@
-// The fast recurrence (default activations). Per direction:
+// The fast recurrence. Per direction:
 //   1. xp = X W^T + folded biases for all seq*batch rows at once: one GEMM
 //      [seq*batch, input] x [input, G*H] (bias fused in the GEMM epilogue);
 //   2. per step, rg = h_{t-1} R^T for the whole batch ([batch, H] x [H, G*H]),
@@ -6,6 +6,9 @@
 //      which updates h / c in place and writes the Y row. GRU without
 //      linear_before_reset needs (r (.) h_{t-1}) R_h^T, so it runs the z/r part
 //      first, a second GEMM for the h gate, then the update.
+// The gate pass is the ISA table's SIMD kernels for the default activations
+// (f = Sigmoid, g = h = Tanh); other activations use scalar rows here with
+// the reference's formulas.
 // Rows past their sequence length are skipped: their state stays at the last
 // valid step (Y_h / Y_c), their Y rows stay zero.
 //
@@ -78,6 +81,81 @@ void gemm_abt(const gemm::GemmEngine& engine, ThreadPool* pool, int64_t M, int64
     engine.sgemm(g, pool);
 }
 
+// ---- gate math with any activations (act: this direction's f, g[, h]); scalar, std:: math,
+// the reference's formulas on the fast path's GEMM results. Same row layout as rnn_gates.h.
+float clamp_to(float x, float clip) { return std::min(clip, std::max(-clip, x)); }
+
+void lstm_row_generic(const LstmRow& a, const Activation* act) {
+  const int64_t H = a.H;
+  for (int64_t j = 0; j < H; ++j) {
+    auto pre = [&](int g) { return a.xp[g * H + j] + a.rg[g * H + j]; };
+    const float c_prev = a.c[j];
+    const float zi = pre(0) + (a.peep ? a.peep[j] * c_prev : 0.0f);
+    const float zf = pre(2) + (a.peep ? a.peep[2 * H + j] * c_prev : 0.0f);
+    const float i = act[0](clamp_to(zi, a.clip));
+    const float f = a.input_forget ? 1.0f - i : act[0](clamp_to(zf, a.clip));
+    const float c = f * c_prev + i * act[1](clamp_to(pre(3), a.clip));
+    const float zo = pre(1) + (a.peep ? a.peep[H + j] * c : 0.0f);
+    const float h = act[0](clamp_to(zo, a.clip)) * act[2](c);
+    a.c[j] = c;
+    a.h[j] = h;
+    if (a.y) a.y[j] = h;
+  }
+}
+
+void gru_linear_row_generic(const GruRow& a, const Activation* act) {
+  const int64_t H = a.H;
+  for (int64_t j = 0; j < H; ++j) {
+    const float z = act[0](clamp_to(a.xp[j] + a.rg[j], a.clip));
+    const float r = act[0](clamp_to(a.xp[H + j] + a.rg[H + j], a.clip));
+    const float lin = a.rg[2 * H + j] + (a.rbh ? a.rbh[j] : 0.0f);
+    const float cand = act[1](clamp_to(a.xp[2 * H + j] + r * lin, a.clip));
+    const float h = (1.0f - z) * cand + z * a.h[j];
+    a.h[j] = h;
+    if (a.y) a.y[j] = h;
+  }
+}
+
+void gru_reset_gate_row_generic(const GruRow& a, const Activation* act) {
+  const int64_t H = a.H;
+  for (int64_t j = 0; j < H; ++j) {
+    const float z = act[0](clamp_to(a.xp[j] + a.rg[j], a.clip));
+    const float r = act[0](clamp_to(a.xp[H + j] + a.rg[H + j], a.clip));
+    a.rg[j] = z;
+    a.rh[j] = r * a.h[j];
+  }
+}
+
+void gru_update_row_generic(const GruRow& a, const Activation* act) {
+  const int64_t H = a.H;
+  for (int64_t j = 0; j < H; ++j) {
+    const float cand = act[1](clamp_to(a.xp[2 * H + j] + a.rg[2 * H + j], a.clip));
+    const float h = (1.0f - a.rg[j]) * cand + a.rg[j] * a.h[j];
+    a.h[j] = h;
+    if (a.y) a.y[j] = h;
+  }
+}
+
+void rnn_row_generic(const RnnRow& a, const Activation* act) {
+  for (int64_t j = 0; j < a.H; ++j) {
+    const float h = act[0](clamp_to(a.xp[j] + a.rg[j], a.clip));
+    a.h[j] = h;
+    if (a.y) a.y[j] = h;
+  }
+}
+
+// The gate functions of one direction: the ISA table for the default activations, else the
+// generic rows above.
+struct RowGates {
+  const GateKernels& k;
+  const Activation* act;  // null: default activations
+  void lstm(const LstmRow& r) const { act ? lstm_row_generic(r, act) : k.lstm(r); }
+  void gru_linear(const GruRow& r) const { act ? gru_linear_row_generic(r, act) : k.gru_linear(r); }
+  void gru_reset_gate(const GruRow& r) const { act ? gru_reset_gate_row_generic(r, act) : k.gru_reset_gate(r); }
+  void gru_update(const GruRow& r) const { act ? gru_update_row_generic(r, act) : k.gru_update(r); }
+  void rnn(const RnnRow& r) const { act ? rnn_row_generic(r, act) : k.rnn(r); }
+};
+
 const gemm::PackedB* packed_of(const PackedWeights* packed,
                                std::vector<std::shared_ptr<gemm::PackedB>> PackedWeights::*which, int d) {
   if (!packed) return nullptr;
@@ -112,9 +190,10 @@ void project(const Problem& p, int d, const gemm::GemmEngine& engine, ThreadPool
 // The whole recurrence of direction d for batch rows [b0, b1): rows never interact, so a
 // slice runs start to end on one thread with no synchronisation per step. `pool` goes to
 // the GEMMs only (null when slices run in parallel).
-void recur(const Problem& p, int d, int64_t b0, int64_t b1, const GateKernels& k, const gemm::GemmEngine& engine,
+void recur(const Problem& p, int d, int64_t b0, int64_t b1, const GateKernels& table, const gemm::GemmEngine& engine,
            ThreadPool* pool, const DirWork& w, const PackedWeights* packed) {
   const Attrs& a = *p.attrs;
+  const RowGates k{table, a.default_activations ? nullptr : &a.acts[d * activations_of(a.cell)]};
   const int64_t H = p.hidden, GH = p.gates() * H, M = b1 - b0;
   const float* rd = p.r + d * GH * H;
   const float* rb = p.b ? p.b + d * 2 * GH + GH : nullptr;

@@ -17,7 +17,9 @@
 //  * The gate equations combine at most four such terms, each multiplied by a
 //    state value of magnitude <= C (C = max(1, largest |c| or |h|)): every
 //    step's error is at most L e_{t-1} + delta with
-//      kappa = C / 4 + 3, L = 1 + rho * kappa, delta = (gamma_K Mz + eps_a) kappa + 4 u C,
+//      kappa = C s_f + 3, L = 1 + rho * kappa, delta = (gamma_K Mz + eps_a) kappa + 4 u C,
+//    s_f the slope bound of f (1/4 for sigmoid; 1 for the other activations tested, which
+//    run the scalar rows with the reference's own functions),
 //    so after T steps e_T <= delta (L^T - 1) / (L - 1), which bounds Y, Y_h and Y_c.
 #include <gtest/gtest.h>
 
@@ -40,7 +42,8 @@ struct Config {
   Direction direction = Direction::Forward;
   int64_t seq = 5, batch = 3, input = 7, hidden = 8;
   bool lens = false, bias = true, h0 = true, peep = false, input_forget = false, lbr = false;
-  float clip = 0;  // 0: none
+  bool other_acts = false;  // non-default activations (the scalar gate rows), all of slope <= 1
+  float clip = 0;           // 0: none
   int layout = 0;
 };
 
@@ -87,11 +90,17 @@ Data make_data(const Config& c, uint32_t seed, Problem& shape) {
   d.attrs.layout = c.layout;
   const int64_t nd = d.attrs.num_dir, G = gates_of(c.cell), H = c.hidden;
   for (int64_t k = 0; k < nd; ++k) {
-    if (c.cell == Cell::Lstm) d.attrs.acts.push_back({ActKind::Sigmoid});
-    if (c.cell == Cell::Gru) d.attrs.acts.push_back({ActKind::Sigmoid});
-    d.attrs.acts.push_back({ActKind::Tanh});
-    if (c.cell == Cell::Lstm) d.attrs.acts.push_back({ActKind::Tanh});
+    std::vector<Activation> acts;
+    if (!c.other_acts && c.cell == Cell::Lstm) acts = {{ActKind::Sigmoid}, {ActKind::Tanh}, {ActKind::Tanh}};
+    if (!c.other_acts && c.cell == Cell::Gru) acts = {{ActKind::Sigmoid}, {ActKind::Tanh}};
+    if (!c.other_acts && c.cell == Cell::Rnn) acts = {{ActKind::Tanh}};
+    if (c.other_acts && c.cell == Cell::Lstm)
+      acts = {{ActKind::HardSigmoid, 0.2f, 0.5f}, {ActKind::Softsign}, {ActKind::Elu, 1.0f}};
+    if (c.other_acts && c.cell == Cell::Gru) acts = {{ActKind::HardSigmoid, 0.2f, 0.5f}, {ActKind::LeakyRelu, 0.1f}};
+    if (c.other_acts && c.cell == Cell::Rnn) acts = {{ActKind::Relu}};
+    d.attrs.acts.insert(d.attrs.acts.end(), acts.begin(), acts.end());
   }
+  d.attrs.default_activations = !c.other_acts;
   // R and P small enough that a step is a contraction of the bound (rho * kappa < 1): with
   // rho ~ 0.2 the recurrent terms still move every gate by ~0.1, far above the bound, so a
   // wrong recurrent index or gate shows; larger R makes the worst-case bound meaningless.
@@ -115,7 +124,7 @@ Data make_data(const Config& c, uint32_t seed, Problem& shape) {
 }
 
 // The bound of the header comment for one direction of the problem.
-double error_bound(const Config& c, const Data& d, const std::vector<float>& yh, const std::vector<float>& yc) {
+double error_bound(const Config& c, const Data& d, const std::vector<float>& y, const std::vector<float>& yc) {
   const double u = std::ldexp(1.0, -24), eps_a = std::ldexp(1.0, -20);
   const int64_t G = gates_of(c.cell), H = c.hidden, K = c.input + H + 2, nd = d.attrs.num_dir;
   double rho = 0, mz = 0, cmax = 1;
@@ -125,7 +134,7 @@ double error_bound(const Config& c, const Data& d, const std::vector<float>& yh,
   for (float v : d.h0) cmax = std::max(cmax, std::fabs(static_cast<double>(v)));
   for (float v : d.c0) cmax = std::max(cmax, std::fabs(static_cast<double>(v)));
   for (float v : yc) cmax = std::max(cmax, std::fabs(static_cast<double>(v)));
-  for (float v : yh) cmax = std::max(cmax, std::fabs(static_cast<double>(v)));
+  for (float v : y) cmax = std::max(cmax, std::fabs(static_cast<double>(v)));
   for (int64_t row = 0; row < nd * G * H; ++row) {
     double rsum = 0, wsum = 0;
     for (int64_t k = 0; k < H; ++k) rsum += std::fabs(d.r[row * H + k]);
@@ -138,7 +147,8 @@ double error_bound(const Config& c, const Data& d, const std::vector<float>& yh,
     }
     mz = std::max(mz, wsum * xmax + rsum * cmax + bsum + pmax * cmax);
   }
-  const double gamma = K * u / (1 - K * u), kappa = cmax / 4 + 3, L = 1 + rho * kappa;
+  const double slope_f = c.other_acts ? 1.0 : 0.25;  // f's slope: sigmoid 1/4, the others here <= 1
+  const double gamma = K * u / (1 - K * u), kappa = cmax * slope_f + 3, L = 1 + rho * kappa;
   const double delta = (gamma * mz + eps_a) * kappa + 4 * u * cmax;
   return delta * (std::pow(L, static_cast<double>(c.seq)) - 1) / (L - 1);
 }
@@ -164,7 +174,7 @@ void check(const Config& c, uint32_t seed, ThreadPool* pool = nullptr) {
   Problem ref = d.problem(ry, ryh, ryc);
   ref.seq = shape.seq, ref.batch = shape.batch, ref.input = shape.input, ref.hidden = shape.hidden;
   rnn_reference(ref);
-  const double bound = error_bound(c, d, ryh, ryc);
+  const double bound = error_bound(c, d, ry, ryc);
   ASSERT_LT(bound, 1e-2) << "the bound is too loose to test anything";
   const gemm::GemmEngine& engine = gemm::engine(GemmBackend::Builtin);
   const int64_t G = gates_of(c.cell);
@@ -214,6 +224,22 @@ TEST(RnnFast, HiddenSizesWithSimdTailsAndLayout1) {
         c.batch = 4;
         check(c, seed++);
       }
+}
+
+TEST(RnnFast, OtherActivationsUseTheScalarRows) {
+  uint32_t seed = 500;
+  for (Cell cell : {Cell::Lstm, Cell::Gru, Cell::Rnn})
+    for (bool lbr : {false, true}) {
+      Config c{cell};
+      c.other_acts = true;
+      c.seq = 4;
+      c.lbr = lbr;
+      c.peep = cell == Cell::Lstm;
+      c.clip = lbr ? 0.8f : 0.0f;
+      c.direction = Direction::Bidirectional;
+      c.lens = true;
+      check(c, seed++);
+    }
 }
 
 TEST(RnnFast, LstmOptions) {
