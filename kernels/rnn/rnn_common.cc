@@ -211,6 +211,11 @@ class RnnKernel : public Kernel {
     p.y = ctx.output_wanted(0) ? ctx.output(0).mutable_data<float>() : nullptr;
     p.yh = ctx.output_wanted(1) ? ctx.output(1).mutable_data<float>() : nullptr;
     p.yc = attrs_.cell == Cell::Lstm && ctx.output_wanted(2) ? ctx.output(2).mutable_data<float>() : nullptr;
+    const int64_t GH = gates_of(attrs_.cell) * p.hidden;
+    ctx.stats().flops = 2.0 * p.seq * p.batch * attrs_.num_dir * GH * (p.input + p.hidden);  // the two products
+    ctx.stats().variant = ctx.reference_mode()              ? "rnn_reference"
+                          : attrs_.default_activations ? "rnn_gemm_simd_gates"
+                                                       : "rnn_gemm_scalar_gates";
     if (ctx.reference_mode()) {
       rnn_reference(p);
       return;
