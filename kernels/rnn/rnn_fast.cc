@@ -1,7 +1,7 @@
 // The fast recurrence. Per direction:
 //   1. xp = X W^T + folded biases for all seq*batch rows at once: one GEMM
 //      [seq*batch, input] x [input, G*H] (bias fused in the GEMM epilogue);
-//   2. per step, rg = h_{t-1} R^T for the whole batch ([batch, H] x [H, G*H]),
+//   2. per step, rg = h_{t-1} R^T for a batch slice ([rows, H] x [H, G*H]),
 //      then one fused pass of the gate kernels (rnn_gates.h) per active row,
 //      which updates h / c in place and writes the Y row. GRU without
 //      linear_before_reset needs (r (.) h_{t-1}) R_h^T, so it runs the z/r part
