@@ -1,6 +1,6 @@
 // The float32 SIMD kernels of f32_kernels.h, written once over a small vector
-// interface V that each ISA file provides (V512 in f32_kernels_avx512.cc,
-// V256 in f32_kernels_avx2.cc):
+// interface V that each ISA provides (V512 in vec_avx512.h,
+// V256 in vec_avx2.h):
 //   reg / ireg / mask, W lanes; set1, load, store, tail(n) (first min(n, W)
 //   lanes), load_fill(p, m, fill) (fill where m is off), store_mask; add sub
 //   mul div max min abs sqrt fmadd; gt ge lt le unord -> mask; blend(m, t, f);
@@ -122,32 +122,38 @@ void exp_n(const float* x, float* y, int64_t n) {
 
 // e = exp(-|x|) <= 1; 1 / (1 + e) for x >= 0, e / (1 + e) below (NaN: e is NaN).
 template <class V>
+inline typename V::reg sigmoid_reg(typename V::reg v) {
+  const auto e = exp<V, false>(V::sub(V::set1(0.0f), V::abs(v)));
+  const auto s = V::rcp(V::add(V::set1(1.0f), e));
+  return V::blend(V::ge(v, V::set1(0.0f)), s, V::mul(e, s));
+}
+
+template <class V>
 void sigmoid_n(const float* x, float* y, int64_t n) {
-  map_n<V>(x, y, n, [](typename V::reg v) {
-    const auto e = exp<V, false>(V::sub(V::set1(0.0f), V::abs(v)));
-    const auto s = V::rcp(V::add(V::set1(1.0f), e));
-    return V::blend(V::ge(v, V::set1(0.0f)), s, V::mul(e, s));
-  });
+  map_n<V>(x, y, n, [](typename V::reg v) { return sigmoid_reg<V>(v); });
 }
 
 // Odd polynomial for |x| < 0.625, 1 - 2 / (e^(2|x|) + 1) with the sign of x above.
 template <class V>
+inline typename V::reg tanh_reg(typename V::reg v) {
+  using R = typename V::reg;
+  const R ax = V::abs(v), z = V::mul(v, v);
+  R p = V::set1(-5.70498872745e-3f);
+  p = V::fmadd(p, z, V::set1(2.06390887954e-2f));
+  p = V::fmadd(p, z, V::set1(-5.37397155531e-2f));
+  p = V::fmadd(p, z, V::set1(1.33314422036e-1f));
+  p = V::fmadd(p, z, V::set1(-3.33332819422e-1f));
+  const R small = V::fmadd(V::mul(p, z), v, v);
+  const R e = exp<V, false>(V::mul(V::set1(2.0f), V::min(ax, V::set1(10.0f))));
+  R big = V::sub(V::set1(1.0f), V::mul(V::set1(2.0f), V::rcp(V::add(e, V::set1(1.0f)))));
+  big = V::blend(V::lt(v, V::set1(0.0f)), V::sub(V::set1(0.0f), big), big);
+  const R r = V::blend(V::lt(ax, V::set1(0.625f)), small, big);
+  return V::blend(V::unord(v, v), v, r);
+}
+
+template <class V>
 void tanh_n(const float* x, float* y, int64_t n) {
-  map_n<V>(x, y, n, [](typename V::reg v) {
-    using R = typename V::reg;
-    const R ax = V::abs(v), z = V::mul(v, v);
-    R p = V::set1(-5.70498872745e-3f);
-    p = V::fmadd(p, z, V::set1(2.06390887954e-2f));
-    p = V::fmadd(p, z, V::set1(-5.37397155531e-2f));
-    p = V::fmadd(p, z, V::set1(1.33314422036e-1f));
-    p = V::fmadd(p, z, V::set1(-3.33332819422e-1f));
-    const R small = V::fmadd(V::mul(p, z), v, v);
-    const R e = exp<V, false>(V::mul(V::set1(2.0f), V::min(ax, V::set1(10.0f))));
-    R big = V::sub(V::set1(1.0f), V::mul(V::set1(2.0f), V::rcp(V::add(e, V::set1(1.0f)))));
-    big = V::blend(V::lt(v, V::set1(0.0f)), V::sub(V::set1(0.0f), big), big);
-    const R r = V::blend(V::lt(ax, V::set1(0.625f)), small, big);
-    return V::blend(V::unord(v, v), v, r);
-  });
+  map_n<V>(x, y, n, [](typename V::reg v) { return tanh_reg<V>(v); });
 }
 
 // ---------------------------------------------------------------- binary
