@@ -255,7 +255,9 @@ std::vector<double> float_values(const KernelContext& ctx, const Tensor& t, cons
   std::vector<double> v(static_cast<size_t>(t.numel()));
   if (t.dtype() == DType::Float32) std::copy(t.data<float>(), t.data<float>() + t.numel(), v.begin());
   else if (t.dtype() == DType::Float64) std::copy(t.data<double>(), t.data<double>() + t.numel(), v.begin());
-  else ctx.unsupported("{} has dtype {}, expected float or double", what, dtype_name(t.dtype()));
+  else if (t.dtype() == DType::Float16)  // roi may be float16 (T2); no typed accessor for the half types
+    for (int64_t k = 0; k < t.numel(); ++k) v[k] = half_to_float(static_cast<const uint16_t*>(t.raw())[k]);
+  else ctx.unsupported("{} has dtype {}, expected float, double or float16", what, dtype_name(t.dtype()));
   return v;
 }
 

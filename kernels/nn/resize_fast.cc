@@ -38,8 +38,8 @@ void replicate_row_portable(const float* src, int64_t w, int64_t s, float* dst, 
     std::memcpy(dst + r * dst_stride, dst, static_cast<size_t>(w * s) * sizeof(float));
 }
 
-void lerp_gather_row_portable(const float* src, const int32_t* i0, const int32_t* i1, const float* w0,
-                              const float* w1, int64_t n, float* dst) {
+void lerp_gather_row_portable(const float* src, int64_t, const int32_t* i0, const int32_t* i1, const float* w0,
+                              const float* w1, int64_t n, bool, float* dst) {
   for (int64_t x = 0; x < n; ++x) dst[x] = w0[x] * src[i0[x]] + w1[x] * src[i1[x]];
 }
 
@@ -94,7 +94,8 @@ const float* horizontal_row(const ResizeFastPlan& p, const ResizeRowKernels& k, 
   for (int s = 0; s < 2; ++s)
     if (c.tag[s] == y) return c.slot(s, p.out_w);
   const int s = c.tag[0] == keep ? 1 : 0;
-  k.lerp_gather_row(src, p.col0.data(), p.col1.data(), p.col_w0.data(), p.col_w1.data(), p.out_w, c.slot(s, p.out_w));
+  k.lerp_gather_row(src, p.in_w, p.col0.data(), p.col1.data(), p.col_w0.data(), p.col_w1.data(), p.out_w,
+                    p.cols_monotone, c.slot(s, p.out_w));
   c.tag[s] = y;
   return c.slot(s, p.out_w);
 }
@@ -197,6 +198,9 @@ ResizeFastPlan make_resize_fast_plan(const std::vector<int64_t>& in_shape, const
   p.cols_identity = p.out_w == p.in_w;
   for (int64_t x = 0; p.cols_identity && x < p.out_w; ++x)
     p.cols_identity = p.col0[x] == x && p.col_w0[x] == 1.f && p.col_w1[x] == 0.f;
+  p.cols_monotone = true;
+  for (int64_t x = 0; p.cols_monotone && x < p.out_w; ++x)
+    p.cols_monotone = p.col1[x] >= p.col0[x] && (x == 0 || (p.col0[x] >= p.col0[x - 1] && p.col1[x] >= p.col1[x - 1]));
   p.kind = ResizeFastKind::Bilinear;
   return p;
 }

@@ -31,9 +31,13 @@ struct ResizeRowKernels {
   // row replicated by an integer s >= 1 into `copies` output rows, each
   // vector stored to all of them while in registers.
   void (*replicate_row)(const float* src, int64_t w, int64_t s, float* dst, int64_t copies, int64_t dst_stride);
-  // dst[x] = w0[x] * src[i0[x]] + w1[x] * src[i1[x]] for x < n.
-  void (*lerp_gather_row)(const float* src, const int32_t* i0, const int32_t* i1, const float* w0, const float* w1,
-                          int64_t n, float* dst);
+  // dst[x] = w0[x] * src[i0[x]] + w1[x] * src[i1[x]] for x < n, src holding
+  // src_w floats. `monotone`: i0 and i1 never decrease and i1 >= i0, so a
+  // vector of outputs reads the window src[i0[x]] .. src[i1[x + V - 1]] and,
+  // when that fits one register (upscaling), takes it with one load and two
+  // permutes instead of two gathers.
+  void (*lerp_gather_row)(const float* src, int64_t src_w, const int32_t* i0, const int32_t* i1, const float* w0,
+                          const float* w1, int64_t n, bool monotone, float* dst);
   // dst[x] = wa * a[x] + wb * b[x] for x < n.
   void (*blend_rows)(const float* a, const float* b, float wa, float wb, int64_t n, float* dst);
 };
@@ -71,6 +75,7 @@ struct ResizeFastPlan {
   int64_t planes = 0, in_h = 0, in_w = 0, out_h = 0, out_w = 0;
   int64_t col_factor = 0;      // NearestReplicate: output column x reads x / col_factor
   bool cols_identity = false;  // Bilinear: out_w == in_w, column x reads x
+  bool cols_monotone = false;  // Bilinear: col0, col1 non-decreasing, col1 >= col0 (see lerp_gather_row)
   std::vector<int32_t> row0, row1, col0, col1;
   std::vector<float> row_w0, row_w1, col_w0, col_w1;
 };

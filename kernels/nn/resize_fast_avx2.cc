@@ -4,10 +4,11 @@
 //     of vector j taking source (8j + l) / s (vpermps with a per-j index),
 //     each stored to every output row that repeats this source row (no
 //     re-read of a finished row); factors above 8 fill with broadcasts.
-//   lerp_gather_row: the two source columns of each output column are
-//     gathered (vgatherdps) from the tables and combined with one FMA; the
-//     source row is small and hot in L1, so gathers beat a separate
-//     deinterleave pass for arbitrary (non-integer) scales.
+//   lerp_gather_row: the two source columns of each output column are read
+//     from the tables and combined with one FMA. Upscaling: the sources of 8
+//     consecutive outputs lie in a window of at most 8 floats (the tables are
+//     monotone), taken with one load and two vpermps; otherwise (downscaling)
+//     two gathers (vgatherdps) from the source row, which is hot in L1.
 //   blend_rows: wa * a + wb * b, one FMA per vector.
 #include <immintrin.h>
 
@@ -65,14 +66,29 @@ void replicate_row_avx2(const float* src, int64_t w, int64_t s, float* dst, int6
     for (int64_t r = 0; r < copies; ++r) std::fill(dst + r * dst_stride + i * s, dst + r * dst_stride + (i + 1) * s, src[i]);
 }
 
-void lerp_gather_row_avx2(const float* src, const int32_t* i0, const int32_t* i1, const float* w0, const float* w1,
-                          int64_t n, float* dst) {
+void lerp_gather_row_avx2(const float* src, int64_t src_w, const int32_t* i0, const int32_t* i1, const float* w0,
+                          const float* w1, int64_t n, bool monotone, float* dst) {
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   int64_t x = 0;
   for (; x + 8 <= n; x += 8) {
-    const __m256 a = _mm256_i32gather_ps(src, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(i0 + x)), 4);
-    const __m256 b = _mm256_i32gather_ps(src, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(i1 + x)), 4);
-    const __m256 r = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + x), b, _mm256_mul_ps(_mm256_loadu_ps(w0 + x), a));
-    _mm256_storeu_ps(dst + x, r);
+    const __m256i j0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(i0 + x));
+    const __m256i j1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(i1 + x));
+    __m256 a, b;
+    const int64_t base = i0[x];
+    if (monotone && i1[x + 7] - base < 8) {
+      // The window src[base, base + 8) holds every source of these outputs.
+      const int64_t avail = src_w - base;
+      const __m256 win =
+          avail >= 8 ? _mm256_loadu_ps(src + base)
+                     : _mm256_maskload_ps(src + base, _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int32_t>(avail)), lanes));
+      const __m256i vb = _mm256_set1_epi32(static_cast<int32_t>(base));
+      a = _mm256_permutevar8x32_ps(win, _mm256_sub_epi32(j0, vb));
+      b = _mm256_permutevar8x32_ps(win, _mm256_sub_epi32(j1, vb));
+    } else {
+      a = _mm256_i32gather_ps(src, j0, 4);
+      b = _mm256_i32gather_ps(src, j1, 4);
+    }
+    _mm256_storeu_ps(dst + x, _mm256_fmadd_ps(_mm256_loadu_ps(w1 + x), b, _mm256_mul_ps(_mm256_loadu_ps(w0 + x), a)));
   }
   for (; x < n; ++x) dst[x] = std::fma(w1[x], src[i1[x]], w0[x] * src[i0[x]]);
 }

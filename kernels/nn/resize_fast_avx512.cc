@@ -7,9 +7,12 @@
 //     a finished row); the tail of fewer than 16 sources is a masked load and
 //     masked stores.
 //     Factors above 16 fill with broadcasts.
-//   lerp_gather_row: the two source columns of each output column are
-//     gathered (vgatherdps) and combined with one FMA (the source row is hot
-//     in L1; see resize_fast_avx2.cc).
+//   lerp_gather_row: the two source columns of each output column are read
+//     from the tables and combined with one FMA. Upscaling: the sources of 16
+//     consecutive outputs lie in a window of at most 16 floats (the tables
+//     are monotone), taken with one load and two vpermps; otherwise (down-
+//     scaling, or a window past 16) two gathers (vgatherdps). Row tails are
+//     masked gathers.
 //   blend_rows: wa * a + wb * b, one FMA per vector.
 #include <immintrin.h>
 
@@ -76,12 +79,24 @@ void replicate_row_avx512(const float* src, int64_t w, int64_t s, float* dst, in
   }
 }
 
-void lerp_gather_row_avx512(const float* src, const int32_t* i0, const int32_t* i1, const float* w0, const float* w1,
-                            int64_t n, float* dst) {
+void lerp_gather_row_avx512(const float* src, int64_t src_w, const int32_t* i0, const int32_t* i1, const float* w0,
+                            const float* w1, int64_t n, bool monotone, float* dst) {
   int64_t x = 0;
   for (; x + 16 <= n; x += 16) {
-    const __m512 a = _mm512_i32gather_ps(_mm512_loadu_si512(i0 + x), src, 4);
-    const __m512 b = _mm512_i32gather_ps(_mm512_loadu_si512(i1 + x), src, 4);
+    const __m512i j0 = _mm512_loadu_si512(i0 + x), j1 = _mm512_loadu_si512(i1 + x);
+    __m512 a, b;
+    const int64_t base = i0[x];
+    if (monotone && i1[x + 15] - base < 16) {
+      // The window src[base, base + 16) holds every source of these outputs.
+      const int64_t avail = src_w - base;
+      const __m512 win = avail >= 16 ? _mm512_loadu_ps(src + base) : _mm512_maskz_loadu_ps(tail_mask(avail), src + base);
+      const __m512i vb = _mm512_set1_epi32(static_cast<int32_t>(base));
+      a = _mm512_permutexvar_ps(_mm512_sub_epi32(j0, vb), win);
+      b = _mm512_permutexvar_ps(_mm512_sub_epi32(j1, vb), win);
+    } else {
+      a = _mm512_i32gather_ps(j0, src, 4);
+      b = _mm512_i32gather_ps(j1, src, 4);
+    }
     _mm512_storeu_ps(dst + x, _mm512_fmadd_ps(_mm512_loadu_ps(w1 + x), b, _mm512_mul_ps(_mm512_loadu_ps(w0 + x), a)));
   }
   if (x < n) {
