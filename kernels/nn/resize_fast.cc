@@ -209,6 +209,7 @@ void run_resize_fast(const ResizeFastPlan& p, const ResizeRowKernels& k, const f
   // Work units: planes x bands of output rows. With few planes (one image at
   // the detector's head) the rows are split so every thread gets work; each
   // band restarts its row cache, costing at most one extra horizontal row.
+  if (p.planes == 0 || p.out_h == 0 || p.out_w == 0) return;
   const int64_t bands = std::clamp<int64_t>((32 + p.planes - 1) / std::max<int64_t>(p.planes, 1), 1, p.out_h);
   const int64_t band_rows = (p.out_h + bands - 1) / bands;
   const int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
