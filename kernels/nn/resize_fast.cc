@@ -9,8 +9,10 @@
 //   half_pixel (also pytorch_half_pixel, and half_pixel_symmetric, whose offset
 //   is 0 when s * in is an integer)
 //                        x = k + (r + 1/2)/s - 1/2, fraction in [-1/2 + 1/(2s), 1/2 - 1/(2s)]:
-//                        both round modes -> k (no ties); floor / ceil leave k for r < s/2 or r >= s/2.
-//   tf_half_pixel_for_nearest  x = k + (r + 1/2)/s: floor -> k; the rest round up at r >= s/2.
+//                        both round modes -> k (no ties); floor moves off k where the fraction is
+//                        negative (r < (s-1)/2), ceil where it is positive (r > (s-1)/2).
+//   tf_half_pixel_for_nearest  x = k + (r + 1/2)/s, fraction in (0, 1): floor -> k; ceil moves off k
+//                        always, the round modes for r > (s-1)/2 (round_prefer_ceil also at equality).
 //   align_corners        x = o (in - 1) / (s in - 1): not replication.
 // Rather than trust that derivation in code, make_resize_fast_plan reads the
 // general path's tables themselves: replication is taken exactly when every
