@@ -14,16 +14,22 @@
 // cached (ResizePlan); a pass is then a plain strided loop, threaded over the
 // outer planes. Intermediate passes are float64; the last one converts to the
 // output type (integers: round half to even, saturate), as the ONNX reference
-// does. There is no separate reference mode: this path is already the
-// straightforward separable algorithm (it also runs in KernelMode::Reference).
+// does. This general path is also KernelMode::Reference.
+//
+// Fast paths (float32, resize_fast.h): nearest and bilinear over the last two
+// axes, when the plan's own tables show they compute the same values (pixel
+// replication, one-hot gathers, two-tap linear); threaded over planes.
+// float16 / bfloat16 go through float32 (convert, resize, convert back).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
 #include <mutex>
 
+#include "core/float16.h"
 #include "core/shape_util.h"
 #include "core/thread_pool.h"
+#include "kernels/nn/resize_fast.h"
 #include "kernels/registry.h"
 
 namespace onnxmini {
@@ -63,6 +69,7 @@ struct ResizePlan {
   Shape in_shape, out_shape;
   std::vector<double> scales, roi;  // the key besides in_shape (scales or sizes, as doubles)
   std::vector<AxisPass> passes;     // ascending axis order
+  ResizeFastPlan fast;              // float32 fast path (kind None: general path only)
 };
 
 // ---- per-axis tables --------------------------------------------------------
@@ -248,7 +255,9 @@ std::vector<double> float_values(const KernelContext& ctx, const Tensor& t, cons
   std::vector<double> v(static_cast<size_t>(t.numel()));
   if (t.dtype() == DType::Float32) std::copy(t.data<float>(), t.data<float>() + t.numel(), v.begin());
   else if (t.dtype() == DType::Float64) std::copy(t.data<double>(), t.data<double>() + t.numel(), v.begin());
-  else ctx.unsupported("{} has dtype {}, expected float or double", what, dtype_name(t.dtype()));
+  else if (t.dtype() == DType::Float16)  // roi may be float16 (T2); no typed accessor for the half types
+    for (int64_t k = 0; k < t.numel(); ++k) v[k] = half_to_float(static_cast<const uint16_t*>(t.raw())[k]);
+  else ctx.unsupported("{} has dtype {}, expected float, double or float16", what, dtype_name(t.dtype()));
   return v;
 }
 
@@ -290,8 +299,9 @@ class ResizeKernel : public Kernel {
   void prepare(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     const DType t = x.dtype();
-    if (t != DType::Float32 && t != DType::Float64 && t != DType::UInt8 && t != DType::Int8)
-      ctx.unsupported("dtype {} is not supported (float, double, int8, uint8)", dtype_name(t));
+    if (t != DType::Float32 && t != DType::Float64 && t != DType::UInt8 && t != DType::Int8 && t != DType::Float16 &&
+        t != DType::BFloat16)
+      ctx.unsupported("dtype {} is not supported (float, double, float16, bfloat16, int8, uint8)", dtype_name(t));
     ctx.allocate_output(0, t, plan(ctx)->out_shape);
   }
 
@@ -305,21 +315,53 @@ class ResizeKernel : public Kernel {
     for (const AxisPass& ps : p->passes) flops += static_cast<double>(ps.taps) * ps.out;
     ctx.stats().flops = flops * static_cast<double>(y.numel());
     switch (x.dtype()) {
-      case DType::Float32: run<float>(ctx, *p); break;
-      case DType::Float64: run<double>(ctx, *p); break;
-      case DType::UInt8: run<uint8_t>(ctx, *p); break;
-      case DType::Int8: run<int8_t>(ctx, *p); break;
+      case DType::Float32: run_float(ctx, *p, x.data<float>(), y.mutable_data<float>()); break;
+      case DType::Float64: run<double>(ctx, *p, x.data<double>(), y.mutable_data<double>()); break;
+      case DType::UInt8: run<uint8_t>(ctx, *p, x.data<uint8_t>(), y.mutable_data<uint8_t>()); break;
+      case DType::Int8: run<int8_t>(ctx, *p, x.data<int8_t>(), y.mutable_data<int8_t>()); break;
+      case DType::Float16:
+      case DType::BFloat16: run_half(ctx, *p); break;
       default: ctx.unsupported("dtype {} is not supported", dtype_name(x.dtype()));
     }
   }
 
  private:
-  template <typename T>
-  void run(KernelContext& ctx, const ResizePlan& p) {
+  // float32: a fast path where the plan has one (not in reference mode), else the general one.
+  void run_float(KernelContext& ctx, const ResizePlan& p, const float* in, float* out) {
+    if (p.fast.kind != ResizeFastKind::None && !ctx.reference_mode()) {
+      const cpu::Isa isa = resize_isa();
+      const ResizeRowKernels& k = resize_row_kernels_for(isa);
+      ctx.stats().variant = resize_fast_variant(p.fast.kind, k.isa);
+      ResizePathCounts& counts = resize_path_counts();
+      (p.fast.kind == ResizeFastKind::Bilinear           ? counts.bilinear
+       : p.fast.kind == ResizeFastKind::NearestReplicate ? counts.nearest_replicate
+                                                         : counts.nearest_gather)++;
+      run_resize_fast(p.fast, k, in, out, ctx.threads());
+      return;
+    }
+    run<float>(ctx, p, in, out);
+  }
+
+  // float16 / bfloat16: through float32 scratch copies of the input and output.
+  void run_half(KernelContext& ctx, const ResizePlan& p) {
     const Tensor& x = ctx.input(0);
-    T* out = ctx.output(0).mutable_data<T>();
+    Tensor& y = ctx.output(0);
+    const bool bf = x.dtype() == DType::BFloat16;
+    Tensor xf = ctx.scratch(DType::Float32, x.shape()), yf = ctx.scratch(DType::Float32, y.shape());
+    const uint16_t* xs = static_cast<const uint16_t*>(x.raw());
+    float* xd = xf.mutable_data<float>();
+    for (int64_t k = 0; k < x.numel(); ++k) xd[k] = bf ? bfloat16_to_float(xs[k]) : half_to_float(xs[k]);
+    run_float(ctx, p, xd, yf.mutable_data<float>());
+    const float* yd = yf.data<float>();
+    uint16_t* ys = static_cast<uint16_t*>(y.raw_mut());
+    for (int64_t k = 0; k < y.numel(); ++k) ys[k] = bf ? float_to_bfloat16(yd[k]) : float_to_half(yd[k]);
+  }
+
+  template <typename T>
+  void run(KernelContext& ctx, const ResizePlan& p, const T* in, T* out) {
+    resize_path_counts().general++;
     if (p.passes.empty()) {
-      std::copy(x.data<T>(), x.data<T>() + x.numel(), out);
+      std::copy(in, in + shape_product(p.in_shape, 0, p.in_shape.size()), out);
       return;
     }
     Shape cur = p.in_shape;
@@ -331,13 +373,13 @@ class ResizeKernel : public Kernel {
       cur[ps.axis] = ps.out;
       const bool first = k == 0, last = k + 1 == p.passes.size();
       if (last) {
-        if (first) run_pass(ps, outer, inner, a_.extrapolation_value, x.data<T>(), out, ctx.threads());
+        if (first) run_pass(ps, outer, inner, a_.extrapolation_value, in, out, ctx.threads());
         else run_pass(ps, outer, inner, a_.extrapolation_value, prev, out, ctx.threads());
         break;
       }
       buf[k % 2] = ctx.scratch(DType::Float64, cur);
       double* next = buf[k % 2].mutable_data<double>();
-      if (first) run_pass(ps, outer, inner, a_.extrapolation_value, x.data<T>(), next, ctx.threads());
+      if (first) run_pass(ps, outer, inner, a_.extrapolation_value, in, next, ctx.threads());
       else run_pass(ps, outer, inner, a_.extrapolation_value, prev, next, ctx.threads());
       prev = next;
     }
@@ -421,6 +463,15 @@ class ResizeKernel : public Kernel {
       if (identity || p->out_shape[d] == 0 || x.dim(d) == 0) continue;
       p->passes.push_back(build_pass(a_, d, x.dim(d), p->out_shape[d], scale[d], lo, hi));
     }
+    std::vector<size_t> pass_axes;
+    std::vector<AxisTapsView> views;
+    for (const AxisPass& ps : p->passes) {
+      pass_axes.push_back(ps.axis);
+      views.push_back({ps.in, ps.out, ps.taps, ps.index.data(), ps.weight.data(),
+                       std::find(ps.extrapolated.begin(), ps.extrapolated.end(), 1) != ps.extrapolated.end()});
+    }
+    if (!views.empty())
+      p->fast = make_resize_fast_plan(p->in_shape, pass_axes, views, a_.mode == Mode::Nearest, a_.mode == Mode::Linear);
     std::lock_guard<std::mutex> lock(mu_);
     cached_ = p;
     return p;

@@ -1,9 +1,11 @@
 // Resize / Upsample: hand-computed values (bilinear half_pixel, nearest
 // Upsample, antialiased linear downscaling, keep_aspect_ratio_policy shapes) and
-// the error messages; 4 threads against 1 (same algorithm: the kernel has one
-// path). The ONNX node tests (tests/conformance) cover the modes.
+// the error messages; 4 threads against 1. The float32 fast paths against the
+// general one: test_resize_fast.cc. The ONNX node tests (tests/conformance)
+// cover the modes.
 #include <gtest/gtest.h>
 
+#include "core/float16.h"
 #include "tests/common/node_runner.h"
 
 namespace onnxmini {
@@ -100,6 +102,18 @@ TEST(Resize, OldOpsetsUseAsymmetricCoordinates) {
   auto u = run_node("Upsample", 7, {f32({1, 1, 2, 2}, {1, 2, 3, 4})},
                     [](NodeBuilder& n) { n.attr("scales", std::vector<float>{1, 1, 2, 2}); }, 1, KernelMode::Fast);
   expect_values(u[0], {1, 1, 4, 4}, {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
+}
+
+TEST(Resize, Float16RoiMatchesFloat32Roi) {
+  // roi values exact in float16 (0.25, 0.75): the same crop either way.
+  Tensor roi16(DType::Float16, {8});
+  const std::vector<float> roi = {0, 0, 0.25f, 0.25f, 1, 1, 0.75f, 0.75f};
+  for (int k = 0; k < 8; ++k) static_cast<uint16_t*>(roi16.raw_mut())[k] = float_to_half(roi[k]);
+  const Tensor x = random_tensor(DType::Float32, {1, 2, 6, 7}, 3);
+  const AttrSetter a = attrs({{"mode", "linear"}, {"coordinate_transformation_mode", "tf_crop_and_resize"}});
+  auto half = run_node("Resize", 13, {x, roi16, Tensor(), i64({1, 2, 5, 5})}, a, 1, KernelMode::Fast);
+  auto full = run_node("Resize", 13, {x, f32({8}, roi), Tensor(), i64({1, 2, 5, 5})}, a, 1, KernelMode::Fast);
+  EXPECT_TRUE(tensors_near(half[0], full[0], 0, 0));
 }
 
 TEST(Resize, Errors) {

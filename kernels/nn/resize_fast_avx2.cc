@@ -1,0 +1,112 @@
+// AVX2 + FMA row primitives of Resize's fast paths (resize_fast.h), 8 lanes.
+// Rows are contiguous floats; loops run whole vectors and finish with scalars.
+//   replicate_row: one load of 8 source floats gives s output vectors, lane l
+//     of vector j taking source (8j + l) / s (vpermps with a per-j index),
+//     each stored to every output row that repeats this source row (no
+//     re-read of a finished row); factors above 8 fill with broadcasts.
+//   lerp_gather_row: the two source columns of each output column are read
+//     from the tables and combined with one FMA. Upscaling: the sources of 8
+//     consecutive outputs lie in a window of at most 8 floats (the tables are
+//     monotone), taken with one load and two vpermps; otherwise (downscaling)
+//     two gathers (vgatherdps) from the source row, which is hot in L1.
+//   blend_rows: wa * a + wb * b, one FMA per vector.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/nn/resize_fast.h"
+
+namespace onnxmini {
+namespace nn {
+namespace {
+
+// vpermps indices of replicate_row, built once: idx[s][j] lane l = (8j + l) / s
+// (per row they would cost 8 s integer divisions, more than a short row itself).
+struct ReplicateLanes {
+  __m256i idx[9][8];
+  ReplicateLanes() {
+    for (int s = 1; s <= 8; ++s)
+      for (int j = 0; j < s; ++j) {
+        alignas(32) int32_t lanes[8];
+        for (int l = 0; l < 8; ++l) lanes[l] = (8 * j + l) / s;
+        idx[s][j] = _mm256_load_si256(reinterpret_cast<const __m256i*>(lanes));
+      }
+  }
+};
+const ReplicateLanes& replicate_lanes() {
+  static const ReplicateLanes t;
+  return t;
+}
+
+void replicate_row_avx2(const float* src, int64_t w, int64_t s, float* dst, int64_t copies, int64_t dst_stride) {
+  auto store = [&](int64_t at, __m256 v) {
+    for (int64_t r = 0; r < copies; ++r) _mm256_storeu_ps(dst + r * dst_stride + at, v);
+  };
+  int64_t i = 0;
+  if (s == 1) {
+    for (; i + 8 <= w; i += 8) store(i, _mm256_loadu_ps(src + i));
+  } else if (s <= 8) {
+    const __m256i* idx = replicate_lanes().idx[s];
+    for (; i + 8 <= w; i += 8) {
+      const __m256 v = _mm256_loadu_ps(src + i);
+      for (int64_t j = 0; j < s; ++j) store(i * s + 8 * j, _mm256_permutevar8x32_ps(v, idx[j]));
+    }
+  } else {
+    for (; i < w; ++i) {
+      const __m256 v = _mm256_set1_ps(src[i]);
+      int64_t j = 0;
+      for (; j + 8 <= s; j += 8) store(i * s + j, v);
+      for (; j < s; ++j)
+        for (int64_t r = 0; r < copies; ++r) dst[r * dst_stride + i * s + j] = src[i];
+    }
+  }
+  for (; i < w; ++i)
+    for (int64_t r = 0; r < copies; ++r) std::fill(dst + r * dst_stride + i * s, dst + r * dst_stride + (i + 1) * s, src[i]);
+}
+
+void lerp_gather_row_avx2(const float* src, int64_t src_w, const int32_t* i0, const int32_t* i1, const float* w0,
+                          const float* w1, int64_t n, bool monotone, float* dst) {
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  int64_t x = 0;
+  for (; x + 8 <= n; x += 8) {
+    const __m256i j0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(i0 + x));
+    const __m256i j1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(i1 + x));
+    __m256 a, b;
+    const int64_t base = i0[x];
+    if (monotone && i1[x + 7] - base < 8) {
+      // The window src[base, base + 8) holds every source of these outputs.
+      const int64_t avail = src_w - base;
+      const __m256 win =
+          avail >= 8 ? _mm256_loadu_ps(src + base)
+                     : _mm256_maskload_ps(src + base, _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int32_t>(avail)), lanes));
+      const __m256i vb = _mm256_set1_epi32(static_cast<int32_t>(base));
+      a = _mm256_permutevar8x32_ps(win, _mm256_sub_epi32(j0, vb));
+      b = _mm256_permutevar8x32_ps(win, _mm256_sub_epi32(j1, vb));
+    } else {
+      a = _mm256_i32gather_ps(src, j0, 4);
+      b = _mm256_i32gather_ps(src, j1, 4);
+    }
+    _mm256_storeu_ps(dst + x, _mm256_fmadd_ps(_mm256_loadu_ps(w1 + x), b, _mm256_mul_ps(_mm256_loadu_ps(w0 + x), a)));
+  }
+  for (; x < n; ++x) dst[x] = std::fma(w1[x], src[i1[x]], w0[x] * src[i0[x]]);
+}
+
+void blend_rows_avx2(const float* a, const float* b, float wa, float wb, int64_t n, float* dst) {
+  const __m256 va = _mm256_set1_ps(wa), vb = _mm256_set1_ps(wb);
+  int64_t x = 0;
+  for (; x + 8 <= n; x += 8)
+    _mm256_storeu_ps(dst + x, _mm256_fmadd_ps(vb, _mm256_loadu_ps(b + x), _mm256_mul_ps(va, _mm256_loadu_ps(a + x))));
+  for (; x < n; ++x) dst[x] = std::fma(wb, b[x], wa * a[x]);
+}
+
+}  // namespace
+
+const ResizeRowKernels& resize_row_kernels_avx2() {
+  static const ResizeRowKernels k{cpu::Isa::Avx2, replicate_row_avx2, lerp_gather_row_avx2, blend_rows_avx2};
+  return k;
+}
+
+}  // namespace nn
+}  // namespace onnxmini
