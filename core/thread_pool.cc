@@ -87,10 +87,29 @@ void ThreadPool::run_chunks(int thread_index) {
   t_inside_pool = was_inside;
 }
 
+bool ThreadPool::try_join(uint64_t generation) {
+  uint64_t s = state_.load(std::memory_order_acquire);
+  while ((s >> 32) == generation && !(s & kClosed)) {
+    // acq_rel: the acquire pairs with the caller's release store of the job.
+    if (state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel, std::memory_order_acquire)) return true;
+  }
+  return false;
+}
+
+bool ThreadPool::try_close() {
+  uint64_t s = state_.load(std::memory_order_acquire);
+  while ((s & kJoinedMask) == 0) {
+    if (s & kClosed) return true;
+    if (state_.compare_exchange_weak(s, s | kClosed, std::memory_order_acq_rel, std::memory_order_acquire))
+      return true;
+  }
+  return false;
+}
+
 void ThreadPool::worker_loop(int index) {
   uint64_t seen = 0;
   auto has_job = [&] {
-    return generation_.load(std::memory_order_acquire) != seen || stop_.load(std::memory_order_acquire);
+    return (state_.load(std::memory_order_acquire) >> 32) != seen || stop_.load(std::memory_order_acquire);
   };
   for (;;) {
     if (!spin_until(has_job, false)) {
@@ -100,13 +119,15 @@ void ThreadPool::worker_loop(int index) {
       sleepers_.fetch_sub(1, std::memory_order_relaxed);
     }
     if (stop_.load(std::memory_order_acquire)) return;
-    // The caller waits for every worker before publishing the next job, so
-    // each worker sees each generation exactly once.
-    seen = generation_.load(std::memory_order_acquire);
+    // Each generation is looked at once: joined and run, or found closed
+    // (the caller finished without this worker) and skipped.
+    seen = state_.load(std::memory_order_acquire) >> 32;
+    if (skip_jobs_for_tests_.load(std::memory_order_relaxed) || !try_join(seen)) continue;
     run_chunks(index);
-    if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      // Last one out: taking mu_ orders this with a caller that checked
-      // active_ under mu_ and is about to sleep, so the notify is not lost.
+    const uint64_t left = state_.fetch_sub(1, std::memory_order_acq_rel) - 1;
+    if ((left & kJoinedMask) == 0) {
+      // Last one out: taking mu_ orders this with a caller that checked the
+      // joined count under mu_ and is about to sleep, so the notify is not lost.
       std::lock_guard<std::mutex> lk(mu_);
       cv_done_.notify_one();
     }
@@ -132,8 +153,8 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
     n_ = n;
     chunk_ = chunk;
     next_.store(0, std::memory_order_relaxed);
-    active_.store(num_threads_ - 1, std::memory_order_relaxed);
-    generation_.fetch_add(1, std::memory_order_release);  // spinning workers start here
+    const uint64_t generation = (state_.load(std::memory_order_relaxed) >> 32) + 1;
+    state_.store(generation << 32, std::memory_order_release);  // open, no one joined: spinning workers start here
   }
   const int64_t t1 = steady_ns();
   // A worker counts itself as a sleeper under mu_ before it waits, so one that
@@ -142,10 +163,11 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
   const int64_t t2 = steady_ns();
   run_chunks(0);
   const int64_t t3 = steady_ns();
-  auto all_done = [&] { return active_.load(std::memory_order_acquire) == 0; };
-  if (!spin_until(all_done, true)) {
+  // Every chunk is taken; wait for the workers that joined, then close.
+  auto closed = [&] { return try_close(); };
+  if (!spin_until(closed, true)) {
     std::unique_lock<std::mutex> lk(mu_);
-    cv_done_.wait(lk, all_done);
+    cv_done_.wait(lk, closed);
   }
   // Profiler statistics (call_mu_ is held, so one writer at a time).
   distribute_ns_.fetch_add(t1 - t0, std::memory_order_relaxed);

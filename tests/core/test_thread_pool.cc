@@ -1,7 +1,8 @@
 // runtime/thread_pool: every index is visited exactly once, with and without
 // spinning workers, across many back-to-back calls (the spinning hand-off),
 // after the workers have fallen asleep (the condition-variable hand-off), from
-// concurrent callers, and with nested calls running inline.
+// concurrent callers, with nested calls running inline, and with workers
+// that never start (the caller finishes alone).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -64,6 +65,34 @@ TEST(ThreadPool, WakesWorkersThatFellAsleep) {
     worker_chunks = pool.stats().chunks_per_thread[1];
   }
   EXPECT_GT(worker_chunks, 0) << "the sleeping worker never took a chunk";
+}
+
+TEST(ThreadPool, CallerNeverWaitsForAWorkerThatDidNotStart) {
+  // Workers that skip every job stand for workers the OS has not scheduled
+  // (another process holds their core): each call must still finish, on the
+  // caller alone, without waiting for them - a pool that waits for every
+  // worker hangs here, so the calls run on a thread with a deadline.
+  for (int spin_us : {0, 200}) {
+    ThreadPool pool(3, spin_us);
+    pool.set_workers_skip_jobs_for_tests(true);
+    pool.reset_stats();
+    std::atomic<bool> done{false};
+    std::thread caller([&] {
+      for (int rep = 0; rep < 20; ++rep) EXPECT_TRUE(covers_once(pool, 1000, 10));
+      done = true;
+    });
+    for (int ms = 0; ms < 5000 && !done; ++ms) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (!done) {
+      ADD_FAILURE() << "parallel_for waited for workers that never started (spin_us " << spin_us << ")";
+      pool.set_workers_skip_jobs_for_tests(false);  // let it finish so the thread can be joined
+    }
+    caller.join();
+    const ThreadPool::Stats s = pool.stats();
+    if (done) EXPECT_EQ(s.chunks, s.chunks_per_thread[0]) << "only the caller ran chunks";
+    // Back to normal: the workers join again.
+    pool.set_workers_skip_jobs_for_tests(false);
+    EXPECT_TRUE(covers_once(pool, 1000, 10));
+  }
 }
 
 TEST(ThreadPool, ConcurrentCallersAndNestedCalls) {
