@@ -131,6 +131,23 @@ def test_numpy_style_arguments():
     np.testing.assert_allclose(onnxmini.einsum("bij,bjk->bik", c, d, kernels="reference"), want, rtol=1e-12)
 
 
+def test_calls_from_several_threads():
+    """The GIL is released during the call: threads run einsum concurrently (and share the
+    plan cache); each result must still be its own."""
+    import concurrent.futures
+
+    jobs = [CASES[i] for i in (0, 4, 5, 6, 7, 26, 27)] * 3
+
+    def run(job):
+        equation, shapes = job
+        ops = operands(shapes, np.float64, seed=len(equation))
+        return equation, ops, onnxmini.einsum(equation, *ops)
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        for equation, ops, got in pool.map(run, jobs):
+            check_close(equation, ops, got)
+
+
 def test_errors_name_the_problem():
     f = np.ones((2, 3), np.float32)
     with pytest.raises(onnxmini.InvalidArgument, match=r"output letter 'z'.*position 8"):
