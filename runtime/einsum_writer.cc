@@ -265,9 +265,10 @@ struct Exporter {
   }
 };
 
+// IR 4 at least: before it initializers had to be listed as graph inputs too, which
+// onnx.checker enforces (IR 4 still reads opsets 7 and 8).
 int64_t ir_version_for(int opset) {
-  if (opset <= 8) return 3;
-  if (opset == 9) return 4;
+  if (opset <= 9) return 4;
   if (opset == 10) return 5;
   if (opset == 11) return 6;
   if (opset <= 14) return 7;

@@ -258,3 +258,8 @@ __all__ = [
     "RuntimeException",
     "NoSuchFile",
 ]
+
+# einsum (docs/einsum.md, "From Python")
+from ._einsum import EinsumCandidate, EinsumPlan, EinsumStep, einsum, einsum_decompose, einsum_output_shape, einsum_plan  # noqa: E402
+
+__all__ += ["einsum", "einsum_plan", "einsum_decompose", "einsum_output_shape", "EinsumPlan", "EinsumStep", "EinsumCandidate"]

@@ -73,3 +73,14 @@ class InferenceSession:
     def end_profiling(self) -> str: ...
     def get_profiling_start_time_ns(self) -> int: ...
     def describe(self) -> Dict[str, Any]: ...
+
+# einsum (python/onnxmini/_einsum.py)
+from ._einsum import (
+    EinsumCandidate as EinsumCandidate,
+    EinsumPlan as EinsumPlan,
+    EinsumStep as EinsumStep,
+    einsum as einsum,
+    einsum_decompose as einsum_decompose,
+    einsum_output_shape as einsum_output_shape,
+    einsum_plan as einsum_plan,
+)

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "convert.h"
+#include "einsum_bindings.h"
 #include "profile_bindings.h"
 #include "onnxmini/onnxmini.h"
 
@@ -122,6 +123,7 @@ PYBIND11_MODULE(_onnxmini, m) {
   m.doc() = "C++ core of onnxmini (pybind11). Use the classes exported by the onnxmini package.";
   register_errors(m);
   onnxmini_py::bind_profile(m);
+  onnxmini_py::bind_einsum(m);
   m.def(
       "_feed_data_address",
       [](py::handle array) {
