@@ -14,6 +14,10 @@ max |onnxmini - onnxruntime| over every output element, seeds 0 and 1, from the 
     .venv/bin/python scripts/fetch_models.py                 # the models, into the cache
     .venv/bin/python benchmarks/bench_zoo.py [--threads 1 2] [--rounds 5] [--only NAME ...]
     .venv/bin/python benchmarks/bench_zoo.py --table-only    # docs table from the CSV, no timing
+    .venv/bin/python benchmarks/bench_zoo.py --busy          # the same with the other core busy
+
+--busy keeps one busy-looping process running during the timing (users' machines are busy too;
+spinning pools suffer most) and writes zoo_<machine-tag>_busy.csv and the second docs table.
 
 Raw CSV: benchmarks/results/zoo_<machine-tag>.csv (tag: CPU family, widest ISA, cores).
 """
@@ -36,6 +40,8 @@ import zoo_lib  # noqa: E402
 DOCS = ROOT / "docs" / "models.md"
 TABLE_BEGIN = "<!-- zoo-table:begin (benchmarks/bench_zoo.py writes this table) -->"
 TABLE_END = "<!-- zoo-table:end -->"
+BUSY_TABLE_BEGIN = "<!-- zoo-busy-table:begin (benchmarks/bench_zoo.py --busy writes this table) -->"
+BUSY_TABLE_END = "<!-- zoo-busy-table:end -->"
 WARMUP_S = 0.3  # first warm-up per session: pool threads spread over the cores (see bench_models.py)
 SEEDS = (0, 1)
 
@@ -185,7 +191,13 @@ def fmt_ms(v):
     return "—" if v != v else f"{v:.3g}" if v < 100 else f"{v:.0f}"
 
 
-def table(csv_path) -> str:
+def busy_core():
+    """A process that keeps one core busy until killed (the --busy load)."""
+    import subprocess
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
+def table(csv_path, busy=False) -> str:
     rows = list(csv.DictReader(open(csv_path)))
     entries = {e["name"]: e for e in zoo_lib.load_manifest()}
     by_model = {}
@@ -195,7 +207,8 @@ def table(csv_path) -> str:
     loads = [float(r["load1"]) for r in rows if r.get("load1")]
     lines = [f"Measured on {first['machine']} ({first['isa'].upper()}, {first['cores']} cores), onnxruntime "
              f"{first['onnxruntime_version']}, {first['date']}, 1-minute load average {min(loads):.1f}-{max(loads):.1f} "
-             f"during the runs (a shared machine: 2-thread figures suffer most); raw numbers: `{os.path.relpath(csv_path, ROOT)}`. "
+             f"during the runs{', one more core kept busy by a busy-looping process (--busy)' if busy else ''} "
+             f"(a shared machine: 2-thread figures suffer most); raw numbers: `{os.path.relpath(csv_path, ROOT)}`. "
              "Latency: median of per-round medians, both runtimes in-process through Python, all graph "
              "optimizations on; ratio = onnxruntime / onnxmini (> 1: onnxmini faster). Nodes include If/Loop "
              "bodies. Max error: max |onnxmini - onnxruntime| over all outputs, two seeded inputs, one thread; in "
@@ -224,13 +237,14 @@ def table(csv_path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_docs(csv_path):
+def write_docs(csv_path, busy=False):
+    begin, end = (BUSY_TABLE_BEGIN, BUSY_TABLE_END) if busy else (TABLE_BEGIN, TABLE_END)
     text = DOCS.read_text()
-    if TABLE_BEGIN not in text or TABLE_END not in text:
-        sys.exit(f"bench_zoo: {DOCS} has no '{TABLE_BEGIN}' ... '{TABLE_END}' markers")
-    head, rest = text.split(TABLE_BEGIN, 1)
-    tail = rest.split(TABLE_END, 1)[1]
-    DOCS.write_text(head + TABLE_BEGIN + "\n" + table(csv_path) + TABLE_END + tail)
+    if begin not in text or end not in text:
+        sys.exit(f"bench_zoo: {DOCS} has no '{begin}' ... '{end}' markers")
+    head, rest = text.split(begin, 1)
+    tail = rest.split(end, 1)[1]
+    DOCS.write_text(head + begin + "\n" + table(csv_path, busy) + end + tail)
     print(f"wrote the zoo table of {DOCS.relative_to(ROOT)} from {csv_path.relative_to(ROOT)}")
 
 
@@ -244,15 +258,22 @@ def main():
                     help="raw results (default benchmarks/results/zoo_<machine-tag>.csv)")
     ap.add_argument("--table-only", action="store_true", help="write the docs table from the CSV, time nothing")
     ap.add_argument("--no-docs", action="store_true", help="do not rewrite the docs/models.md table")
+    ap.add_argument("--busy", action="store_true", help="keep one more core busy while timing (own CSV and table)")
     a = ap.parse_args()
-    out_csv = (a.csv or ROOT / "benchmarks" / "results" / f"zoo_{machine_tag()}.csv").resolve()
+    suffix = "_busy" if a.busy else ""
+    out_csv = (a.csv or ROOT / "benchmarks" / "results" / f"zoo_{machine_tag()}{suffix}.csv").resolve()
     if not a.table_only:
         entries = [e for e in zoo_lib.load_manifest() if not a.only or e["name"] in a.only]
-        bench(a, entries, out_csv)
+        load = busy_core() if a.busy else None
+        try:
+            bench(a, entries, out_csv)
+        finally:
+            if load is not None:
+                load.kill()
     if not a.no_docs:
-        write_docs(out_csv)
+        write_docs(out_csv, a.busy)
     else:
-        print(table(out_csv))
+        print(table(out_csv, a.busy))
 
 
 if __name__ == "__main__":
