@@ -3,29 +3,9 @@
 // peepholes, input_forget, clip, linear_before_reset, every activation, omitted
 // outputs, SIMD tails), each run with the fast and with the reference kernels
 // under the conformance runner's tolerances.
-#include <gtest/gtest.h>
-
-#include <filesystem>
-
-#include "tests/conformance/conformance_runner.h"
-
-namespace onnxmini {
-namespace {
-
-namespace fs = std::filesystem;
+#include "tests/common/reference_case_folder.h"
 
 TEST(RnnReferenceCases, MatchOnnxruntime) {
-  const fs::path root = fs::path(ONNXMINI_SOURCE_DIR) / "tests/kernels/rnn/reference_cases";
-  int cases = 0;
-  for (const auto& entry : fs::directory_iterator(root)) {
-    for (KernelMode mode : {KernelMode::Fast, KernelMode::Reference}) {
-      const conformance::CaseResult r = conformance::run_case(entry.path().string(), mode);
-      EXPECT_TRUE(r.passed) << entry.path().filename() << ": " << r.message;
-    }
-    ++cases;
-  }
-  EXPECT_EQ(cases, 48);  // every case make_reference_cases.py writes
+  // every case make_reference_cases.py writes
+  EXPECT_EQ(onnxmini::test::expect_reference_cases_pass("tests/kernels/rnn/reference_cases"), 48);
 }
-
-}  // namespace
-}  // namespace onnxmini
