@@ -5,7 +5,8 @@
 // Data layout (fast path): output axis d reads input index start_d + i*step_d,
 // so the axis-offset engine gets offsets (start_d + i*step_d) * stride_d; an
 // innermost step of 1 becomes one block copy per row, other steps a strided
-// (or reversed) copy.
+// (or reversed) copy. Innermost axes kept whole merge into the axis before
+// them, so trailing size-1 axes do not turn the copy into one-element rows.
 #include "kernels/registry.h"
 #include "kernels/tensor/tensor_utils.h"
 
@@ -18,6 +19,38 @@ using namespace tensor_ops;
 struct AxisSlice {
   int64_t start = 0, step = 1, count = 0;
 };
+
+// One axis of the copy: input offsets (start + i * step) * stride, i < count,
+// over an input extent of `extent` (the axis length, or the product of merged axes).
+struct Run {
+  int64_t start, step, count, stride, extent;
+};
+
+// The slices as copy axes, with every innermost axis the slice keeps whole
+// merged into the axis before it (when that one has step 1; trailing size-1
+// axes are dropped whatever the step before them): a [1,512,508,1] slice of
+// [1,512,508,1] is one block copy, not 260096 rows of one element.
+std::vector<Run> merged_runs(const std::vector<AxisSlice>& slices, const Shape& shape,
+                             const std::vector<int64_t>& strides) {
+  std::vector<Run> runs;
+  for (size_t d = 0; d < slices.size(); ++d)
+    runs.push_back({slices[d].start, slices[d].step, slices[d].count, strides[d], shape[d]});
+  while (runs.size() > 1) {
+    const Run last = runs.back();
+    Run& prev = runs[runs.size() - 2];
+    const bool whole = last.start == 0 && last.step == 1 && last.count == last.extent;
+    if (!whole) break;
+    if (last.extent == 1) {  // a size-1 axis adds nothing to any offset
+      runs.pop_back();
+      continue;
+    }
+    if (prev.step != 1) break;
+    // prev.stride == last.extent * last.stride (row-major): offsets stay the same.
+    prev = {prev.start * last.count, 1, prev.count * last.count, last.stride, prev.extent * last.extent};
+    runs.pop_back();
+  }
+  return runs;
+}
 
 class SliceKernel : public Kernel {
  public:
@@ -58,12 +91,17 @@ class SliceKernel : public Kernel {
         }
         return;
       }
+      const std::vector<Run> runs = merged_runs(slices, x.shape(), strides);
+      if (runs.size() == 1 && runs[0].step == 1 && runs[0].stride == 1) {  // one contiguous block (often all of x)
+        std::copy(in + runs[0].start, in + runs[0].start + runs[0].count, out);
+        return;
+      }
       AxisOffsets p;
-      p.out_shape = y.shape();
-      p.offsets.resize(y.rank());
-      for (size_t d = 0; d < y.rank(); ++d)
-        for (int64_t i = 0; i < slices[d].count; ++i)
-          p.offsets[d].push_back((slices[d].start + i * slices[d].step) * strides[d]);
+      p.offsets.resize(runs.size());
+      for (size_t d = 0; d < runs.size(); ++d) {
+        p.out_shape.push_back(runs[d].count);
+        for (int64_t i = 0; i < runs[d].count; ++i) p.offsets[d].push_back((runs[d].start + i * runs[d].step) * runs[d].stride);
+      }
       copy_by_axis_offsets(p, in, out, T(), ctx.threads());
     });
   }

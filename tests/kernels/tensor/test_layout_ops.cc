@@ -151,6 +151,46 @@ TEST(Slice, RandomMatchesReference) {
                                      nullptr));
 }
 
+TEST(Slice, WholeInnerAxesMergeAndMatchReference) {
+  // Axes kept whole (often trailing size-1 ones, as jax2tf exports) merge into
+  // the axis before them; each axis here is kept whole, cut, strided or reversed
+  // at random, on rank-4/5 shapes with size-1 axes, so every merge and stop
+  // condition meets the reference.
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 60; ++trial) {
+    const int64_t rank = 4 + trial % 2;
+    Shape s;
+    for (int64_t d = 0; d < rank; ++d) s.push_back(std::uniform_int_distribution<int64_t>(0, 2)(rng) == 0 ? 1 : 2 + rng() % 9);
+    std::vector<int64_t> starts, ends, axes, steps;
+    for (int64_t d = 0; d < rank; ++d) {
+      const int kind = std::uniform_int_distribution<int>(0, 3)(rng);  // whole, cut, strided, reversed
+      if (kind == 0) continue;  // not listed: kept whole
+      axes.push_back(d);
+      if (kind == 1) {
+        starts.push_back(s[d] > 1 ? 1 : 0), ends.push_back(s[d]), steps.push_back(1);
+      } else if (kind == 2) {
+        starts.push_back(0), ends.push_back(INT64_MAX), steps.push_back(2);
+      } else {
+        starts.push_back(-1), ends.push_back(INT64_MIN), steps.push_back(-1);
+      }
+    }
+    if (axes.empty()) axes.push_back(0), starts.push_back(0), ends.push_back(INT64_MAX), steps.push_back(1);
+    EXPECT_TRUE(fast_matches_reference(
+        "Slice", 13, {random_tensor(DType::Float32, s, trial), i64(starts), i64(ends), i64(axes), i64(steps)}, nullptr))
+        << "shape " << shape_to_string(s) << " trial " << trial;
+  }
+  // The magika case: all of a [1,512,508,1] tensor, and its strided sibling.
+  EXPECT_TRUE(fast_matches_reference("Slice", 13,
+                                     {random_tensor(DType::Float32, {1, 64, 508, 1}, 3), i64({0, 0, 0, 0}),
+                                      i64({INT64_MAX, INT64_MAX, INT64_MAX, 1}), i64({0, 1, 2, 3})},
+                                     nullptr));
+  EXPECT_TRUE(fast_matches_reference("Slice", 13,
+                                     {random_tensor(DType::Float32, {1, 64, 256, 1}, 4), i64({0, 0, 0, 0}),
+                                      i64({1000000000, 1000000000, 1000000000, 1000000000}), i64({0, 2, 1, 3}),
+                                      i64({1, 2, 1, 1})},
+                                     nullptr));
+}
+
 TEST(Slice, Errors) {
   auto x = iota_tensor(DType::Float32, {4});
   auto msg = node_error("Slice", 13, {x, i64({0}), i64({2}), i64({0}), i64({0})}, nullptr);
