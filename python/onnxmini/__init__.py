@@ -12,8 +12,9 @@ See docs/python.md for the reference: what is shared with onnxruntime, what diff
 from __future__ import annotations
 
 import os
+import threading
 import warnings
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -325,6 +326,30 @@ class InferenceSession:
         """:meth:`run` with :class:`OrtValue` feeds (plain arrays are accepted too) and results."""
         feed = {name: _unwrap_ortvalue(v) for name, v in input_dict_ort_values.items()}
         return _wrap_ortvalues(self.run(output_names, feed, run_options))
+
+    def run_async(
+        self,
+        output_names: Optional[Sequence[str]],
+        input_feed: Dict[str, Any],
+        callback: Callable[[List[Any], Any, str], None],
+        user_data: Any,
+        run_options: Optional[RunOptions] = None,
+    ) -> None:
+        """Runs on a new thread and calls ``callback(results, user_data, err)`` from it, as onnxruntime:
+        ``err`` is ``''`` on success; on failure ``results`` is ``[]`` and ``err`` the message.
+        A missing input raises ``ValueError`` here, before the thread starts."""
+        missing = self._missing_inputs(input_feed)
+        if missing is not None:
+            raise missing
+
+        def work() -> None:
+            try:
+                results, err = self._sess.run(output_names, input_feed, run_options), ""
+            except Exception as e:  # noqa: BLE001  (reported to the callback, as onnxruntime)
+                results, err = [], str(e)
+            callback(results, user_data, err)
+
+        threading.Thread(target=work, name="onnxmini-run-async", daemon=True).start()
 
     def io_binding(self) -> IOBinding:
         """A new :class:`IOBinding` for this session."""

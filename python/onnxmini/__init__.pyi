@@ -1,6 +1,6 @@
 # Type stubs of the onnxmini package (python/onnxmini/__init__.py).
 import os
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -88,6 +88,14 @@ class InferenceSession:
         input_dict_ort_values: Dict[str, Any],
         run_options: Optional[RunOptions] = None,
     ) -> List[OrtValue]: ...
+    def run_async(
+        self,
+        output_names: Optional[Sequence[str]],
+        input_feed: Dict[str, Any],
+        callback: Callable[[List[Any], Any, str], None],
+        user_data: Any,
+        run_options: Optional[RunOptions] = None,
+    ) -> None: ...
     def __getstate__(self) -> Dict[str, Any]: ...
     def __setstate__(self, state: Dict[str, Any]) -> None: ...
     def io_binding(self) -> IOBinding: ...

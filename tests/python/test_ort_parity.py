@@ -4,6 +4,7 @@ packages have (scripts/python_parity.py)."""
 import importlib
 import importlib.util
 import pathlib
+import threading
 
 import numpy as np
 import onnx
@@ -74,6 +75,23 @@ def scenario(rt, tmp_path):
                        v.is_tensor_sequence(), v.tensor_size_in_bytes(), v.data_ptr() == x.ctypes.data)
     (res,) = from_path.run_with_ort_values(["probabilities"], {"input": v})
     out["ortvalue_run"] = (type(res).__name__, res.shape(), res.numpy())
+    done, got = threading.Event(), []
+
+    def callback(results, user_data, err):
+        got.append((results, user_data, err))
+        done.set()
+
+    two_threads = rt.SessionOptions()
+    two_threads.intra_op_num_threads = 2  # onnxruntime's run_async needs pool threads (onnxmini does not)
+    async_sess = rt.InferenceSession(str(MLP), two_threads)
+    async_sess.run_async(["probabilities"], {"input": x}, callback, "data")
+    assert done.wait(30)
+    done.clear()
+    async_sess.run_async(["nope"], {"input": x}, callback, "bad")
+    assert done.wait(30)
+    (ok_results, ok_data, ok_err), (bad_results, bad_data, bad_err) = got
+    out["run_async"] = (ok_results, ok_data, ok_err, bad_results, bad_data, bool(bad_err))
+
     binding = from_path.io_binding()
     binding.bind_ortvalue_input("input", v)
     bound = rt.OrtValue.ortvalue_from_numpy(np.zeros((50, 3), np.float32))
@@ -136,7 +154,7 @@ def _compare(a, b, where=""):
 @pytest.mark.parametrize(
     "key",
     ["defaults", "default_level_name", "config", "missing_config", "inputs", "outputs", "providers", "meta",
-     "run_options", "proba", "all", "ortvalue", "ortvalue_run", "iobinding_ortvalue", "from_shape", "errors", "caught_by_state_class",
+     "run_options", "proba", "all", "run_async", "ortvalue", "ortvalue_run", "iobinding_ortvalue", "from_shape", "errors", "caught_by_state_class",
      "terminate"],
 )
 def test_swapped_import_gives_the_same_results(results, key):
