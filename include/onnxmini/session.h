@@ -75,12 +75,15 @@ struct RunOptions {
   // Error(Terminated, "Exiting due to terminate flag being set to true.") at the next
   // node. A node already computing finishes first. Runs started while set fail at once.
   std::atomic<bool> terminate{false};
-  // Tag and levels of this run's log lines (as onnxruntime's RunOptions): -1 = the session's.
+  // This run's log line (as onnxruntime's RunOptions): with run_log_severity_level 0 or 1, one
+  // info line through the session's logger when the run ends, naming run_tag; -1 (the default)
+  // or 2..4: none. The verbosity is kept for onnxruntime parity (a run logs no verbose lines).
   std::string run_tag;
   int run_log_severity_level = -1;
   int run_log_verbosity_level = 0;
 
   RunOptions() = default;
+  // A copy takes the flag's current value (std::atomic is not copyable); it does not share it.
   RunOptions(const RunOptions& o)
       : bound_outputs(o.bound_outputs), terminate(o.terminate.load()), run_tag(o.run_tag),
         run_log_severity_level(o.run_log_severity_level), run_log_verbosity_level(o.run_log_verbosity_level) {}

@@ -10,8 +10,8 @@ void bind_run_options(py::module_& m) {
   py::class_<PyRunOptions>(m, "RunOptions", R"doc(
 Options of one InferenceSession.run, as onnxruntime.RunOptions.
 
-logid (the run's tag in its log line), log_severity_level (-1: the session's; 0 or 1 logs
-a summary line per run), log_verbosity_level, terminate (set to True from another thread to
+logid (the run's tag in its log line), log_severity_level (0 or 1: one summary line per run
+through the session's logger; -1, the default, or 2..4: none), log_verbosity_level, terminate (set to True from another thread to
 stop the runs using these options before their next node, Loop/Scan/If bodies included:
 they raise Fail "Exiting due to terminate flag being set to true."),
 only_execute_path_to_fetches (accepted; onnxmini runs every node), add_run_config_entry /
