@@ -7,7 +7,10 @@ import sys
 
 import numpy as np
 import onnx
+import onnx.helper as oh
+import onnx.numpy_helper  # noqa: F401  (onnx.numpy_helper.from_array)
 import pytest
+from onnx import TensorProto as TP
 
 import onnxmini
 from onnxmini import _onnxmini as _C
@@ -137,3 +140,24 @@ def test_unpickled_in_a_fresh_process(tmp_path):
 def test_per_run_objects_do_not_pickle():
     with pytest.raises(TypeError):
         pickle.dumps(onnxmini.RunOptions())
+
+
+def test_external_data_is_found_next_to_the_original_file(tmp_path):
+    """The pickle holds the model proto; weights stored as external data are read again, next to
+    where the model file was, when the session is rebuilt."""
+    w = RNG.standard_normal((4, 3)).astype(np.float32)
+    g = oh.make_graph([oh.make_node("MatMul", ["x", "w"], ["y"])], "ext",
+                      [oh.make_tensor_value_info("x", TP.FLOAT, ["N", 4])],
+                      [oh.make_tensor_value_info("y", TP.FLOAT, ["N", 3])],
+                      [onnx.numpy_helper.from_array(w, "w")])
+    m = oh.make_model(g, opset_imports=[oh.make_opsetid("", 13)])
+    path = tmp_path / "ext.onnx"
+    onnx.save_model(m, str(path), save_as_external_data=True, all_tensors_to_one_file=True, location="w.bin",
+                    size_threshold=0)
+    assert (tmp_path / "w.bin").exists()
+    sess = onnxmini.InferenceSession(str(path))
+    clone = pickle.loads(pickle.dumps(sess))
+    x = RNG.standard_normal((5, 4)).astype(np.float32)
+    (y,) = clone.run(None, {"x": x})
+    assert np.array_equal(y, sess.run(None, {"x": x})[0])
+    np.testing.assert_allclose(y, x @ w, rtol=1e-5, atol=1e-6)
