@@ -161,6 +161,11 @@ std::unique_ptr<Session> Session::load_from_bytes(const void* data, size_t size,
 
 const std::vector<ValueInfo>& Session::inputs() const { return impl_->graph.inputs; }
 const std::vector<ValueInfo>& Session::outputs() const { return impl_->graph.outputs; }
+std::vector<ValueInfo> Session::overridable_initializers() const {
+  std::vector<ValueInfo> out;
+  for (const auto& [id, info] : impl_->graph.overridable) out.push_back(info);  // in value-id (model) order
+  return out;
+}
 const SessionOptions& Session::options() const { return impl_->options; }
 size_t Session::weight_bytes() const { return impl_->weight_bytes; }
 std::string Session::end_profiling() { return impl_->profiler->end_profiling(); }

@@ -32,7 +32,6 @@ PARTLY: Dict[str, str] = {
     "GraphOptimizationLevel": "every level >= 1 applies onnxmini's one set of rewrites (folding, fusions)",
     "ExecutionMode": "ORT_SEQUENTIAL only (ORT_PARALLEL warns and runs sequentially)",
     "get_version_string": "onnxmini's version",
-    "InferenceSession.get_overridable_initializers": "always []",
     "InferenceSession.set_providers": "CPUExecutionProvider only; other names warn, as onnxruntime for missing providers",
     "InferenceSession.run_with_iobinding": "run_options.terminate is read when the run starts",
     "SessionOptions.add_session_config_entry": "every key is kept; only session.intra_op.allow_spinning acts",

@@ -157,6 +157,9 @@ class Session {
 
   const std::vector<ValueInfo>& inputs() const;
   const std::vector<ValueInfo>& outputs() const;
+  // Initializers the model also lists as graph inputs (onnxruntime's overridable
+  // initializers): a feed of that name replaces the stored value for one run.
+  std::vector<ValueInfo> overridable_initializers() const;
   const SessionOptions& options() const;
   ModelDescription describe() const;
 

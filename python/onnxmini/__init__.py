@@ -266,7 +266,8 @@ class InferenceSession:
         return list(self._outputs)
 
     def get_overridable_initializers(self) -> List[NodeArg]:
-        return []
+        """Initializers the model also lists as inputs: feeding one by name replaces it for that run."""
+        return self._sess.overridable_initializers()
 
     def get_providers(self) -> List[str]:
         """``['CPUExecutionProvider']``: the provider name onnxmini reports (and writes in profiles)."""

@@ -267,6 +267,7 @@ profile_max_runs, profile_max_events, profile_memory_counters.)doc")
           py::arg("data"), py::arg("options"), py::arg("base_dir") = "")
       .def("inputs", &Session::inputs, py::return_value_policy::copy)
       .def("outputs", &Session::outputs, py::return_value_policy::copy)
+      .def("overridable_initializers", &Session::overridable_initializers)
       .def(
           "run",
           [](Session& s, py::object output_names, py::dict feed, const onnxmini_py::PyRunOptions* run_options) {

@@ -9,6 +9,7 @@ import threading
 import numpy as np
 import onnx
 import onnx.helper as oh
+import onnx.numpy_helper
 import pytest
 from onnx import TensorProto as TP
 
@@ -25,6 +26,18 @@ def _with_metadata(path: pathlib.Path) -> pathlib.Path:
     m = oh.make_model(g, opset_imports=[oh.make_opsetid("", 13)], producer_name="parity-test", doc_string="model doc",
                       domain="org.example", model_version=42)
     oh.set_model_props(m, {"author": "onnxmini", "purpose": "parity"})
+    onnx.save(m, str(path))
+    return path
+
+
+def _with_overridable(path: pathlib.Path) -> pathlib.Path:
+    """y = x + b, with the initializer b also listed as a graph input (overridable)."""
+    b = onnx.numpy_helper.from_array(np.array([1, 2, 3], np.float32), "b")
+    g = oh.make_graph([oh.make_node("Add", ["x", "b"], ["y"])], "over",
+                      [oh.make_tensor_value_info("x", TP.FLOAT, ["N", 3]), oh.make_tensor_value_info("b", TP.FLOAT, [3])],
+                      [oh.make_tensor_value_info("y", TP.FLOAT, ["N", 3])], [b])
+    m = oh.make_model(g, opset_imports=[oh.make_opsetid("", 13)])
+    m.ir_version = 8  # readable by the installed onnxruntime
     onnx.save(m, str(path))
     return path
 
@@ -61,6 +74,13 @@ def scenario(rt, tmp_path):
     meta = rt.InferenceSession(str(_with_metadata(tmp_path / "meta.onnx"))).get_modelmeta()
     out["meta"] = (meta.producer_name, meta.graph_name, meta.graph_description, meta.description, meta.domain,
                    meta.version, meta.custom_metadata_map)
+
+    over = rt.InferenceSession(str(_with_overridable(tmp_path / "over.onnx")))
+    bias = np.array([5, 6, 7], np.float32)
+    out["overridable"] = ([(i.name, i.type, i.shape) for i in over.get_inputs()],
+                          [(i.name, i.type, i.shape) for i in over.get_overridable_initializers()],
+                          over.run(None, {"x": np.zeros((2, 3), np.float32)}),
+                          over.run(None, {"x": np.zeros((2, 3), np.float32), "b": bias}))
 
     x = np.random.default_rng(3).standard_normal((50, 4)).astype(np.float32)
     ro = rt.RunOptions()
@@ -153,7 +173,7 @@ def _compare(a, b, where=""):
 
 @pytest.mark.parametrize(
     "key",
-    ["defaults", "default_level_name", "config", "missing_config", "inputs", "outputs", "providers", "meta",
+    ["defaults", "default_level_name", "config", "missing_config", "inputs", "outputs", "providers", "meta", "overridable",
      "run_options", "proba", "all", "run_async", "ortvalue", "ortvalue_run", "iobinding_ortvalue", "from_shape", "errors", "caught_by_state_class",
      "terminate"],
 )
