@@ -52,7 +52,9 @@ def main():
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1
     s_ort = ort.InferenceSession(onx, so, providers=["CPUExecutionProvider"])
-    s_mini = onnxmini.InferenceSession(onx)  # 1 thread by default
+    mini_so = onnxmini.SessionOptions()
+    mini_so.intra_op_num_threads = 1  # as onnxruntime's above (the Python default is 0: one per hardware thread)
+    s_mini = onnxmini.InferenceSession(onx, mini_so)
     name = s_ort.get_inputs()[0].name
     out = s_ort.get_outputs()[0].name
 

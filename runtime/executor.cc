@@ -18,7 +18,11 @@ void ExecutionScope::run_all() {
   for (size_t k = 0; k < plan_.kernels.size(); ++k) run_node(k);
 }
 
+const std::atomic<bool> RunState::never_terminate{false};
+
 void ExecutionScope::run_node(size_t k) {
+  if (run_.terminate->load(std::memory_order_relaxed))
+    throw Error(ErrorCode::Terminated, "Exiting due to terminate flag being set to true.");
   const Graph& g = *plan_.graph;
   const GraphNode& node = g.nodes[k];
   ProfiledRun* trace = run_.trace;

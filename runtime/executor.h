@@ -11,6 +11,7 @@
 // recorded. Run-wide services (allocator, thread pool, GEMM engine, profiler
 // trace, io binding) travel in RunState.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <unordered_map>
 #include <vector>
@@ -33,6 +34,10 @@ struct RunState {
   const std::unordered_map<int, Tensor>* bound = nullptr;
   // Values the caller asked for besides the graph outputs (main graph only): kept to the end.
   const std::vector<bool>* keep = nullptr;
+  // RunOptions::terminate, or a flag that stays false: read before every node of every
+  // frame (one relaxed load), so a long Loop body can be cancelled between its nodes.
+  const std::atomic<bool>* terminate = &never_terminate;
+  static const std::atomic<bool> never_terminate;
 };
 
 // The executor's frame of one graph execution (declared opaque in kernels/kernel.h).

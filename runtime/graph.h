@@ -36,6 +36,10 @@ struct GraphNode {
 struct Graph {
   int64_t ir_version = 0;
   std::string producer_name, producer_version, graph_name, doc_string;
+  // ModelProto's domain, model_version and metadata_props; the main graph's doc_string.
+  std::string domain, graph_doc_string;
+  int64_t model_version = 0;
+  std::vector<std::pair<std::string, std::string>> metadata_props;
   std::vector<std::pair<std::string, int64_t>> opsets;  // as imported, "" = ai.onnx
 
   std::vector<std::string> value_names;                 // by value id

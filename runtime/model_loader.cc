@@ -374,6 +374,10 @@ Graph load_graph(const void* data, size_t size, const std::string& base_dir) {
   g.producer_name = model.producer_name();
   g.producer_version = model.producer_version();
   g.doc_string = model.doc_string();
+  g.domain = model.domain();
+  g.model_version = model.model_version();
+  g.graph_doc_string = model.graph().doc_string();
+  for (const auto& p : model.metadata_props()) g.metadata_props.emplace_back(p.key(), p.value());
 
   std::map<std::string, int64_t> opsets;
   for (const auto& o : model.opset_import()) {

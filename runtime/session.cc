@@ -161,6 +161,11 @@ std::unique_ptr<Session> Session::load_from_bytes(const void* data, size_t size,
 
 const std::vector<ValueInfo>& Session::inputs() const { return impl_->graph.inputs; }
 const std::vector<ValueInfo>& Session::outputs() const { return impl_->graph.outputs; }
+std::vector<ValueInfo> Session::overridable_initializers() const {
+  std::vector<ValueInfo> out;
+  for (const auto& [id, info] : impl_->graph.overridable) out.push_back(info);  // in value-id (model) order
+  return out;
+}
 const SessionOptions& Session::options() const { return impl_->options; }
 size_t Session::weight_bytes() const { return impl_->weight_bytes; }
 std::string Session::end_profiling() { return impl_->profiler->end_profiling(); }
@@ -174,6 +179,10 @@ ModelDescription describe_graph(const Graph& g, size_t weight_bytes) {
   d.producer_version = g.producer_version;
   d.graph_name = g.graph_name;
   d.doc_string = g.doc_string;
+  d.domain = g.domain;
+  d.model_version = g.model_version;
+  d.graph_doc_string = g.graph_doc_string;
+  d.metadata_props = g.metadata_props;
   d.opsets = g.opsets;
   d.inputs = g.inputs;
   d.outputs = g.outputs;
@@ -214,6 +223,11 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
   const Graph& g = s.graph;
   const ExecutionPlan& plan = *s.plan;
   const int64_t t_run = Profiler::now_ns();
+
+  if (run_options && (run_options->run_log_severity_level < -1 || run_options->run_log_severity_level > 4))
+    throw Error(ErrorCode::InvalidArgument,
+                fmt::format("RunOptions::run_log_severity_level {} is not -1 (the session's) or 0 (verbose) .. 4 (fatal)",
+                            run_options->run_log_severity_level));
 
   // Feeds (which may replace overridable initializers, whose defaults go in first).
   std::vector<std::pair<int, const Value*>> fed_values;
@@ -290,6 +304,7 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
   state.pool = pool.get();
   state.bound = bound.empty() ? nullptr : &bound;
   state.keep = keep.empty() ? nullptr : &keep;
+  if (run_options) state.terminate = &run_options->terminate;
 
   std::optional<ExecutionScope> frame(std::in_place, plan, state);
   for (const auto& [id, t] : g.overridable) frame->set(id, Value(g.constants.at(id)));
@@ -312,6 +327,12 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
   }
   const int64_t t_end = Profiler::now_ns();
   trace.end(t_exec, t_exec_end, t_run, t_end, peak);
+  // RunOptions' log level asks for this run's summary (Info), tagged with its run_tag.
+  if (run_options && run_options->run_log_severity_level >= 0 &&
+      run_options->run_log_severity_level <= static_cast<int>(LogSeverity::Info))
+    s.logger->log(LogSeverity::Info, "run{}: {:.3f} ms, {} outputs, peak intermediates {}",
+                  run_options->run_tag.empty() ? "" : " '" + run_options->run_tag + "'", (t_end - t_run) / 1e6,
+                  result.size(), human_bytes(peak));
   if (stats) {
     stats->peak_intermediate_bytes = peak;
     stats->elapsed_ms = (t_end - t_run) / 1e6;

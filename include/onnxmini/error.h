@@ -15,6 +15,7 @@ enum class ErrorCode {
   InvalidArgument,  // a bad feed, option or API argument
   RuntimeError,     // a failure while running (e.g. an index out of range in the data)
   IoError,          // a file could not be read or written
+  Terminated,       // a run stopped by RunOptions::terminate (onnxruntime's FAIL status)
 };
 
 class Error : public std::runtime_error {

@@ -5,6 +5,7 @@
 //   auto outputs = session->run({{"X", onnxmini::Tensor(...)}});
 #pragma once
 #include "onnxmini/export.h"
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -69,6 +70,31 @@ struct RunOptions {
   // Outputs written in place (io binding): the kernel producing the value writes
   // into this tensor when dtype and shape match; otherwise run() fails.
   std::vector<std::pair<std::string, Tensor>> bound_outputs;
+  // Set from any thread to stop the runs using these options: the executor reads it
+  // (relaxed) before every node, If/Loop/Scan bodies included, and throws
+  // Error(Terminated, "Exiting due to terminate flag being set to true.") at the next
+  // node. A node already computing finishes first. Runs started while set fail at once.
+  std::atomic<bool> terminate{false};
+  // This run's log line (as onnxruntime's RunOptions): with run_log_severity_level 0 or 1, one
+  // info line through the session's logger when the run ends, naming run_tag; -1 (the default)
+  // or 2..4: none. The verbosity is kept for onnxruntime parity (a run logs no verbose lines).
+  std::string run_tag;
+  int run_log_severity_level = -1;
+  int run_log_verbosity_level = 0;
+
+  RunOptions() = default;
+  // A copy takes the flag's current value (std::atomic is not copyable); it does not share it.
+  RunOptions(const RunOptions& o)
+      : bound_outputs(o.bound_outputs), terminate(o.terminate.load()), run_tag(o.run_tag),
+        run_log_severity_level(o.run_log_severity_level), run_log_verbosity_level(o.run_log_verbosity_level) {}
+  RunOptions& operator=(const RunOptions& o) {
+    bound_outputs = o.bound_outputs;
+    terminate = o.terminate.load();
+    run_tag = o.run_tag;
+    run_log_severity_level = o.run_log_severity_level;
+    run_log_verbosity_level = o.run_log_verbosity_level;
+    return *this;
+  }
 };
 
 struct RunStats {
@@ -94,6 +120,9 @@ struct InitializerDescription {
 struct ModelDescription {
   int64_t ir_version = 0;
   std::string producer_name, producer_version, graph_name, doc_string;
+  std::string domain, graph_doc_string;  // the model's domain; the main graph's doc_string
+  int64_t model_version = 0;
+  std::vector<std::pair<std::string, std::string>> metadata_props;  // key, value as in the model
   std::vector<std::pair<std::string, int64_t>> opsets;  // domain ("" = ai.onnx), version
   std::vector<ValueInfo> inputs, outputs;
   std::vector<InitializerDescription> initializers;
@@ -128,6 +157,9 @@ class Session {
 
   const std::vector<ValueInfo>& inputs() const;
   const std::vector<ValueInfo>& outputs() const;
+  // Initializers the model also lists as graph inputs (onnxruntime's overridable
+  // initializers): a feed of that name replaces the stored value for one run.
+  std::vector<ValueInfo> overridable_initializers() const;
   const SessionOptions& options() const;
   ModelDescription describe() const;
 

@@ -11,31 +11,37 @@ See docs/python.md for the reference: what is shared with onnxruntime, what diff
 """
 from __future__ import annotations
 
-import enum
 import os
+import threading
 import warnings
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
 from . import _onnxmini as _C
+from . import capi  # noqa: F401  (onnxmini.capi.onnxruntime_pybind11_state, as onnxruntime's)
 from ._onnxmini import (  # noqa: F401  (re-exported)
+    EngineError,
+    EPFail,
+    Fail,
     InvalidArgument,
     InvalidGraph,
+    InvalidProtobuf,
+    ModelLoaded,
     NodeArg,
+    NoModel,
     NoSuchFile,
     NotImplemented,
     OnnxMiniError,
     RuntimeException,
-    SessionOptions,
     set_default_logger_severity,
     set_default_logger_verbosity,
 )
+from ._options import ExecutionMode, GraphOptimizationLevel, RunOptions, SessionOptions  # noqa: F401
+from ._ortvalue import OrtValue, unwrap as _unwrap_ortvalue, wrap_all as _wrap_ortvalues
 
 __version__ = "0.1.0"
 
-#: onnxruntime's generic failure class; here the base of every onnxmini error.
-Fail = OnnxMiniError
 #: Alias of :class:`InvalidGraph` (a malformed model).
 InvalidModel = InvalidGraph
 
@@ -43,17 +49,13 @@ InvalidModel = InvalidGraph
 CPU_PROVIDER = "CPUExecutionProvider"
 
 
-class GraphOptimizationLevel(enum.IntEnum):
-    """onnxruntime's levels, accepted for API parity: onnxmini does no graph rewrites."""
-
-    ORT_DISABLE_ALL = 0
-    ORT_ENABLE_BASIC = 1
-    ORT_ENABLE_EXTENDED = 2
-    ORT_ENABLE_ALL = 99
-
-
 def get_available_providers() -> List[str]:
     """``['CPUExecutionProvider']``: the only provider onnxmini has."""
+    return [CPU_PROVIDER]
+
+
+def get_all_providers() -> List[str]:
+    """The providers onnxmini knows: ``['CPUExecutionProvider']``."""
     return [CPU_PROVIDER]
 
 
@@ -61,26 +63,47 @@ def get_device() -> str:
     return "CPU"
 
 
+def get_version_string() -> str:
+    return __version__
+
+
 def _check_providers(providers: Optional[Sequence[Any]]) -> List[str]:
+    """onnxruntime's behaviour for providers it does not have: a UserWarning, then the CPU."""
     if not providers:
         return [CPU_PROVIDER]
     names = [p[0] if isinstance(p, (tuple, list)) else p for p in providers]
-    others = [n for n in names if n != CPU_PROVIDER]
-    if others:
-        warnings.warn(f"onnxmini runs on the CPU only; providers {others} are ignored", stacklevel=3)
+    for name in names:
+        if not isinstance(name, str):
+            raise ValueError(f"a provider is a name or a (name, options) pair, got {name!r}")
+        if name != CPU_PROVIDER:
+            warnings.warn(
+                f"Specified provider '{name}' is not in available provider names. "
+                f"Available providers: '{CPU_PROVIDER}' (onnxmini runs on the CPU only)",
+                stacklevel=3,
+            )
     return [CPU_PROVIDER]
 
 
 class ModelMetadata:
-    """What ``InferenceSession.get_modelmeta()`` returns (a subset of onnxruntime's)."""
+    """What ``InferenceSession.get_modelmeta()`` returns, with onnxruntime's fields."""
+
+    __slots__ = ("producer_name", "graph_name", "graph_description", "description", "domain", "version",
+                 "custom_metadata_map")
 
     def __init__(self, d: Dict[str, Any]):
         self.producer_name: str = d["producer_name"]
         self.graph_name: str = d["graph_name"]
+        self.graph_description: str = d["graph_doc_string"]
         self.description: str = d["doc_string"]
-        self.version: int = d["ir_version"]
-        self.domain: str = ""
-        self.custom_metadata_map: Dict[str, str] = {}
+        self.domain: str = d["domain"]
+        self.version: int = d["model_version"]  # ModelProto.model_version, as onnxruntime
+        self.custom_metadata_map: Dict[str, str] = dict(d["metadata_props"])
+
+    def __repr__(self) -> str:
+        return (
+            f"ModelMetadata(producer_name={self.producer_name!r}, graph_name={self.graph_name!r}, "
+            f"domain={self.domain!r}, version={self.version})"
+        )
 
 
 class IOBinding:
@@ -116,9 +139,21 @@ class IOBinding:
             array = None
         self._b.bind_output(name, array)
 
+    def bind_ortvalue_input(self, name: str, ortvalue: OrtValue) -> None:
+        """:meth:`bind_input` with the array an :class:`OrtValue` holds."""
+        self._b.bind_input(name, ortvalue.numpy())
+
+    def bind_ortvalue_output(self, name: str, ortvalue: OrtValue) -> None:
+        """:meth:`bind_output` into the array an :class:`OrtValue` holds."""
+        self._b.bind_output(name, ortvalue.numpy())
+
     def get_outputs(self) -> List[Any]:
         """Outputs of the last run, in binding order (bound arrays are returned as is)."""
         return self._b.get_outputs()
+
+    def get_outputs_as_ortvaluevector(self) -> List[OrtValue]:
+        """:meth:`get_outputs` as :class:`OrtValue`s."""
+        return _wrap_ortvalues(self._b.get_outputs())
 
     def copy_outputs_to_cpu(self) -> List[Any]:
         """onnxruntime's name for :meth:`get_outputs` (the data already lives on the CPU)."""
@@ -142,9 +177,14 @@ class InferenceSession:
 
     :param path_or_bytes: a file path, the serialized model (bytes), or an
         ``onnx.ModelProto``
-    :param sess_options: :class:`SessionOptions` (default: one thread, no profiling)
+    :param sess_options: :class:`SessionOptions` (default: onnxruntime's defaults, i.e. one
+        thread per hardware thread and every graph optimization)
     :param providers: accepted for compatibility; onnxmini always runs on
-        ``CPUExecutionProvider`` and warns about any other name
+        ``CPUExecutionProvider`` and warns about any other name, as onnxruntime does
+        for providers it does not have
+
+    A session pickles (``pickle``, Dask, Ray, Spark): the model bytes, the options and the
+    providers travel, and the session is rebuilt when unpickled (see docs/python.md, Pickling).
     """
 
     def __init__(
@@ -155,24 +195,68 @@ class InferenceSession:
         provider_options: Optional[Sequence[Dict[Any, Any]]] = None,
         **kwargs: Any,
     ):
-        options = sess_options if sess_options is not None else SessionOptions()
-        self._providers = _check_providers(providers)
-        self._sess_options = options
         if hasattr(path_or_bytes, "SerializeToString"):
             path_or_bytes = path_or_bytes.SerializeToString()
+        self._model_path: Optional[str] = None
+        self._model_bytes: Optional[bytes] = None
+        self._model_stamp: Optional[tuple] = None
         if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
-            self._model_path: Optional[str] = None
-            self._sess = _C.Session.load_bytes(bytes(path_or_bytes), options)
+            self._model_bytes = bytes(path_or_bytes)  # no copy for bytes; kept for pickling
         elif isinstance(path_or_bytes, (str, os.PathLike)):
             self._model_path = os.fspath(path_or_bytes)
-            self._sess = _C.Session.load(self._model_path, options)
         else:
             raise TypeError(
                 f"InferenceSession expects a path, bytes or an onnx.ModelProto, got {type(path_or_bytes).__name__}"
             )
+        self._create(sess_options if sess_options is not None else SessionOptions(), providers)
+
+    def _create(self, options: SessionOptions, providers: Optional[Sequence[Any]], base_dir: str = "") -> None:
+        self._providers = _check_providers(providers)
+        self._sess_options = options
+        if self._model_bytes is not None:
+            self._sess = _C.Session.load_bytes(self._model_bytes, options, base_dir)
+        else:
+            assert self._model_path is not None
+            self._sess = _C.Session.load(self._model_path, options)
+            st = os.stat(self._model_path)
+            self._model_stamp = (st.st_size, st.st_mtime_ns)
         self._inputs = self._sess.inputs()
         self._outputs = self._sess.outputs()
 
+    # ---- pickling: the model bytes, options and providers travel; the session is rebuilt.
+    def _model_bytes_for_pickle(self) -> bytes:
+        if self._model_bytes is not None:
+            return self._model_bytes
+        # A session from a path reads its file when pickled (not kept in memory meanwhile);
+        # a file changed since the session was created would ship another model: refuse.
+        assert self._model_path is not None
+        st = os.stat(self._model_path)
+        if (st.st_size, st.st_mtime_ns) != self._model_stamp:
+            raise RuntimeError(
+                f"cannot pickle the session: its model file '{self._model_path}' changed since the session was created"
+            )
+        with open(self._model_path, "rb") as f:
+            return f.read()
+
+    def __getstate__(self) -> Dict[str, Any]:
+        return {
+            "model": self._model_bytes_for_pickle(),
+            "model_path": self._model_path,
+            "sess_options": self._sess_options,
+            "providers": list(self._providers),
+        }
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self._model_bytes = state["model"]
+        path = state["model_path"]
+        self._model_path = None
+        self._model_stamp = None
+        # External data, if any, is looked up next to where the model file was.
+        base_dir = os.path.dirname(os.path.abspath(path)) if path else ""
+        self._create(state["sess_options"], state["providers"], base_dir)
+        self._model_path = path  # for information; the model came from the pickled bytes
+
+    # ---- model description
     def get_inputs(self) -> List[NodeArg]:
         """Graph inputs (name, type, shape); shape dims are int, str (symbolic) or None."""
         return list(self._inputs)
@@ -182,11 +266,16 @@ class InferenceSession:
         return list(self._outputs)
 
     def get_overridable_initializers(self) -> List[NodeArg]:
-        return []
+        """Initializers the model also lists as inputs: feeding one by name replaces it for that run."""
+        return self._sess.overridable_initializers()
 
     def get_providers(self) -> List[str]:
         """``['CPUExecutionProvider']``: the provider name onnxmini reports (and writes in profiles)."""
         return list(self._providers)
+
+    def set_providers(self, providers: Optional[Sequence[Any]] = None, provider_options: Any = None) -> None:
+        """As onnxruntime: other providers than the CPU warn and fall back to it (nothing to rebuild)."""
+        self._providers = _check_providers(providers)
 
     def get_provider_options(self) -> Dict[str, Dict[str, str]]:
         return {CPU_PROVIDER: {}}
@@ -197,7 +286,15 @@ class InferenceSession:
     def get_modelmeta(self) -> ModelMetadata:
         return ModelMetadata(self._sess.describe())
 
-    def run(self, output_names: Optional[Sequence[str]], input_feed: Dict[str, Any], run_options: Any = None) -> List[Any]:
+    # ---- running
+    def _missing_inputs(self, input_feed: Dict[str, Any]) -> Optional[ValueError]:
+        """onnxruntime's error (a ValueError) for feeds that lack a graph input, or None."""
+        missing = [i.name for i in self._inputs if i.name not in input_feed]
+        if not missing:
+            return None
+        return ValueError(f"Required inputs ({missing}) are missing from input feed ({list(input_feed)}).")
+
+    def run(self, output_names: Optional[Sequence[str]], input_feed: Dict[str, Any], run_options: Optional[RunOptions] = None) -> List[Any]:
         """Runs the model.
 
         :param output_names: names to return (graph outputs or any intermediate
@@ -207,7 +304,8 @@ class InferenceSession:
             copied first; another dtype raises :class:`InvalidArgument`.
             An input declared ``seq(tensor(...))`` takes a list of arrays; one
             declared ``optional(...)`` takes ``None`` (an empty optional) or
-            its element
+            its element. A missing input raises ``ValueError``, as onnxruntime
+        :param run_options: a :class:`RunOptions` (log tag and level, ``terminate``)
         :return: a list of numpy arrays; sequences as lists of arrays (of
             dicts for sequences of maps, e.g. ZipMap); optionals as their
             element, or ``None`` when empty
@@ -215,16 +313,57 @@ class InferenceSession:
         The GIL is released while the model runs, so runs from several Python
         threads proceed in parallel.
         """
-        return self._sess.run(output_names, input_feed)
+        try:
+            return self._sess.run(output_names, input_feed, run_options)
+        except InvalidArgument:
+            missing = self._missing_inputs(input_feed)  # checked on failure only: free when the run succeeds
+            if missing is None:
+                raise
+        raise missing
+
+    def run_with_ort_values(
+        self, output_names: Optional[Sequence[str]], input_dict_ort_values: Dict[str, Any], run_options: Optional[RunOptions] = None
+    ) -> List[OrtValue]:
+        """:meth:`run` with :class:`OrtValue` feeds (plain arrays are accepted too) and results."""
+        feed = {name: _unwrap_ortvalue(v) for name, v in input_dict_ort_values.items()}
+        return _wrap_ortvalues(self.run(output_names, feed, run_options))
+
+    def run_async(
+        self,
+        output_names: Optional[Sequence[str]],
+        input_feed: Dict[str, Any],
+        callback: Callable[[List[Any], Any, str], None],
+        user_data: Any,
+        run_options: Optional[RunOptions] = None,
+    ) -> None:
+        """Runs on a new thread and calls ``callback(results, user_data, err)`` from it, as onnxruntime:
+        ``err`` is ``''`` on success; on failure ``results`` is ``[]`` and ``err`` the message.
+        A missing input raises ``ValueError`` here, before the thread starts."""
+        missing = self._missing_inputs(input_feed)
+        if missing is not None:
+            raise missing
+
+        def work() -> None:
+            try:
+                results, err = self._sess.run(output_names, input_feed, run_options), ""
+            except Exception as e:  # noqa: BLE001  (reported to the callback, as onnxruntime)
+                results, err = [], str(e)
+            callback(results, user_data, err)
+
+        threading.Thread(target=work, name="onnxmini-run-async", daemon=True).start()
 
     def io_binding(self) -> IOBinding:
         """A new :class:`IOBinding` for this session."""
         return IOBinding(self)
 
-    def run_with_iobinding(self, iobinding: IOBinding, run_options: Any = None) -> None:
-        """Runs with the bound inputs and outputs; read results with ``iobinding.get_outputs()``."""
-        self._sess.run_with_iobinding(iobinding._b)
+    def run_with_iobinding(self, iobinding: IOBinding, run_options: Optional[RunOptions] = None) -> None:
+        """Runs with the bound inputs and outputs; read results with ``iobinding.get_outputs()``.
 
+        ``run_options.terminate`` is read when the run starts (the options are copied with the bindings).
+        """
+        self._sess.run_with_iobinding(iobinding._b, run_options)
+
+    # ---- profiling
     def end_profiling(self) -> str:
         """Writes the profile and returns its file name ('' when profiling is off or already ended)."""
         return self._sess.end_profiling()
@@ -241,12 +380,17 @@ class InferenceSession:
 __all__ = [
     "InferenceSession",
     "SessionOptions",
+    "RunOptions",
+    "OrtValue",
     "IOBinding",
     "NodeArg",
     "GraphOptimizationLevel",
+    "ExecutionMode",
     "ModelMetadata",
+    "get_all_providers",
     "get_available_providers",
     "get_device",
+    "get_version_string",
     "set_default_logger_severity",
     "set_default_logger_verbosity",
     "OnnxMiniError",
@@ -254,9 +398,14 @@ __all__ = [
     "InvalidArgument",
     "InvalidGraph",
     "InvalidModel",
+    "InvalidProtobuf",
     "NotImplemented",
     "RuntimeException",
     "NoSuchFile",
+    "NoModel",
+    "EngineError",
+    "ModelLoaded",
+    "EPFail",
 ]
 
 # einsum (docs/einsum.md, "From Python")

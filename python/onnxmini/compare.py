@@ -240,6 +240,7 @@ def _mini_session(model_bytes: bytes, profile_prefix: Optional[str] = None, thre
     import onnxmini
 
     so = onnxmini.SessionOptions()
+    so.graph_optimization_level = onnxmini.GraphOptimizationLevel.ORT_DISABLE_ALL  # node for node, as onnxruntime's side
     so.intra_op_num_threads = threads
     if profile_prefix:
         so.enable_profiling = True

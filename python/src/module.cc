@@ -9,6 +9,7 @@
 #include "convert.h"
 #include "einsum_bindings.h"
 #include "profile_bindings.h"
+#include "run_options_bindings.h"
 #include "onnxmini/onnxmini.h"
 
 namespace py = pybind11;
@@ -18,29 +19,42 @@ using onnxmini_py::value_to_python;
 
 namespace {
 
-// ---- exceptions: one Python class per ErrorCode, all subclasses of OnnxMiniError(RuntimeError)
+// ---- exceptions: onnxruntime's classes (onnxruntime_pybind11_state), all subclasses of
+// OnnxMiniError(RuntimeError); one per ErrorCode, plus those no onnxmini error maps to
+// (kept so `except onnxruntime_pybind11_state.X` code runs after swapping the import).
 PyObject* g_base = nullptr;
+PyObject* g_invalid_protobuf = nullptr;
 std::map<ErrorCode, PyObject*> g_errors;
+
+PyObject* new_error_class(py::module_& m, const char* name, PyObject* parent) {
+  py::object cls = py::reinterpret_steal<py::object>(
+      PyErr_NewException((std::string("onnxmini.") + name).c_str(), parent, nullptr));
+  m.attr(name) = cls;
+  return cls.release().ptr();  // the module keeps a reference too; never freed
+}
 
 void register_errors(py::module_& m) {
   static py::exception<Error> base(m, "OnnxMiniError", PyExc_RuntimeError);
   g_base = base.ptr();
   const std::pair<ErrorCode, const char*> names[] = {
-      {ErrorCode::InvalidModel, "InvalidGraph"},        {ErrorCode::NotImplemented, "NotImplemented"},
-      {ErrorCode::InvalidArgument, "InvalidArgument"},  {ErrorCode::RuntimeError, "RuntimeException"},
-      {ErrorCode::IoError, "NoSuchFile"}};
-  for (const auto& [code, name] : names) {
-    py::object cls = py::reinterpret_steal<py::object>(
-        PyErr_NewException((std::string("onnxmini.") + name).c_str(), g_base, nullptr));
-    m.attr(name) = cls;
-    g_errors[code] = cls.release().ptr();  // module keeps a reference too; never freed
-  }
+      {ErrorCode::InvalidModel, "InvalidGraph"},       {ErrorCode::NotImplemented, "NotImplemented"},
+      {ErrorCode::InvalidArgument, "InvalidArgument"}, {ErrorCode::RuntimeError, "RuntimeException"},
+      {ErrorCode::IoError, "NoSuchFile"},              {ErrorCode::Terminated, "Fail"}};
+  for (const auto& [code, name] : names) g_errors[code] = new_error_class(m, name, g_base);
+  // onnxruntime raises INVALID_PROTOBUF for bytes that do not parse: a kind of InvalidGraph here.
+  g_invalid_protobuf = new_error_class(m, "InvalidProtobuf", g_errors[ErrorCode::InvalidModel]);
+  for (const char* unused : {"NoModel", "EngineError", "ModelLoaded", "EPFail"}) new_error_class(m, unused, g_base);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const Error& e) {
       auto it = g_errors.find(e.code());
-      PyErr_SetString(it != g_errors.end() ? it->second : g_base, e.what());
+      PyObject* cls = it != g_errors.end() ? it->second : g_base;
+      // The loader's one message for bytes protobuf cannot parse (runtime/model_loader.cc).
+      if (e.code() == ErrorCode::InvalidModel &&
+          std::string_view(e.what()).rfind("not a valid ONNX model: protobuf parsing failed", 0) == 0)
+        cls = g_invalid_protobuf;
+      PyErr_SetString(cls, e.what());
     }
   });
 }
@@ -111,6 +125,22 @@ struct IOBinding {
   }
 };
 
+// SessionOptions as Python sees it: the C++ options plus onnxruntime's session config
+// entries (every key is kept, for get_session_config_entry and pickling; the keys
+// onnxmini acts on also set their option).
+struct PySessionOptions : SessionOptions {
+  std::map<std::string, std::string> config;
+
+  void add_config_entry(const std::string& key, const std::string& value) {
+    if (key == "session.intra_op.allow_spinning") {
+      if (value != "0" && value != "1")
+        throw py::value_error("session.intra_op.allow_spinning must be '0' or '1', got '" + value + "'");
+      intra_op_allow_spinning = value == "1";
+    }
+    config[key] = value;
+  }
+};
+
 py::object dim_to_python(const Dim& d) {
   if (d.value >= 0) return py::int_(d.value);
   if (!d.param.empty()) return py::str(d.param);
@@ -124,6 +154,7 @@ PYBIND11_MODULE(_onnxmini, m) {
   register_errors(m);
   onnxmini_py::bind_profile(m);
   onnxmini_py::bind_einsum(m);
+  onnxmini_py::bind_run_options(m);
   m.def(
       "_feed_data_address",
       [](py::handle array) {
@@ -140,9 +171,10 @@ PYBIND11_MODULE(_onnxmini, m) {
       "set_default_logger_verbosity", [](int verbosity) { set_default_log_verbosity(verbosity); },
       py::arg("verbosity"), "Verbose messages up to this verbosity are shown when the severity is 0 (initially 0).");
 
-  py::class_<SessionOptions>(m, "SessionOptions", R"doc(
+  py::class_<PySessionOptions>(m, "SessionOptions", R"doc(
 Options of an InferenceSession, as onnxruntime.SessionOptions plus onnxmini's own.
 
+The C++ defaults; onnxmini.SessionOptions (the Python subclass) sets onnxruntime's.
 Attributes: enable_profiling, profile_file_prefix, intra_op_num_threads (default 1;
 0 = one per hardware thread), intra_op_allow_spinning (default True), graph_optimization_level
 (0: nodes as in the model; >= 1: fusions, see docs/performance.md), log_severity_level (0 verbose .. 4 fatal;
@@ -155,34 +187,34 @@ profile_max_runs, profile_max_events, profile_memory_counters.)doc")
       .def_readwrite("intra_op_num_threads", &SessionOptions::intra_op_num_threads)
       .def_readwrite("intra_op_allow_spinning", &SessionOptions::intra_op_allow_spinning)
       .def_readwrite("enable_mem_pattern", &SessionOptions::enable_mem_pattern)
+      .def("add_session_config_entry", &PySessionOptions::add_config_entry, py::arg("key"), py::arg("value"))
       .def(
-          "add_session_config_entry",
-          [](SessionOptions& o, const std::string& key, const std::string& value) {
-            // onnxruntime's key for the same switch; other keys are not understood.
-            if (key != "session.intra_op.allow_spinning")
-              throw py::value_error("unsupported session config key '" + key +
-                                    "' (supported: session.intra_op.allow_spinning)");
-            if (value != "0" && value != "1")
-              throw py::value_error("session.intra_op.allow_spinning must be '0' or '1', got '" + value + "'");
-            o.intra_op_allow_spinning = value == "1";
+          "get_session_config_entry",
+          [](const PySessionOptions& o, const std::string& key) {
+            auto it = o.config.find(key);
+            if (it == o.config.end())
+              // A plain RuntimeError, as onnxruntime's.
+              throw std::runtime_error("SessionOptions does not have configuration with key: " + key);
+            return it->second;
           },
-          py::arg("key"), py::arg("value"))
+          py::arg("key"))
+      .def("_config_entries", [](const PySessionOptions& o) { return o.config; })
       .def_property(
-          "graph_optimization_level", [](const SessionOptions& o) { return o.graph_optimization_level; },
-          [](SessionOptions& o, py::object v) { o.graph_optimization_level = py::int_(v).cast<int>(); })
+          "graph_optimization_level", [](const PySessionOptions& o) { return o.graph_optimization_level; },
+          [](PySessionOptions& o, py::object v) { o.graph_optimization_level = py::int_(v).cast<int>(); })
       .def_readwrite("log_severity_level", &SessionOptions::log_severity_level)
       .def_readwrite("log_verbosity_level", &SessionOptions::log_verbosity_level)
       .def_readwrite("logid", &SessionOptions::logid)
       .def_property(
-          "gemm", [](const SessionOptions& o) { return std::string(to_string(o.gemm)); },
-          [](SessionOptions& o, const std::string& s) { o.gemm = gemm_backend_from_string(s); })
+          "gemm", [](const PySessionOptions& o) { return std::string(to_string(o.gemm)); },
+          [](PySessionOptions& o, const std::string& s) { o.gemm = gemm_backend_from_string(s); })
       .def_property(
-          "kernels", [](const SessionOptions& o) { return std::string(to_string(o.kernels)); },
-          [](SessionOptions& o, const std::string& s) { o.kernels = kernel_mode_from_string(s); })
+          "kernels", [](const PySessionOptions& o) { return std::string(to_string(o.kernels)); },
+          [](PySessionOptions& o, const std::string& s) { o.kernels = kernel_mode_from_string(s); })
       .def_property(
           "profile_layout",
-          [](const SessionOptions& o) { return std::string(o.profile_layout == ProfileLayout::Fences ? "fences" : "kernel"); },
-          [](SessionOptions& o, const std::string& s) {
+          [](const PySessionOptions& o) { return std::string(o.profile_layout == ProfileLayout::Fences ? "fences" : "kernel"); },
+          [](PySessionOptions& o, const std::string& s) {
             if (s == "fences") o.profile_layout = ProfileLayout::Fences;
             else if (s == "kernel") o.profile_layout = ProfileLayout::KernelOnly;
             else throw Error(ErrorCode::InvalidArgument, "profile_layout must be 'fences' or 'kernel', got '" + s + "'");
@@ -222,42 +254,44 @@ profile_max_runs, profile_max_events, profile_memory_counters.)doc")
   py::class_<Session>(m, "Session")
       .def_static(
           "load",
-          [](const std::string& path, const SessionOptions& o) {
+          [](const std::string& path, const PySessionOptions& o) {
             py::gil_scoped_release nogil;
             return Session::load(path, o);
           },
           py::arg("path"), py::arg("options"))
       .def_static(
           "load_bytes",
-          [](const py::bytes& data, const SessionOptions& o) {
+          [](const py::bytes& data, const PySessionOptions& o, const std::string& base_dir) {
             std::string_view bytes = data;
             py::gil_scoped_release nogil;
-            return Session::load_from_bytes(bytes.data(), bytes.size(), o);
+            return Session::load_from_bytes(bytes.data(), bytes.size(), o, base_dir);
           },
-          py::arg("data"), py::arg("options"))
+          py::arg("data"), py::arg("options"), py::arg("base_dir") = "")
       .def("inputs", &Session::inputs, py::return_value_policy::copy)
       .def("outputs", &Session::outputs, py::return_value_policy::copy)
-      .def("options", &Session::options, py::return_value_policy::copy)
+      .def("overridable_initializers", &Session::overridable_initializers)
       .def(
           "run",
-          [](Session& s, py::object output_names, py::dict feed) {
+          [](Session& s, py::object output_names, py::dict feed, const onnxmini_py::PyRunOptions* run_options) {
             Feeds feeds = feeds_from_dict(s, feed);
             std::vector<std::string> names = names_from(output_names);
             std::vector<Value> outs;
             {
               py::gil_scoped_release nogil;
-              outs = s.run(feeds, names);
+              outs = s.run(feeds, names, run_options);
             }
             py::list result;
             for (const Value& v : outs) result.append(value_to_python(v));
             return result;
           },
-          py::arg("output_names"), py::arg("input_feed"))
+          py::arg("output_names"), py::arg("input_feed"), py::arg("run_options") = nullptr)
       .def(
           "run_with_iobinding",
-          [](Session& s, IOBinding& b) {
+          [](Session& s, IOBinding& b, const onnxmini_py::PyRunOptions* run_options) {
             std::vector<std::string> names;
-            RunOptions ro;
+            // The caller's options plus the bound outputs: a copy, so `terminate` is read
+            // when the run starts (set during a run_with_iobinding, it stops the next one).
+            RunOptions ro = run_options ? RunOptions(*run_options) : RunOptions();
             for (const auto& o : b.outputs) {
               names.push_back(o.name);
               if (o.tensor.defined()) ro.bound_outputs.emplace_back(o.name, o.tensor);
@@ -274,7 +308,7 @@ profile_max_runs, profile_max_events, profile_memory_counters.)doc")
             }
             b.results = std::move(outs);
           },
-          py::arg("binding"))
+          py::arg("binding"), py::arg("run_options") = nullptr)
       .def("end_profiling", &Session::end_profiling)
       .def("profiling_start_time_ns", &Session::profiling_start_time_ns)
       .def("weight_bytes", &Session::weight_bytes)
@@ -286,6 +320,12 @@ profile_max_runs, profile_max_events, profile_memory_counters.)doc")
         out["graph_name"] = d.graph_name;
         out["doc_string"] = d.doc_string;
         out["ir_version"] = d.ir_version;
+        out["domain"] = d.domain;
+        out["model_version"] = d.model_version;
+        out["graph_doc_string"] = d.graph_doc_string;
+        py::dict meta;
+        for (const auto& [k, v] : d.metadata_props) meta[py::str(k)] = v;
+        out["metadata_props"] = meta;
         out["opsets"] = d.opsets;
         py::list nodes;
         for (const auto& n : d.nodes) {

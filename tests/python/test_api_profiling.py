@@ -20,6 +20,7 @@ def trace(tmp_path):
     so = onnxmini.SessionOptions()
     so.enable_profiling = True
     so.profile_file_prefix = str(tmp_path / "prof")
+    so.graph_optimization_level = onnxmini.GraphOptimizationLevel.ORT_DISABLE_ALL  # every node profiled, 'id' too
     sess = onnxmini.InferenceSession(_add_model(), so)
     assert sess.get_profiling_start_time_ns() > 0
     for _ in range(3):
