@@ -88,7 +88,9 @@ TEST(ThreadPool, CallerNeverWaitsForAWorkerThatDidNotStart) {
     }
     caller.join();
     const ThreadPool::Stats s = pool.stats();
-    if (done) EXPECT_EQ(s.chunks, s.chunks_per_thread[0]) << "only the caller ran chunks";
+    if (done) {
+      EXPECT_EQ(s.chunks, s.chunks_per_thread[0]) << "only the caller ran chunks";
+    }
     // Back to normal: the workers join again.
     pool.set_workers_skip_jobs_for_tests(false);
     EXPECT_TRUE(covers_once(pool, 1000, 10));
