@@ -2,8 +2,16 @@
 // saves the wider registers, XCR0), plus the ONNXMINI_ISA cap.
 #include "core/cpu_features.h"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
 
 namespace onnxmini {
 namespace cpu {
@@ -52,6 +60,41 @@ const char* isa_name(Isa isa) {
     case Isa::Portable: return "portable";
   }
   return "portable";
+}
+
+namespace {
+
+// One integer from a sysfs file, or -1.
+long read_sysfs_long(const std::string& path) {
+  std::ifstream f(path);
+  long v = -1;
+  if (!(f >> v)) return -1;
+  return v;
+}
+
+int count_physical_cores() {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (sched_getaffinity(0, sizeof(mask), &mask) != 0) return hw;
+  const int allowed = CPU_COUNT(&mask);
+  std::set<std::pair<long, long>> cores;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &mask)) continue;
+    const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(c) + "/topology/";
+    const long package = read_sysfs_long(dir + "physical_package_id");
+    const long core = read_sysfs_long(dir + "core_id");
+    if (package < 0 || core < 0) return std::max(1, allowed);  // no topology: count what we may run on
+    cores.insert({package, core});
+  }
+  return cores.empty() ? std::max(1, allowed) : static_cast<int>(cores.size());
+}
+
+}  // namespace
+
+int physical_cores() {
+  static const int n = count_physical_cores();
+  return n;
 }
 
 }  // namespace cpu

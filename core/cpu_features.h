@@ -19,6 +19,14 @@ Isa hw_isa();
 // The level kernels should use: hw_isa() capped by ONNXMINI_ISA.
 Isa active_isa();
 
+// Physical cores this process may run on (distinct (package, core) pairs of
+// the CPUs in its affinity mask, from /sys/devices/system/cpu), as
+// onnxruntime counts them for intra_op_num_threads = 0: SMT siblings share
+// one core's FMA units, so a second thread on them buys little for these
+// kernels. Falls back to the affinity mask's CPU count (then to
+// std::thread::hardware_concurrency) when the topology cannot be read.
+int physical_cores();
+
 // "avx512", "avx2" or "portable".
 const char* isa_name(Isa isa);
 inline const char* active_isa_name() { return isa_name(active_isa()); }

@@ -18,6 +18,7 @@
 #include "runtime/graph_fusion.h"
 #include "runtime/profiler_feed.h"
 #include "runtime/session_log.h"
+#include "core/cpu_features.h"
 #include "core/thread_pool.h"
 
 namespace onnxmini {
@@ -101,7 +102,7 @@ void Session::Impl::build(int64_t t_load_begin, int64_t t_load_end, bool from_pa
     log_graph_optimized(log, graph, nodes_before);
   }
   int threads = options.intra_op_num_threads;
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (threads <= 0) threads = cpu::physical_cores();  // onnxruntime's rule for 0
   if (threads > 1024) throw Error(ErrorCode::InvalidArgument, fmt::format("intra_op_num_threads {} is absurd", threads));
   pool = std::make_unique<ThreadPool>(threads, options.intra_op_allow_spinning ? ThreadPool::kDefaultSpinUs : 0);
   gemm = &gemm::engine(options.gemm, options.kernels);

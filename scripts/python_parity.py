@@ -41,7 +41,6 @@ PARTLY: Dict[str, str] = {
     "SessionOptions.enable_cpu_mem_arena": "accepted, no effect (the buffer pool is always on)",
     "SessionOptions.enable_mem_reuse": "accepted, no effect (buffers are always reused)",
     "SessionOptions.use_deterministic_compute": "accepted, no effect (kernels are deterministic per thread count)",
-    "SessionOptions.intra_op_num_threads": "0 = one thread per hardware thread (onnxruntime: per physical core)",
     "RunOptions.log_verbosity_level": "kept; a run logs no verbose lines",
     "RunOptions.only_execute_path_to_fetches": "accepted; every node runs",
     "RunOptions.add_run_config_entry": "entries are kept; none changes a run",

@@ -27,7 +27,7 @@ EinsumOptimize einsum_optimize_from_string(const std::string& s);  // "none", "c
 
 struct EinsumOptions {
   EinsumOptimize optimize = EinsumOptimize::Cost;
-  int threads = 1;                       // intra-op threads (0: one per hardware thread)
+  int threads = 1;                       // intra-op threads (0: one per physical core)
   GemmBackend gemm = GemmBackend::Builtin;
   KernelMode kernels = KernelMode::Fast; // Reference: the plain nested-loop einsum
   // optimize=time: called as plans are timed, (0, total) first and (total, total) last;

@@ -21,7 +21,7 @@ namespace onnxmini {
 
 
 struct SessionOptions {
-  int intra_op_num_threads = 1;  // 0: one per hardware thread
+  int intra_op_num_threads = 1;  // 0: one per physical core (as onnxruntime)
   // Idle pool threads spin briefly (ThreadPool::kDefaultSpinUs) before sleeping, so
   // back-to-back parallel kernels skip a wake-up; false: sleep at once (as
   // onnxruntime's "session.intra_op.allow_spinning" = "0").

@@ -11,6 +11,7 @@
 #include "kernels/einsum/einsum_executor.h"
 #include "kernels/einsum/einsum_planner.h"
 #include "kernels/gemm_engine/gemm.h"
+#include "core/cpu_features.h"
 #include "core/logging.h"
 #include "core/thread_pool.h"
 
@@ -52,6 +53,9 @@ Cache& cache() {
   return c;
 }
 
+// EinsumOptions::threads, 0 meaning one per physical core (as sessions count it).
+int pool_threads(int threads) { return threads > 0 ? threads : cpu::physical_cores(); }
+
 std::vector<const Tensor*> pointers(const std::vector<Tensor>& ts) {
   std::vector<const Tensor*> p;
   for (const auto& t : ts) p.push_back(&t);
@@ -60,7 +64,7 @@ std::vector<const Tensor*> pointers(const std::vector<Tensor>& ts) {
 
 // Times `plans` on random float32 data; returns the winner with every candidate's time.
 std::shared_ptr<CachedPlan> time_plans(std::vector<Plan> plans, const EinsumOptions& o) {
-  ThreadPool pool(o.threads);
+  ThreadPool pool(pool_threads(o.threads));
   const auto& engine = gemm::engine(o.gemm);
   std::vector<Tensor> inputs;
   std::mt19937 rng(7);
@@ -202,7 +206,7 @@ Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands, 
   }
   const auto cached = einsum_impl::get_plan(equation, shapes, options);
   Tensor out(dt, cached->plan.output_shape);
-  ThreadPool pool(options.threads);
+  ThreadPool pool(einsum_impl::pool_threads(options.threads));
   einsum_impl::execute_plan(cached->plan, ops, out, [](DType d, const Shape& s) { return Tensor(d, s); }, &pool,
                        gemm::engine(options.gemm));
   return out;

@@ -178,7 +178,7 @@ class InferenceSession:
     :param path_or_bytes: a file path, the serialized model (bytes), or an
         ``onnx.ModelProto``
     :param sess_options: :class:`SessionOptions` (default: onnxruntime's defaults, i.e. one
-        thread per hardware thread and every graph optimization)
+        thread per physical core and every graph optimization)
     :param providers: accepted for compatibility; onnxmini always runs on
         ``CPUExecutionProvider`` and warns about any other name, as onnxruntime does
         for providers it does not have

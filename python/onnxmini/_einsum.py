@@ -111,7 +111,7 @@ def einsum(
         Plans are cached per (equation, shapes), so only the first call plans or times.
     :param out: an array of the result's shape and dtype to copy the result into (returned)
     :param dtype: convert every operand to this dtype first (``numpy.asarray(op, dtype)``)
-    :param threads: intra-op threads (1 default; 0: one per hardware thread)
+    :param threads: intra-op threads (1 default; 0: one per physical core)
     :param gemm: GEMM backend, ``"builtin"`` (default), ``"openblas"`` or ``"eigen"`` where built
     :param kernels: ``"fast"`` (the plan) or ``"reference"`` (plain nested loops)
     :param progress: ``optimize="time"`` only: ``True`` draws a bar on stderr (tqdm when

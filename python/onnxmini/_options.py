@@ -67,7 +67,7 @@ class SessionOptions(_C.SessionOptions):
     """Options of an InferenceSession, with onnxruntime's defaults.
 
     Differences from the C++ defaults (``onnxmini::SessionOptions``): ``intra_op_num_threads``
-    0 (one thread per hardware thread) and ``graph_optimization_level`` ``ORT_ENABLE_ALL``
+    0 (one thread per physical core) and ``graph_optimization_level`` ``ORT_ENABLE_ALL``
     (folding and fusions), as onnxruntime. Pickles with every field and config entry.
     """
 
