@@ -72,6 +72,14 @@ std::vector<ConvCase> conv_cases() {
   ConvCase init{{1, 3, 8, 8}, {4, 3, 3, 3}, 1, {}, {}, {1, 1, 1, 1}};
   init.weight_initializer = true;
   v.push_back(init);
+  // Unit spatial axes (size 1, one tap, no padding) are dropped by the fast path:
+  ConvCase tall{{1, 32, 40, 1}, {32, 32, 5, 1}, 1, {}, {}, {}};                     // 1-D written as 2-D (jax2tf)
+  tall.weight_initializer = true;                                                  // the packed filters too
+  v.push_back(tall);
+  v.push_back({{2, 16, 1, 30}, {24, 16, 1, 3}, 1, {1, 2}, {}, {0, 1, 0, 1}});        // unit H, strided padded W
+  v.push_back({{1, 4, 1, 9}, {5, 4, 1, 3}, 1, {}, {}, {1, 0, 1, 0}});                // padded unit H: kept
+  v.push_back({{1, 3, 1, 8, 1}, {4, 3, 1, 3, 1}, 1, {}, {2, 1, 1}, {}});              // 3-D with two unit axes
+  v.push_back({{2, 6, 1, 1}, {5, 6, 1, 1}, 1, {}, {}, {}});                           // all unit: one axis stays
   return v;
 }
 
