@@ -11,6 +11,7 @@
 // Include only from an ISA file (or rnn_gates.cc): anonymous namespace.
 #pragma once
 #include <cstdint>
+#include <utility>
 
 #include "kernels/elementwise/fast_math.h"
 #include "kernels/rnn/rnn_gates.h"
@@ -73,6 +74,17 @@ inline typename O::reg gru_blend(typename O::reg z, typename O::reg cand, typena
   return O::fmadd(z, O::sub(h_prev, cand), cand);
 }
 
+// The update and reset gates of units j.. (mask m): z = f(xp_z + rg_z), r = f(xp_r + rg_r), clipped.
+template <class O>
+ONNXMINI_RNN_GATE_ATTR inline std::pair<typename O::reg, typename O::reg> gru_update_and_reset(
+    const GruRow& a, int64_t j, typename O::mask m, typename O::reg lo, typename O::reg hi) {
+  const typename O::reg zero = O::set1(0.0f);
+  auto gate = [&](int64_t off) {
+    return O::sigmoid(clamp<O>(O::add(O::load_fill(a.xp + off + j, m, zero), O::load_fill(a.rg + off + j, m, zero)), lo, hi));
+  };
+  return {gate(0), gate(a.H)};
+}
+
 template <class O>
 ONNXMINI_RNN_GATE_ATTR void gru_linear_row(const GruRow& a) {
   using R = typename O::reg;
@@ -80,8 +92,7 @@ ONNXMINI_RNN_GATE_ATTR void gru_linear_row(const GruRow& a) {
   const R hi = O::set1(a.clip), lo = O::set1(-a.clip), zero = O::set1(0.0f);
   for_units<O>(H, [&](int64_t j, typename O::mask m) {
     auto ld = [&](const float* p) { return O::load_fill(p + j, m, zero); };
-    const R z = O::sigmoid(clamp<O>(O::add(ld(a.xp), ld(a.rg)), lo, hi));
-    const R r = O::sigmoid(clamp<O>(O::add(ld(a.xp + H), ld(a.rg + H)), lo, hi));
+    const auto [z, r] = gru_update_and_reset<O>(a, j, m, lo, hi);
     R lin = ld(a.rg + 2 * H);
     if (a.rbh) lin = O::add(lin, ld(a.rbh));
     const R cand = O::tanh(clamp<O>(O::fmadd(r, lin, ld(a.xp + 2 * H)), lo, hi));
@@ -97,11 +108,9 @@ ONNXMINI_RNN_GATE_ATTR void gru_reset_gate_row(const GruRow& a) {
   const int64_t H = a.H;
   const R hi = O::set1(a.clip), lo = O::set1(-a.clip), zero = O::set1(0.0f);
   for_units<O>(H, [&](int64_t j, typename O::mask m) {
-    auto ld = [&](const float* p) { return O::load_fill(p + j, m, zero); };
-    const R z = O::sigmoid(clamp<O>(O::add(ld(a.xp), ld(a.rg)), lo, hi));
-    const R r = O::sigmoid(clamp<O>(O::add(ld(a.xp + H), ld(a.rg + H)), lo, hi));
+    const auto [z, r] = gru_update_and_reset<O>(a, j, m, lo, hi);
     O::store_mask(a.rg + j, m, z);
-    O::store_mask(a.rh + j, m, O::mul(r, ld(a.h)));
+    O::store_mask(a.rh + j, m, O::mul(r, O::load_fill(a.h + j, m, zero)));
   });
 }
 
