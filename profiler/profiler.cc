@@ -207,7 +207,10 @@ void Profiler::node(RunTrace& run, const ProfiledNode& node, const NodeSample& s
   rec.flops = stats.flops;
   rec.bytes_read = stats.bytes_read > 0 ? stats.bytes_read : double(rec.activation_size + rec.parameter_size);
   rec.bytes_written = stats.bytes_written > 0 ? stats.bytes_written : double(rec.output_size);
-  rec.variant = stats.variant;
+  // Every kernel_time event names its path and ISA: a kernel with one path and no
+  // SIMD code reports neither, and is its kernel name on the portable ISA.
+  rec.variant = stats.variant ? stats.variant : node.kernel_name.c_str();
+  rec.isa = stats.isa ? stats.isa : "portable";
   const size_t workers = s_->options.pool_workers.size();
   if (run.has_pool_stats && sample.pool_stats && matches_pool(*sample.pool_stats, workers) &&
       matches_pool(run.last, workers))

@@ -36,7 +36,8 @@ struct NodeRecord {
   uint16_t num_inputs = 0, num_outputs = 0;
   int64_t activation_size = 0, parameter_size = 0, output_size = 0;
   double flops = 0, bytes_read = 0, bytes_written = 0;
-  const char* variant = nullptr;
+  const char* variant = nullptr;  // never null once recorded (the kernel name by default)
+  const char* isa = nullptr;      // never null once recorded ("portable" by default)
   size_t live_after = 0;
   int32_t thread_stats = -1;  // index into RunTrace::thread_stats, -1 without a pool
   bool done = false;          // node_done() was called

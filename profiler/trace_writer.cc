@@ -133,6 +133,7 @@ class Writer {
     arg("op_name", n.node->op_type);
     arg("kernel", n.node->kernel_name);
     if (n.variant && *n.variant) arg("kernel_variant", n.variant);
+    if (n.isa) arg("isa", n.isa);
     const double seconds = double(t.computed_ns - t.prepared_ns) * 1e-9;
     if (n.flops > 0) arg("flops", fmt::format("{:.0f}", n.flops));
     arg("bytes_read", fmt::format("{:.0f}", n.bytes_read));

@@ -56,7 +56,7 @@ void ExecutionScope::run_node(size_t k) {
   kernel.compute(ctx);
   if (trace) {
     times.computed_ns = Profiler::now_ns();
-    trace->node(plan_.profiled[k], inputs_, outputs_, ctx.stats());
+    trace->node(plan_.profiled[k], inputs_, outputs_, ctx.stats(), ctx.reference_mode());
   }
 
   for (size_t i = 0; i < node.outputs.size(); ++i) {

@@ -48,11 +48,15 @@ void add_tensor(std::vector<TensorSample>& out, const Value* v, int input_slot) 
 }  // namespace
 
 void ProfiledRun::node(const ProfiledNode& node, const std::vector<const Value*>& inputs,
-                       const std::vector<Value>& outputs, const KernelStats& stats) {
+                       const std::vector<Value>& outputs, const KernelStats& stats, bool reference_kernels) {
   sample_.clear();
   for (size_t i = 0; i < inputs.size(); ++i) add_tensor(sample_.inputs, inputs[i], static_cast<int>(i));
   for (const Value& v : outputs) add_tensor(sample_.outputs, &v, -1);
   sample_.counters = stats;
+  if (reference_kernels) {  // --kernels reference: the plain loops, whatever a kernel calls its loop
+    sample_.counters.variant = "reference";
+    sample_.counters.isa = "portable";
+  }
   if (pool_) {
     pool_->read_stats(pool_stats_);
     sample_.pool_stats = &pool_stats_;

@@ -30,9 +30,10 @@ class ProfiledRun {
 
   // Right after kernel.compute(): the node's tensors (absent inputs and non-tensor
   // values left out), its counters and the pool's counters. No allocation once the
-  // sample's vectors have grown to the widest node.
+  // sample's vectors have grown to the widest node. With reference_kernels
+  // (KernelMode::Reference) the event says variant "reference", isa "portable".
   void node(const ProfiledNode& node, const std::vector<const Value*>& inputs, const std::vector<Value>& outputs,
-            const KernelStats& stats);
+            const KernelStats& stats, bool reference_kernels = false);
   // After the node's inputs were released.
   void node_done(const NodeTimes& times, size_t live_bytes_after) { profiler_.node_done(*trace_, times, live_bytes_after); }
   // A body (If branch, Loop iteration, Scan step) ran its nodes between the two times.

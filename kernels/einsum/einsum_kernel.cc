@@ -8,6 +8,7 @@
 
 #include "kernels/einsum/einsum_cache.h"
 #include "kernels/einsum/einsum_executor.h"
+#include "kernels/gemm_engine/gemm.h"
 #include "kernels/registry.h"
 
 namespace onnxmini {
@@ -49,6 +50,7 @@ class EinsumKernel : public Kernel {
     const auto cached = plan(ctx, shapes);  // a cache hit: prepare() built it
     ctx.stats().flops = cached->plan.flops;
     ctx.stats().variant = cached->plan.summary.c_str();  // cached plans live for the whole process
+    ctx.stats().isa = ctx.gemm().sgemm_path(gemm::SgemmArgs{}, false).isa;  // its products go through the engine
     einsum_impl::execute_plan(cached->plan, ops, y, [&ctx](DType d, const Shape& s) { return ctx.scratch(d, s); },
                          ctx.threads(), ctx.gemm());
   }

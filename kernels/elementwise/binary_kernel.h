@@ -61,6 +61,24 @@ inline bool binary_f32_simd(const BroadcastPlan& plan, const float* a, const flo
   return true;
 }
 
+// The broadcast shape of a plan, as a variant name (static strings, for
+// profiles): "binary_same_shape" (both inputs one dense run), "binary_scalar"
+// (one input is a single value), "binary_broadcast_rows" (a 2-D plan of short
+// rows, done in row blocks), "binary_broadcast_runs" (any other plan, run by run);
+// "_simd" when the ISA's float32 rows ran.
+inline const char* binary_variant(const BroadcastPlan& plan, bool simd) {
+  static const char* const names[4][2] = {{"binary_same_shape", "binary_same_shape_simd"},
+                                          {"binary_scalar", "binary_scalar_simd"},
+                                          {"binary_broadcast_rows", "binary_broadcast_rows_simd"},
+                                          {"binary_broadcast_runs", "binary_broadcast_runs_simd"}};
+  const bool va = plan.inner_stride(0) != 0, vb = plan.inner_stride(1) != 0;
+  int kind = 3;
+  if (plan.outer <= 1 && va && vb) kind = 0;
+  else if (plan.outer <= 1) kind = 1;
+  else if (short_rows_2d(plan)) kind = 2;
+  return names[kind][simd ? 1 : 0];
+}
+
 template <typename Op>
 class BinaryKernel : public Kernel {
  public:
@@ -99,10 +117,14 @@ class BinaryKernel : public Kernel {
         BroadcastPlan plan({a.shape(), sb});
         if constexpr (Op::kSimdOp >= 0 && std::is_same<TA, float>::value && std::is_same<TB, float>::value &&
                       std::is_same<TO, float>::value) {
-          if (binary_f32_simd(plan, cdata<float>(a), cdata<float>(b), mdata<float>(y), Op::kSimdOp, ctx.threads()))
+          if (binary_f32_simd(plan, cdata<float>(a), cdata<float>(b), mdata<float>(y), Op::kSimdOp, ctx.threads())) {
+            ctx.stats().variant = binary_variant(plan, true);
+            ctx.stats().isa = cpu::isa_name(simd::f32_kernels().isa);
             return;
+          }
         }
         binary_fast(plan, cdata<TA>(a), cdata<TB>(b), mdata<TO>(y), op_, ctx.threads());
+        ctx.stats().variant = binary_variant(plan, false);
       }
     });
   }

@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "kernels/elementwise/elementwise.h"
+#include "kernels/simd/f32_kernels.h"
 
 namespace onnxmini {
 namespace ew {
@@ -60,8 +61,14 @@ class UnaryKernel : public Kernel {
         const float* px = cdata<float>(x);
         float* py = mdata<float>(y);
         parallel_for(ctx.threads(), x.numel(), kGrain, [&](int64_t b, int64_t e) { Op::fast_run(px + b, py + b, e - b); });
+        // Every kFastFloat op has an entry in the AVX2 / AVX-512 tables; the portable
+        // table is empty and fast_run keeps its scalar approximation.
+        const cpu::Isa isa = simd::f32_kernels().isa;
+        ctx.stats().variant = isa == cpu::Isa::Portable ? "unary_fast_math" : "unary_simd";
+        ctx.stats().isa = cpu::isa_name(isa);
       } else {
         unary_fast(cdata<T>(x), mdata<TO>(y), x.numel(), op_, ctx.threads());
+        ctx.stats().variant = "unary_loop";  // a plain loop the compiler vectorises for the baseline ISA
       }
     });
   }

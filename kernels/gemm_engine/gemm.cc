@@ -2,10 +2,13 @@
 // epilogue, the reference engine, and backend selection.
 #include "kernels/gemm_engine/gemm.h"
 
+#include "core/cpu_features.h"
+
 #include <cmath>
 #include <cstring>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "core/thread_pool.h"
 
 namespace onnxmini {
@@ -156,6 +159,7 @@ void reference_gemm(const Args& a) {
 class ReferenceEngine : public GemmEngine {
  public:
   const char* name() const override { return "reference"; }
+  SgemmPath sgemm_path(const SgemmArgs&, bool) const override { return SgemmPath{}; }
   void sgemm(const SgemmArgs& a, ThreadPool*) const override {
     reference_gemm<float>(a);
     if (has_epilogue(a.epilogue))
@@ -164,6 +168,31 @@ class ReferenceEngine : public GemmEngine {
   void dgemm(const DgemmArgs& a, ThreadPool*) const override { reference_gemm<double>(a); }
 };
 }  // namespace
+
+SgemmPath GemmEngine::sgemm_path(const SgemmArgs& args, bool) const {
+  SgemmPath p;
+  p.route = std::strcmp(name(), "openblas") == 0 ? SgemmRoute::OpenBlas : SgemmRoute::Eigen;
+  if (args.M <= 0 || args.N <= 0) p.route = SgemmRoute::Empty;
+  p.isa = cpu::isa_name(cpu::hw_isa());
+  return p;
+}
+
+const char* sgemm_variant(GemmCaller caller, SgemmRoute route) {
+  // [caller][route], routes in SgemmRoute's order.
+  static const char* const names[4][7] = {
+      {"gemm_empty", "gemm_skinny/builtin", "gemm_packed/builtin", "gemm_prepacked/builtin", "gemm/eigen",
+       "gemm/openblas", "gemm/reference"},
+      {"matmul_folded+gemm_empty", "matmul_folded+gemm_skinny/builtin", "matmul_folded+gemm_packed/builtin",
+       "matmul_folded+gemm_prepacked/builtin", "matmul_folded+gemm/eigen", "matmul_folded+gemm/openblas",
+       "matmul_folded+gemm/reference"},
+      {"matmul_batched+gemm_empty", "matmul_batched+gemm_skinny/builtin", "matmul_batched+gemm_packed/builtin",
+       "matmul_batched+gemm_prepacked/builtin", "matmul_batched+gemm/eigen", "matmul_batched+gemm/openblas",
+       "matmul_batched+gemm/reference"},
+      {"matmul_broadcast+gemm_empty", "matmul_broadcast+gemm_skinny/builtin", "matmul_broadcast+gemm_packed/builtin",
+       "matmul_broadcast+gemm_prepacked/builtin", "matmul_broadcast+gemm/eigen", "matmul_broadcast+gemm/openblas",
+       "matmul_broadcast+gemm/reference"}};
+  return names[static_cast<int>(caller)][static_cast<int>(route)];
+}
 
 const GemmEngine& reference_engine() {
   static ReferenceEngine e;

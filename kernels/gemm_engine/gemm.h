@@ -91,10 +91,35 @@ struct ImplicitB {
   int64_t rows = 0, row_len = 0, row_stride = 0;
 };
 
+// The route one sgemm / sgemm_packed call takes (profiles, `onnxmini run --explain`):
+//   Skinny    builtin, N <= NR: A read in place, B packed once (gemm_builtin.cc run_skinny)
+//   Packed    builtin, A and B packed into MC x KC / KC x NC panels per call
+//   Prepacked builtin, B packed at session creation (constant weights)
+//   Eigen / OpenBlas: the external library; Reference: the plain triple loop; Empty: no product (M, N or K is 0).
+enum class SgemmRoute { Empty, Skinny, Packed, Prepacked, Eigen, OpenBlas, Reference };
+
+struct SgemmPath {
+  SgemmRoute route = SgemmRoute::Reference;
+  const char* isa = "portable";    // the micro-kernels' instruction set (cpu::isa_name)
+  int mr = 0, nr = 0;              // register tile (builtin only; 0 otherwise)
+  int64_t mc = 0, kc = 0, nc = 0;  // cache blocks (builtin only)
+};
+
+// Who called the engine, for the variant name.
+enum class GemmCaller { Gemm, MatMulFolded, MatMulBatched, MatMulBroadcast };
+
+// Static variant names, e.g. "gemm_skinny/builtin", "gemm_prepacked/builtin",
+// "gemm/openblas", "matmul_folded+gemm_packed/builtin", "matmul_batched+gemm/eigen".
+const char* sgemm_variant(GemmCaller caller, SgemmRoute route);
+
 class GemmEngine {
  public:
   virtual ~GemmEngine() = default;
   virtual const char* name() const = 0;
+  // The route sgemm (prepacked_b: sgemm_packed with a PackedB of this engine) takes for
+  // args' shape (M, N, K, trans_a); no data is read. Default: the external library named
+  // by name(), isa the CPU's level (the libraries pick their own kernels at run time).
+  virtual SgemmPath sgemm_path(const SgemmArgs& args, bool prepacked_b) const;
   virtual void sgemm(const SgemmArgs& args, ThreadPool* pool) const = 0;
   virtual void dgemm(const DgemmArgs& args, ThreadPool* pool) const;
   // Default: loops over sgemm. Engines may parallelise across the batch.

@@ -447,6 +447,16 @@ class BuiltinEngine : public GemmEngine {
  public:
   explicit BuiltinEngine(const SgemmKernelSet& ks) : ks_(ks) {}
   const char* name() const override { return "builtin"; }
+  // Mirrors run()'s first decisions (keep the two in step).
+  SgemmPath sgemm_path(const SgemmArgs& g, bool prepacked_b) const override {
+    SgemmPath p;
+    p.isa = cpu::isa_name(ks_.isa);
+    p.mr = ks_.mr, p.nr = ks_.nr, p.mc = ks_.mc, p.kc = ks_.kc, p.nc = ks_.nc;
+    if (g.M <= 0 || g.N <= 0 || g.K <= 0) p.route = SgemmRoute::Empty;
+    else if (!g.trans_a && g.N <= ks_.nr && ks_.kernels_arows[1]) p.route = SgemmRoute::Skinny;
+    else p.route = prepacked_b ? SgemmRoute::Prepacked : SgemmRoute::Packed;
+    return p;
+  }
   void sgemm(const SgemmArgs& a, ThreadPool* pool) const override { run(ks_, a, nullptr, pool); }
   void dgemm(const DgemmArgs& a, ThreadPool* pool) const override { dgemm_blocked(a, pool); }
 

@@ -164,13 +164,11 @@ class GemmKernel : public Kernel {
     }
     if (extra_col || extra_row) set_extra_bias(args.epilogue, extra_col, extra_row);
     if (activation) fused_.set(args.epilogue);
-    if (packed_b_) {
-      ctx.stats().variant = "gemm_prepacked";
-      ctx.gemm().sgemm_packed(args, *packed_b_, ctx.threads());
-    } else {
-      ctx.stats().variant = "gemm_sgemm";
-      ctx.gemm().sgemm(args, ctx.threads());
-    }
+    const gemm::SgemmPath path = ctx.gemm().sgemm_path(args, packed_b_ != nullptr);
+    ctx.stats().variant = gemm::sgemm_variant(gemm::GemmCaller::Gemm, path.route);
+    ctx.stats().isa = path.isa;
+    if (packed_b_) ctx.gemm().sgemm_packed(args, *packed_b_, ctx.threads());
+    else ctx.gemm().sgemm(args, ctx.threads());
   }
 
   // ---- fused addends (inputs 3 ..) ----

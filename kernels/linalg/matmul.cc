@@ -11,6 +11,8 @@
 //                     strides (0 for the side that is broadcast)
 //   matmul_broadcast  anything else: one sgemm per output matrix, offsets from
 //                     the broadcast strides
+// The profile's kernel_variant joins the layout and the engine's route:
+// "matmul_folded+gemm_skinny/builtin" (gemm::sgemm_variant).
 // float64 uses dgemm per matrix; integers a plain triple loop (wrapping like onnxruntime).
 #include <algorithm>
 
@@ -136,6 +138,13 @@ class MatMulKernel : public Kernel {
   }
 
  private:
+  // The variant and ISA of this call: the MatMul layout plus the engine's route.
+  static void report(KernelContext& ctx, gemm::GemmCaller caller, const gemm::SgemmArgs& args, bool prepacked_b) {
+    const gemm::SgemmPath path = ctx.gemm().sgemm_path(args, prepacked_b);
+    ctx.stats().variant = gemm::sgemm_variant(caller, path.route);
+    ctx.stats().isa = path.isa;
+  }
+
   void f32(KernelContext& ctx, const MatMulPlan& p, const float* a, const float* b, float* c) const {
     gemm::SgemmArgs args;
     args.M = p.M, args.N = p.N, args.K = p.K;
@@ -143,7 +152,7 @@ class MatMulKernel : public Kernel {
     const auto& g = ctx.gemm();
     if (p.b_batch == 1 && p.a_batch == p.batch) {
       args.M = p.batch * p.M;  // A's matrices are stacked rows of one tall matrix
-      ctx.stats().variant = "matmul_folded";
+      report(ctx, gemm::GemmCaller::MatMulFolded, args, packed_b_ != nullptr);
       if (packed_b_) g.sgemm_packed(args, *packed_b_, ctx.threads());
       else g.sgemm(args, ctx.threads());
       return;
@@ -161,12 +170,12 @@ class MatMulKernel : public Kernel {
         simple = ia == (st.a ? i : 0) && ib == (st.b ? i : 0);
       }
       if (simple) {
-        ctx.stats().variant = "matmul_batched";
+        report(ctx, gemm::GemmCaller::MatMulBatched, args, false);
         g.sgemm_batched(args, p.batch, st, ctx.threads());
         return;
       }
     }
-    ctx.stats().variant = "matmul_broadcast";
+    report(ctx, gemm::GemmCaller::MatMulBroadcast, args, false);
     for (int64_t i = 0; i < p.batch; ++i) {
       int64_t ia, ib;
       p.offsets(i, ia, ib);

@@ -48,6 +48,7 @@ void linear_scores(KernelContext& ctx, const float* x, const std::vector<float>&
     return;
   }
   ctx.stats().variant = "linear_gemm";
+  ctx.stats().isa = ctx.gemm().sgemm_path(gemm::SgemmArgs{}, false).isa;
   gemm::SgemmArgs args;
   args.trans_b = true;
   args.M = rows;

@@ -251,18 +251,21 @@ const char* conv_fast(KernelContext& ctx, const ConvGeom& g, const T* x, const T
   if constexpr (std::is_same_v<T, float>) {
     if (ex.lanes) {
       conv2d_lanes(ctx, g, x, *ex.lanes, ex.epilogue(bias, 0, mg), ex.affine, y);
+      ctx.stats().isa = "avx512";  // conv_lanes_avx512.cc is the only lanes kernel
       return "conv2d_lanes";
     }
   }
   if (uses_direct2d(g)) {
     conv_direct2d(g, x, w, bias, y, ctx.threads());
     apply_activation(ex.act, g, y);
+    ctx.stats().isa = "portable";  // plain loops (compiler-vectorised for the baseline ISA)
     return cg == 1 && mg == 1 ? "conv_depthwise" : "conv2d_direct";
   }
   if constexpr (std::is_same_v<T, float>) {
     if (implicit_conv_applies(g)) {
       static const std::vector<std::shared_ptr<gemm::PackedA>> none;
       conv2d_implicit(ctx, g, x, w, ex.packed ? *ex.packed : none, ex.epilogue(bias, 0, mg), ex.affine, y);
+      ctx.stats().isa = ctx.gemm().sgemm_path(gemm::SgemmArgs{}, false).isa;
       return "conv2d_implicit_gemm";
     }
   }
@@ -272,6 +275,8 @@ const char* conv_fast(KernelContext& ctx, const ConvGeom& g, const T* x, const T
     unit_stride = unit_stride && win.stride[d] == 1;
   }
   const bool direct = one_by_one && unit_stride;  // X[n, g] is already the col matrix
+  // The GEMM engine's micro-kernels do the work (float32; float64 is the portable dgemm).
+  ctx.stats().isa = std::is_same_v<T, float> ? ctx.gemm().sgemm_path(gemm::SgemmArgs{}, false).isa : "portable";
   Tensor col;
   if (!direct) col = ctx.scratch(dtype_of<T>::value, {K, P});
   for (int64_t n = 0; n < g.N; ++n)

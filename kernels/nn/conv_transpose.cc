@@ -173,6 +173,7 @@ class ConvTransposeKernel : public Kernel {
     } else {
       convt_fast(ctx, g, x, w, b, y);
       ctx.stats().variant = "convtranspose_gemm_col2im";
+      if (std::is_same_v<T, float>) ctx.stats().isa = ctx.gemm().sgemm_path(gemm::SgemmArgs{}, false).isa;
     }
   }
 

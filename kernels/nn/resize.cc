@@ -332,6 +332,7 @@ class ResizeKernel : public Kernel {
       const cpu::Isa isa = resize_isa();
       const ResizeRowKernels& k = resize_row_kernels_for(isa);
       ctx.stats().variant = resize_fast_variant(p.fast.kind, k.isa);
+      ctx.stats().isa = cpu::isa_name(k.isa);
       ResizePathCounts& counts = resize_path_counts();
       (p.fast.kind == ResizeFastKind::Bilinear           ? counts.bilinear
        : p.fast.kind == ResizeFastKind::NearestReplicate ? counts.nearest_replicate

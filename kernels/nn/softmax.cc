@@ -141,12 +141,25 @@ class SoftmaxKernel : public Kernel {
       else inner *= x.dim(d);
     }
     ctx.stats().flops = 4.0 * x.numel();
-    ctx.stats().variant = ctx.reference_mode() ? "softmax_reference" : (inner == 1 ? "softmax_rows" : "softmax_strided");
+    ctx.stats().variant = ctx.reference_mode() ? "softmax_reference" : variant(x.dtype(), len, inner, ctx.stats().isa);
     if (x.dtype() == DType::Float32) run<float>(ctx, outer, len, inner);
     else run<double>(ctx, outer, len, inner);
   }
 
  private:
+  // The path softmax_fast takes (static strings, for profiles); sets `isa`.
+  static const char* variant(DType dt, int64_t len, int64_t inner, const char*& isa) {
+    isa = "portable";
+    if (inner != 1) return "softmax_strided";  // columns of `inner` contiguous values
+    if (kLog || dt != DType::Float32) return "softmax_rows_generic";
+    const simd::F32Kernels& k = simd::f32_kernels();
+    if (k.softmax_rows && len <= k.softmax_max_len) {
+      isa = cpu::isa_name(k.isa);
+      return "softmax_rows_simd";
+    }
+    return "softmax_rows";  // scalar rows with fast_expf
+  }
+
   template <typename T>
   void run(KernelContext& ctx, int64_t outer, int64_t len, int64_t inner) {
     const T* x = ctx.input(0).data<T>();

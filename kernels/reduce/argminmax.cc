@@ -160,6 +160,22 @@ class ArgKernel : public Kernel {
     const int64_t outer = shape_product(x.shape(), 0, axis), n = x.dim(axis), inner = shape_product(x.shape(), axis + 1, x.rank());
     if (ctx.reference_mode()) arg_reference<Cmp>(x.data<T>(), outer, n, inner, last_, y.mutable_data<int64_t>());
     else arg_fast<Cmp>(x.data<T>(), outer, n, inner, last_, y.mutable_data<int64_t>(), ctx.threads());
+    if (ctx.reference_mode()) return;
+    // The path arg_fast took (static strings, for profiles).
+    KernelStats& stats = ctx.stats();
+    stats.isa = "portable";
+    if (inner > 1) {
+      stats.variant = "arg_columns_tiled";
+      return;
+    }
+    stats.variant = "arg_rows_scalar";
+    if constexpr (std::is_same<T, float>::value) {
+      const simd::F32Kernels& k = simd::f32_kernels();
+      if (k.arg_rows[0] && n <= k.arg_max_len && outer > 0) {
+        stats.variant = "arg_rows_simd";
+        stats.isa = cpu::isa_name(k.isa);
+      }
+    }
   }
 
   int64_t axis_;

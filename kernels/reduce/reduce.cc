@@ -242,12 +242,26 @@ void reduce_fast(KernelContext& ctx, const Tensor& x, const ReducePlan& plan, co
     acc = acc_buffer.data();
   }
   if (shift) sh.assign(shift->begin(), shift->end());
-  if (plan.n == 0) std::fill(acc, acc + outputs, Op::init());
-  else if (plan.inner == 1) {
-    if (shift || !reduce_short_rows<Op>(in, plan.outer, plan.n, acc, ctx.threads()))
+  // The path this call takes, for profiles (static strings; a transpose first when
+  // the reduced axes were not one block).
+  const bool moved_first = !plan.perm.empty();
+  KernelStats& stats = ctx.stats();
+  stats.isa = "portable";
+  if (plan.n == 0) {
+    std::fill(acc, acc + outputs, Op::init());
+    stats.variant = "reduce_empty";
+  } else if (plan.inner == 1) {
+    if (!shift && reduce_short_rows<Op>(in, plan.outer, plan.n, acc, ctx.threads())) {
+      stats.variant = moved_first ? "reduce_transpose_short_rows_simd" : "reduce_short_rows_simd";
+      stats.isa = cpu::isa_name(simd::f32_kernels().isa);
+    } else {
       reduce_rows<Op>(in, plan.outer, plan.n, shift ? sh.data() : nullptr, acc, ctx.threads());
+      stats.variant = moved_first ? "reduce_transpose_rows_pairwise" : "reduce_rows_pairwise";
+    }
+  } else {
+    reduce_columns<Op>(in, plan.outer, plan.n, plan.inner, shift ? sh.data() : nullptr, acc, ctx.threads());
+    stats.variant = "reduce_columns";
   }
-  else reduce_columns<Op>(in, plan.outer, plan.n, plan.inner, shift ? sh.data() : nullptr, acc, ctx.threads());
   for (int64_t o = 0; o < outputs; ++o) out[o] = static_cast<T>(Op::finalize(acc[o], plan.n));
 }
 

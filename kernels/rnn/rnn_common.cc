@@ -220,6 +220,9 @@ class RnnKernel : public Kernel {
       rnn_reference(p);
       return;
     }
+    // The gates' ISA when they run vectorised, else the engine's (the products).
+    ctx.stats().isa = attrs_.default_activations ? cpu::isa_name(gate_kernels().isa)
+                                                 : ctx.gemm().sgemm_path(gemm::SgemmArgs{}, false).isa;
     Tensor ws = ctx.scratch(DType::Float32, {fast_workspace_floats(p)});
     rnn_fast(p, gate_kernels(), ctx.gemm(), ctx.threads(), ws.mutable_data<float>(), packed_.get());
   }

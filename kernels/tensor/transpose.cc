@@ -98,8 +98,15 @@ void transpose_reference(const T* in, const Shape& in_shape, const std::vector<i
   }
 }
 
-template <typename T>
-void transpose_fast(const T* in, const Shape& in_shape, const std::vector<int64_t>& perm, T* out, ThreadPool* pool) {
+// The fast path's plan: which of the three paths (after merging axes) runs.
+struct MergedTranspose {
+  enum Kind { kCopy, kLastTwo, kGeneral } kind = kCopy;
+  Shape merged_in;
+  std::vector<int64_t> merged_perm;
+};
+
+MergedTranspose merge_axes(const Shape& in_shape, const std::vector<int64_t>& perm) {
+  MergedTranspose r;
   // 1. Drop size-1 axes (they do not move data), then merge in-order runs.
   std::vector<int64_t> kept;  // input axes of size > 1, in output order
   for (int64_t p : perm)
@@ -110,18 +117,17 @@ void transpose_fast(const T* in, const Shape& in_shape, const std::vector<int64_
     if (!groups.empty() && groups.back().back() + 1 == p) groups.back().push_back(p);
     else groups.push_back({p});
   }
-  const int64_t numel = shape_numel(in_shape);
-  if (groups.size() <= 1) {  // identity after merging: a plain copy
-    std::copy(in, in + numel, out);
-    return;
-  }
+  if (groups.size() <= 1) return r;  // identity after merging: a plain copy
   // Input-order list of groups gives the merged input shape.
   std::vector<size_t> by_input(groups.size());
   for (size_t g = 0; g < groups.size(); ++g) by_input[g] = g;
   std::sort(by_input.begin(), by_input.end(), [&](size_t a, size_t b) { return groups[a][0] < groups[b][0]; });
   const size_t m = groups.size();
-  Shape merged_in(m);
-  std::vector<int64_t> merged_perm(m), rank_of_group(m);
+  Shape& merged_in = r.merged_in;
+  std::vector<int64_t>& merged_perm = r.merged_perm;
+  merged_in.resize(m);
+  merged_perm.resize(m);
+  std::vector<int64_t> rank_of_group(m);
   for (size_t k = 0; k < m; ++k) rank_of_group[by_input[k]] = static_cast<int64_t>(k);
   for (size_t k = 0; k < m; ++k) {
     int64_t size = 1;
@@ -133,17 +139,34 @@ void transpose_fast(const T* in, const Shape& in_shape, const std::vector<int64_
   // 2. (batch..., R, C) -> (batch..., C, R)?
   bool last_two = merged_perm[m - 1] == static_cast<int64_t>(m) - 2 && merged_perm[m - 2] == static_cast<int64_t>(m) - 1;
   for (size_t d = 0; d + 2 < m && last_two; ++d) last_two = merged_perm[d] == static_cast<int64_t>(d);
-  if (last_two) {
+  r.kind = last_two ? MergedTranspose::kLastTwo : MergedTranspose::kGeneral;
+  return r;
+}
+
+template <typename T>
+TransposePath transpose_fast(const T* in, const Shape& in_shape, const std::vector<int64_t>& perm, T* out,
+                             ThreadPool* pool) {
+  const MergedTranspose plan_axes = merge_axes(in_shape, perm);
+  const int64_t numel = shape_numel(in_shape);
+  if (plan_axes.kind == MergedTranspose::kCopy) {
+    std::copy(in, in + numel, out);
+    return {"transpose_copy", "portable"};
+  }
+  const Shape& merged_in = plan_axes.merged_in;
+  const std::vector<int64_t>& merged_perm = plan_axes.merged_perm;
+  const size_t m = merged_in.size();
+  if (plan_axes.kind == MergedTranspose::kLastTwo) {
     const int64_t rows = merged_in[m - 2], cols = merged_in[m - 1];
     const int64_t batch = numel / (rows * cols);
     if constexpr (std::is_same_v<T, uint32_t>) {
-      if (Transpose32TileFn fn = transpose32_tile_for(cpu::active_isa())) {
+      const cpu::Isa isa = cpu::active_isa();
+      if (Transpose32TileFn fn = transpose32_tile_for(isa)) {
         transpose_2d_simd(fn, in, out, batch, rows, cols, pool);
-        return;
+        return {isa == cpu::Isa::Avx512 ? "transpose_simd_16x16" : "transpose_simd_8x8", cpu::isa_name(isa)};
       }
     }
     transpose_2d_tiled(in, out, batch, rows, cols, pool);
-    return;
+    return {"transpose_tiled_32x32", "portable"};
   }
   // 3. General strided path.
   const std::vector<int64_t> strides = row_major_strides(merged_in);
@@ -156,9 +179,24 @@ void transpose_fast(const T* in, const Shape& in_shape, const std::vector<int64_
     for (int64_t i = 0; i < plan.out_shape[d]; ++i) plan.offsets[d][i] = i * strides[merged_perm[d]];
   }
   copy_by_axis_offsets(plan, in, out, T(), pool);
+  return {"transpose_axis_offsets", "portable"};
 }
 
 }  // namespace
+
+TransposePath transpose_path(size_t elem_bytes, const Shape& in_shape, const std::vector<int64_t>& perm,
+                             bool reference) {
+  if (reference) return {};
+  switch (merge_axes(in_shape, perm).kind) {
+    case MergedTranspose::kCopy: return {"transpose_copy", "portable"};
+    case MergedTranspose::kGeneral: return {"transpose_axis_offsets", "portable"};
+    case MergedTranspose::kLastTwo: break;
+  }
+  const cpu::Isa isa = cpu::active_isa();
+  if (elem_bytes == 4 && transpose32_tile_for(isa))
+    return {isa == cpu::Isa::Avx512 ? "transpose_simd_16x16" : "transpose_simd_8x8", cpu::isa_name(isa)};
+  return {"transpose_tiled_32x32", "portable"};
+}
 
 Shape transposed_shape(const Shape& in, const std::vector<int64_t>& perm) {
   Shape out(perm.size());
@@ -166,14 +204,16 @@ Shape transposed_shape(const Shape& in, const std::vector<int64_t>& perm) {
   return out;
 }
 
-void transpose(const KernelContext& ctx, const Tensor& in, const std::vector<int64_t>& perm, Tensor& out,
-               bool reference) {
-  if (in.numel() == 0) return;
+TransposePath transpose(const KernelContext& ctx, const Tensor& in, const std::vector<int64_t>& perm, Tensor& out,
+                        bool reference) {
+  TransposePath path;
+  if (in.numel() == 0) return path;
   dispatch_by_width(ctx, in.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if (reference) transpose_reference(elems<T>(in), in.shape(), perm, elems_mut<T>(out), out.shape());
-    else transpose_fast(elems<T>(in), in.shape(), perm, elems_mut<T>(out), ctx.threads());
+    else path = transpose_fast(elems<T>(in), in.shape(), perm, elems_mut<T>(out), ctx.threads());
   });
+  return path;
 }
 
 }  // namespace tensor_ops
@@ -207,7 +247,9 @@ class TransposeKernel : public Kernel {
     const int64_t rank = static_cast<int64_t>(x.rank());
     if (perm.empty())
       for (int64_t d = rank - 1; d >= 0; --d) perm.push_back(d);
-    tensor_ops::transpose(ctx, x, perm, ctx.output(0), ctx.reference_mode());
+    const tensor_ops::TransposePath path = tensor_ops::transpose(ctx, x, perm, ctx.output(0), ctx.reference_mode());
+    ctx.stats().variant = path.variant;
+    ctx.stats().isa = path.isa;
   }
 
  private:
