@@ -171,7 +171,8 @@ class ArgKernel : public Kernel {
     stats.variant = "arg_rows_scalar";
     if constexpr (std::is_same<T, float>::value) {
       const simd::F32Kernels& k = simd::f32_kernels();
-      if (k.arg_rows[0] && n <= k.arg_max_len && outer > 0) {
+      const int64_t width = k.isa == cpu::Isa::Avx512 ? 16 : 8;  // rows per SIMD group (one per lane)
+      if (k.arg_rows[0] && n <= k.arg_max_len && outer >= width) {
         stats.variant = "arg_rows_simd";
         stats.isa = cpu::isa_name(k.isa);
       }

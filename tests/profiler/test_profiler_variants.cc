@@ -1,0 +1,108 @@
+// Every kernel_time event names the path its kernel took (kernel_variant) and
+// the instruction set of the code that ran (isa): for a small model with one
+// node of each family that reports a choice, in fast and reference mode. The
+// ISA follows ONNXMINI_ISA (CTest also runs the suite with ONNXMINI_ISA=portable,
+// where every event must say "portable").
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "core/cpu_features.h"
+#include "tests/common/model_builder.h"
+#include "tests/profiler/trace_checks.h"
+
+using namespace onnxmini;
+using namespace onnxmini::test;
+
+namespace {
+
+// X [2,16,8,8] -> Conv -> Relu -> Transpose(NHWC) -> ReduceSum(axis 3) -> ArgMax,
+// plus Add, Softmax, MatMul (constant B) and Sigmoid branches.
+ModelBuilder variety_model() {
+  ModelBuilder mb(13);
+  mb.input("X", DType::Float32, {2, 16, 8, 8});
+  mb.input("V", DType::Float32, {64, 32});
+  mb.initializer("W", random_tensor(DType::Float32, {16, 16, 3, 3}, 3));
+  mb.initializer("B", random_tensor(DType::Float32, {32, 48}, 4));
+  mb.node("Conv", {"X", "W"}, {"c"}).name("conv").attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+  mb.node("Relu", {"c"}, {"r"}).name("relu");
+  mb.node("Transpose", {"r"}, {"t"}).name("transpose").attr("perm", std::vector<int64_t>{0, 2, 3, 1});
+  mb.initializer("axes", Tensor::from_vector<int64_t>({1}, {3}));
+  mb.node("ReduceSum", {"t", "axes"}, {"s"}).name("reduce").attr("keepdims", 0);
+  mb.node("ArgMax", {"s"}, {"am"}).name("argmax").attr("axis", 2);
+  mb.node("Add", {"V", "V"}, {"a"}).name("add");
+  mb.node("Softmax", {"a"}, {"sm"}).name("softmax");
+  mb.node("MatMul", {"sm", "B"}, {"mm"}).name("matmul");
+  mb.node("Sigmoid", {"mm"}, {"sg"}).name("sigmoid");
+  mb.output("am");
+  mb.output("sg");
+  return mb;
+}
+
+// name -> kernel_time args of one profiled run.
+std::map<std::string, nlohmann::json> kernel_args(KernelMode mode) {
+  SessionOptions o;
+  o.enable_profiling = true;
+  o.kernels = mode;
+  o.profile_file_prefix = ::testing::TempDir() + "variants_profile_";
+  auto s = variety_model().session(o);
+  run_all(*s, {{"X", random_tensor(DType::Float32, {2, 16, 8, 8}, 1)},
+               {"V", random_tensor(DType::Float32, {64, 32}, 2)}});
+  const std::string path = s->end_profiling();
+  const nlohmann::json events = nlohmann::json::parse(slurp(path));
+  std::remove(path.c_str());
+  std::map<std::string, nlohmann::json> out;
+  for (const auto& e : events) {
+    const std::string name = e["name"];
+    if (ends_with(name, "_kernel_time")) out[name.substr(0, name.size() - 12)] = e["args"];
+  }
+  return out;
+}
+
+TEST(ProfilerVariants, EveryKernelEventNamesVariantAndIsa) {
+  const auto args = kernel_args(KernelMode::Fast);
+  ASSERT_EQ(args.size(), 9u);
+  const std::set<std::string> isas{"portable", "avx2", "avx512"};
+  for (const auto& [node, a] : args) {
+    ASSERT_TRUE(a.contains("kernel_variant")) << node;
+    ASSERT_TRUE(a.contains("isa")) << node;
+    EXPECT_FALSE(a["kernel_variant"].get<std::string>().empty()) << node;
+    EXPECT_EQ(isas.count(a["isa"].get<std::string>()), 1u) << node << ": " << a["isa"];
+  }
+  // The variant names the path this call took.
+  EXPECT_EQ(args.at("transpose")["kernel_variant"], cpu::active_isa() == cpu::Isa::Avx512 ? "transpose_simd_16x16"
+                                                    : cpu::active_isa() == cpu::Isa::Avx2 ? "transpose_simd_8x8"
+                                                                                          : "transpose_tiled_32x32");
+  EXPECT_EQ(args.at("add")["kernel_variant"], cpu::active_isa() == cpu::Isa::Portable ? "binary_same_shape"
+                                                                                      : "binary_same_shape_simd");
+  EXPECT_EQ(args.at("reduce")["kernel_variant"], cpu::active_isa() == cpu::Isa::Portable ? "reduce_rows_pairwise"
+                                                                                         : "reduce_short_rows_simd");
+  // ArgMax over the last axis of [2,8,8]: 16 rows of 8, a whole number of SIMD groups.
+  EXPECT_EQ(args.at("argmax")["kernel_variant"], cpu::active_isa() == cpu::Isa::Portable ? "arg_rows_scalar"
+                                                                                         : "arg_rows_simd");
+  EXPECT_EQ(args.at("matmul")["kernel_variant"], "matmul_folded+gemm_prepacked/builtin");
+  EXPECT_EQ(args.at("relu")["kernel_variant"], "unary_loop");
+  EXPECT_EQ(args.at("relu")["isa"], "portable");
+}
+
+TEST(ProfilerVariants, SimdKernelsReportTheActiveIsa) {
+  // ONNXMINI_ISA caps cpu::active_isa(); the events follow it.
+  const auto args = kernel_args(KernelMode::Fast);
+  const std::string isa = cpu::active_isa_name();
+  for (const char* node : {"transpose", "add", "softmax", "matmul", "sigmoid", "conv", "reduce", "argmax"})
+    EXPECT_EQ(args.at(node)["isa"], isa) << node;
+}
+
+TEST(ProfilerVariants, ReferenceKernelsArePortableReference) {
+  const auto args = kernel_args(KernelMode::Reference);
+  ASSERT_EQ(args.size(), 9u);
+  for (const auto& [node, a] : args) {
+    EXPECT_EQ(a["kernel_variant"], "reference") << node;
+    EXPECT_EQ(a["isa"], "portable") << node;
+  }
+}
+
+}  // namespace
