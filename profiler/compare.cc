@@ -36,6 +36,8 @@ Side collect(const Trace& t, const CompareOptions& o) {
     switch (o.by) {
       case GroupBy::Op: key = Key{k.op, "", "", "", -1}; break;
       case GroupBy::Node: key = Key{k.op, k.node, "", "", -1}; break;
+      case GroupBy::Variant:
+        throw Error(ErrorCode::InvalidArgument, "profile compare has no --by variant (use op, node or shape)");
       case GroupBy::Shape: {
         const int64_t idx = seen[{k.op, k.input_shapes, k.output_shapes}]++;
         key = Key{k.op, "", k.input_shapes, k.output_shapes, idx};

@@ -15,6 +15,7 @@
 // kernel event's own time (self_us).
 #include "onnxmini/profile.h"
 
+#include <cstdlib>
 #include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -39,6 +40,18 @@ std::string arg_text(const nlohmann::json& args, const char* key) {
   if (it == args.end()) return "";
   if (it->is_string()) return it->get<std::string>();
   return it->dump();
+}
+
+// A numeric arg (a string in onnxmini's traces); 0 when absent or not a number.
+double arg_number(const nlohmann::json& args, const char* key) {
+  auto it = args.find(key);
+  if (it == args.end()) return 0;
+  if (it->is_number()) return it->get<double>();
+  if (!it->is_string()) return 0;
+  const std::string& s = it->get_ref<const std::string&>();
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  return end && *end == '\0' && !s.empty() ? v : 0;
 }
 
 int64_t int_field(const nlohmann::json& e, const char* key, const std::string& where) {
@@ -115,6 +128,10 @@ Trace parse_trace(const std::string& text, const std::string& path) {
     if (args.contains("output_type_shape")) k.output_shapes = args["output_type_shape"].dump();
     const std::string index = arg_text(args, "node_index");
     if (!index.empty() && index.find_first_not_of("0123456789") == std::string::npos) k.node_index = std::stoll(index);
+    k.variant = arg_text(args, "kernel_variant");
+    k.isa = arg_text(args, "isa");
+    k.flops = arg_number(args, "flops");
+    k.bytes = arg_number(args, "bytes_read") + arg_number(args, "bytes_written");
     k.dur_us = int_field(e, "dur", where);
     k.ts_us = int_field(e, "ts", where);
     const int self = static_cast<int>(trace.kernels.size());

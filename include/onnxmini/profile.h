@@ -35,6 +35,11 @@ struct KernelEvent {
   // and how deep the node sits: 0 in the main graph, 1 in a body of a main-graph node...
   int64_t self_us = 0;
   int depth = 0;
+  // onnxmini's extra args ("" / 0 when absent, e.g. in onnxruntime traces).
+  std::string variant;  // args.kernel_variant: the code path that ran
+  std::string isa;      // args.isa: portable, avx2 or avx512
+  double flops = 0;     // args.flops
+  double bytes = 0;     // args.bytes_read + args.bytes_written
 };
 
 struct Trace {
@@ -73,14 +78,30 @@ struct Table {
 // `onnxmini profile summary`: where the time goes, per op type, per node or per
 // (op, input shapes, output shapes) - the seeds' groupby on args_op_name.
 
-enum class GroupBy { Op, Node, Shape };
+enum class GroupBy { Op, Node, Shape, Variant };
 GroupBy group_by_from_string(const std::string& s);  // throws InvalidArgument
 
 struct SummaryOptions {
   GroupBy by = GroupBy::Op;
   int skip_runs = 0;  // leading runs left out (warm-up)
   int top = 0;        // rows kept after sorting; 0: all
+  // The roofline of --by variant: peak GFLOP/s and GB/s; 0 measures it here
+  // (measure_roofs()).
+  double peak_gflops = 0, peak_gbs = 0;
 };
+
+// ---- Roofline --------------------------------------------------------------
+// The two roofs of the roofline model on the machine at hand, measured on one
+// core in well under 0.5 s: a hand-written FMA loop (independent accumulators
+// in registers of the widest ISA cpu detection allows, ONNXMINI_ISA included)
+// and a streaming copy of buffers larger than the last-level cache (GB/s counts
+// bytes read + bytes written, as the trace's bytes args do).
+struct Roofs {
+  double peak_gflops = 0;  // float32 FMA, one core
+  double peak_gbs = 0;     // copy bandwidth, one core
+  std::string isa;         // the ISA of the FMA loop
+};
+Roofs measure_roofs();
 
 struct SummaryRow {
   std::string op, node, input_shapes, output_shapes;  // node: only by node; shapes: only by shape
@@ -89,6 +110,15 @@ struct SummaryRow {
   double mean_us = 0;    // total / count
   double per_run_us = 0; // total / runs
   double share_pct = 0;  // total / all kernel time of the kept runs
+  // --by variant only: the path, its ISA, the work it reported and where it sits
+  // under the roofline (gflop_per_s = flops / time; flop_per_byte = flops / bytes;
+  // bound "compute" when flop_per_byte * peak_gbs >= peak_gflops, else "memory";
+  // roof_pct = achieved / min(peak_gflops, flop_per_byte * peak_gbs), the memory
+  // roof being gbyte_per_s / peak_gbs for rows without flops).
+  std::string variant, isa;
+  double flops = 0, bytes = 0;
+  double gflop_per_s = 0, gbyte_per_s = 0, flop_per_byte = 0, roof_pct = 0;
+  std::string bound;
 };
 
 struct Summary {
@@ -98,6 +128,8 @@ struct Summary {
   int64_t total_us = 0;  // all kernel time of the kept runs (own times, so nothing is counted twice)
   size_t all_rows = 0;   // rows before --top
   std::vector<SummaryRow> rows;  // by total_us, descending
+  Roofs roofs;                   // --by variant: the roofs used
+  bool roofs_measured = false;   // true: measured here (measure_roofs), not given
 };
 
 // Number of runs a trace holds (runs counted by SequentialExecutor::Execute, plus a

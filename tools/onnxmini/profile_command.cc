@@ -1,4 +1,5 @@
-// onnxmini profile summary TRACE [--by op|node|shape] [--skip-runs N] [--top N] [--format F]
+// onnxmini profile summary TRACE [--by op|node|shape|variant] [--skip-runs N] [--top N] [--format F]
+//                              [--peak-gflops G] [--peak-gbs B]
 // onnxmini profile compare BASE OTHER [--by op|node|shape] [--skip-runs N] [--format F]
 // Both read onnxmini's and onnxruntime's traces (fence or kernel-only layout).
 #include <iostream>
@@ -16,6 +17,7 @@ struct ProfileArgs {
   std::string by_summary = "op", by_compare = "shape";
   std::string format_summary = "text", format_compare = "text";
   int skip_summary = 0, skip_compare = 0, top = 0;
+  double peak_gflops = 0, peak_gbs = 0;
 };
 
 CommandRegistrar reg("profile", [](CLI::App& app) -> std::function<int()> {
@@ -24,7 +26,10 @@ CommandRegistrar reg("profile", [](CLI::App& app) -> std::function<int()> {
   sub->require_subcommand(1);
   CLI::App* sum = sub->add_subcommand("summary", "Time per op type, node or (op, shapes)");
   sum->add_option("trace", a->trace, "trace file (.json)")->required();
-  sum->add_option("--by", a->by_summary, "op (default), node or shape");
+  sum->add_option("--by", a->by_summary,
+                  "op (default), node, shape, or variant: (op, kernel_variant, isa) with GFLOP/s, GB/s and the roofline");
+  sum->add_option("--peak-gflops", a->peak_gflops, "--by variant: the compute roof (default: measured here)");
+  sum->add_option("--peak-gbs", a->peak_gbs, "--by variant: the memory roof in GB/s (default: measured here)");
   sum->add_option("--skip-runs", a->skip_summary, "leading runs to leave out (warm-up)");
   sum->add_option("--top", a->top, "rows to show (default all)");
   sum->add_option("--format", a->format_summary, "text (default), csv, json or markdown");
@@ -40,6 +45,8 @@ CommandRegistrar reg("profile", [](CLI::App& app) -> std::function<int()> {
       o.by = group_by_from_string(a->by_summary);
       o.skip_runs = a->skip_summary;
       o.top = a->top;
+      o.peak_gflops = a->peak_gflops;
+      o.peak_gbs = a->peak_gbs;
       const Format f = format_from_string(a->format_summary);
       const Summary s = summarize(read_trace(a->trace), o);
       std::cout << summary_table(s).render(f, summary_title(s));
