@@ -164,11 +164,34 @@ class KernelContext {
   KernelStats stats_;
 };
 
+// What a kernel will do for given input shapes, without running it
+// (`onnxmini run --explain`): the variant its compute() would report in
+// KernelStats, the ISA and the blocking. Static strings, like KernelStats.
+struct KernelPlan {
+  // The only path of a kernel that makes no choice: the runtime shows the kernel name.
+  static constexpr const char* kOnlyPath = "";
+  const char* variant = kOnlyPath;  // nullptr: chosen at run time (depends on what is not known yet)
+  const char* isa = "portable";
+  std::string blocking;  // tile sizes / cache blocks, "" when the kernel has none
+  static KernelPlan at_run_time() {
+    KernelPlan p;
+    p.variant = nullptr;
+    return p;
+  }
+};
+
 class Kernel {
  public:
   virtual ~Kernel() = default;
   virtual void prepare(KernelContext& ctx) = 0;
   virtual void compute(KernelContext& ctx) = 0;
+  // The plan for inputs of these shapes (input_shapes[i] null: unknown, or absent).
+  // Kernels that choose a path override it; the default is the single path. May
+  // throw (bad shapes): the caller reports the node as chosen at run time.
+  virtual KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>& input_shapes) const {
+    (void)info, (void)input_shapes;
+    return {};
+  }
 };
 
 }  // namespace onnxmini

@@ -17,6 +17,7 @@
 #include "runtime/executor.h"
 #include "runtime/graph_fusion.h"
 #include "runtime/profiler_feed.h"
+#include "runtime/explain.h"
 #include "runtime/session_log.h"
 #include "core/cpu_features.h"
 #include "core/thread_pool.h"
@@ -169,6 +170,11 @@ std::vector<ValueInfo> Session::overridable_initializers() const {
 }
 const SessionOptions& Session::options() const { return impl_->options; }
 size_t Session::weight_bytes() const { return impl_->weight_bytes; }
+
+std::vector<KernelExplanation> Session::explain(
+    const std::map<std::string, std::vector<ExplainInput>>& observed) const {
+  return explain_plan(*impl_->plan, impl_->options, impl_->pool ? impl_->pool->num_threads() : 1, observed);
+}
 std::string Session::end_profiling() { return impl_->profiler->end_profiling(); }
 int64_t Session::profiling_start_time_ns() const { return impl_->profiler->start_time_ns(); }
 

@@ -7,6 +7,7 @@
 #include "onnxmini/export.h"
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -130,6 +131,28 @@ struct ModelDescription {
   size_t weight_bytes = 0;
 };
 
+// `onnxmini run --explain`: what each node's kernel will do, asked of the kernel
+// (Kernel::describe) without running it.
+// A node input as known before a run: its element type and shape (has_shape false: unknown).
+struct ExplainInput {
+  DType dtype = DType::Undefined;
+  bool has_shape = false;
+  Shape shape;
+};
+struct KernelExplanation {
+  std::string node;     // the node's event name in traces (its name, or "<OpType>_<index>")
+  std::string op_type;
+  std::string kernel;   // registered kernel name
+  int depth = 0;        // 0: main graph; 1: in a body (If/Loop/Scan) of a main-graph node; ...
+  std::string body;     // depth > 0: "<parent node>.<attribute>" (e.g. "loop_1.body")
+  std::string variant;  // the path it will take, or "chosen at run time"
+  std::string isa;      // portable, avx2 or avx512 ("" when chosen at run time)
+  std::string blocking; // tile sizes / cache blocks, "" when the kernel has none
+  int threads = 1;      // the session's intra-op threads the kernel may use
+  bool shapes_known = false;  // every present input had a known shape
+  std::string note;     // why it is chosen at run time (e.g. a describe error), or ""
+};
+
 // One row of the kernel table: `op_type` of `domain` for opsets [since, until].
 struct OpSupport {
   std::string domain;  // "" for ai.onnx
@@ -175,6 +198,13 @@ class Session {
 
   // Bytes held by initializers and constants.
   size_t weight_bytes() const;
+
+  // Per node (bodies of If/Loop/Scan right after their node, deeper depth), the
+  // kernel's plan for the known input shapes: constants, declared graph inputs
+  // with static shapes, and `observed` (node event name -> inputs by slot, e.g.
+  // read from a profile of one run). Runs nothing.
+  std::vector<KernelExplanation> explain(
+      const std::map<std::string, std::vector<ExplainInput>>& observed = {}) const;
 
   struct Impl;
 

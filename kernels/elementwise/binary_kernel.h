@@ -100,6 +100,18 @@ class BinaryKernel : public Kernel {
     ctx.allocate_output(0, out_dtype, out);
   }
 
+  // The plan shape decides the variant; SIMD rows for float32 Add/Sub/Mul/Div.
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>& in) const override {
+    if (in.size() < 2 || !in[0] || !in[1] || legacy_) return KernelPlan::at_run_time();
+    const DType da = info.input_dtypes.empty() ? DType::Undefined : info.input_dtypes[0];
+    if (da == DType::Undefined) return KernelPlan::at_run_time();
+    const BroadcastPlan plan({*in[0], *in[1]});
+    const simd::F32Kernels& k = simd::f32_kernels();
+    const bool simd = Op::kSimdOp >= 0 && da == DType::Float32 && k.binary[Op::kSimdOp >= 0 ? Op::kSimdOp : 0] &&
+                      std::is_same<typename Op::template Out<float>, float>::value;
+    return KernelPlan{binary_variant(plan, simd), simd ? cpu::isa_name(k.isa) : "portable", ""};
+  }
+
   void compute(KernelContext& ctx) override {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);

@@ -48,6 +48,15 @@ class UnaryKernel : public Kernel {
     ctx.allocate_output(0, out_dtype, x.shape());
   }
 
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>&) const override {
+    const DType dt = info.input_dtypes.empty() ? DType::Undefined : info.input_dtypes[0];
+    if (!Op::kFastFloat) return KernelPlan{"unary_loop", "portable", ""};
+    if (dt == DType::Undefined) return KernelPlan::at_run_time();
+    if (dt != DType::Float32) return KernelPlan{"unary_loop", "portable", ""};
+    const cpu::Isa isa = simd::f32_kernels().isa;
+    return KernelPlan{isa == cpu::Isa::Portable ? "unary_fast_math" : "unary_simd", cpu::isa_name(isa), ""};
+  }
+
   void compute(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     Tensor& y = ctx.output(0);

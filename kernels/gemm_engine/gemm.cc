@@ -194,6 +194,13 @@ const char* sgemm_variant(GemmCaller caller, SgemmRoute route) {
   return names[static_cast<int>(caller)][static_cast<int>(route)];
 }
 
+std::string sgemm_blocking(const SgemmPath& p) {
+  if (p.mr <= 0 || p.route == SgemmRoute::Empty) return "";
+  std::string s = "micro-tile " + std::to_string(p.mr) + "x" + std::to_string(p.nr);
+  if (p.route == SgemmRoute::Skinny) return s + ", A read in place, KC " + std::to_string(p.kc);
+  return s + ", MC " + std::to_string(p.mc) + " KC " + std::to_string(p.kc) + " NC " + std::to_string(p.nc);
+}
+
 const GemmEngine& reference_engine() {
   static ReferenceEngine e;
   return e;

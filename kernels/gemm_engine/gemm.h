@@ -9,6 +9,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "kernels/fused_attributes.h"
 #include "onnxmini/session.h"
@@ -111,6 +112,8 @@ enum class GemmCaller { Gemm, MatMulFolded, MatMulBatched, MatMulBroadcast };
 // Static variant names, e.g. "gemm_skinny/builtin", "gemm_prepacked/builtin",
 // "gemm/openblas", "matmul_folded+gemm_packed/builtin", "matmul_batched+gemm/eigen".
 const char* sgemm_variant(GemmCaller caller, SgemmRoute route);
+// "micro-tile 14x32, MC 112 KC 256 NC 2048" for the builtin routes, "" otherwise (--explain).
+std::string sgemm_blocking(const SgemmPath& path);
 
 class GemmEngine {
  public:

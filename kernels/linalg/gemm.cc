@@ -57,6 +57,19 @@ class GemmKernel : public Kernel {
     ctx.allocate_output(0, ctx.input(0).dtype(), addends_ ? sum_shape(ctx, M, N) : Shape{M, N});
   }
 
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>& in) const override {
+    const DType dt = info.input_dtypes.empty() ? DType::Undefined : info.input_dtypes[0];
+    if (dt == DType::Float64) return KernelPlan{"gemm_dgemm", "portable", ""};
+    if (in.size() < 2 || !in[0] || !in[1] || in[0]->size() != 2 || in[1]->size() != 2) return KernelPlan::at_run_time();
+    gemm::SgemmArgs args;
+    args.trans_a = trans_a_, args.trans_b = trans_b_;
+    args.M = trans_a_ ? (*in[0])[1] : (*in[0])[0];
+    args.K = trans_a_ ? (*in[0])[0] : (*in[0])[1];
+    args.N = trans_b_ ? (*in[1])[0] : (*in[1])[1];
+    const gemm::SgemmPath path = gemm::engine(info.gemm, info.mode).sgemm_path(args, packed_b_ != nullptr);
+    return KernelPlan{gemm::sgemm_variant(gemm::GemmCaller::Gemm, path.route), path.isa, gemm::sgemm_blocking(path)};
+  }
+
   void compute(KernelContext& ctx) override {
     int64_t M, N, K;
     dims(ctx, M, N, K);

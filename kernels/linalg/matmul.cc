@@ -42,7 +42,9 @@ struct MatMulPlan {
   }
 };
 
-MatMulPlan make_plan(const KernelContext& ctx, const Shape& sa, const Shape& sb) {
+// ctx: a KernelContext (run time) or KernelInfo (describe): what fail() names.
+template <typename Ctx>
+MatMulPlan make_plan(const Ctx& ctx, const Shape& sa, const Shape& sb) {
   if (sa.empty() || sb.empty()) ctx.fail("inputs must have rank >= 1, got {} and {}", shape_to_string(sa), shape_to_string(sb));
   Shape a = sa.size() == 1 ? Shape{1, sa[0]} : sa;
   Shape b = sb.size() == 1 ? Shape{sb[0], 1} : sb;
@@ -91,6 +93,24 @@ void matmul_loops(const MatMulPlan& p, const T* a, const T* b, T* c) {
   }
 }
 
+// How f32 lays the batch out (see the header): one folded GEMM, sgemm_batched
+// with strides, or one sgemm per output matrix.
+gemm::GemmCaller f32_layout(const MatMulPlan& p) {
+  if (p.b_batch == 1 && p.a_batch == p.batch) return gemm::GemmCaller::MatMulFolded;
+  if (p.a_batch == 1 || p.a_batch == p.b_batch) {
+    // Equal batch counts may still be transposed broadcasts ([2,1] vs [1,2]); only equal shapes are strided.
+    const int64_t sa = p.a_batch == 1 ? 0 : 1, sb = p.b_batch == 1 ? 0 : 1;
+    bool simple = true;
+    int64_t ia, ib;
+    for (int64_t i = 0; i < p.batch && simple; ++i) {
+      p.offsets(i, ia, ib);
+      simple = ia == sa * i && ib == sb * i;
+    }
+    if (simple) return gemm::GemmCaller::MatMulBatched;
+  }
+  return gemm::GemmCaller::MatMulBroadcast;
+}
+
 class MatMulKernel : public Kernel {
  public:
   explicit MatMulKernel(const KernelInfo& info) {
@@ -106,6 +126,21 @@ class MatMulKernel : public Kernel {
     if (a.dtype() != DType::Float32 && a.dtype() != DType::Float64 && a.dtype() != DType::Int32 && a.dtype() != DType::Int64)
       ctx.unsupported("dtype {} is not supported (float, double, int32, int64)", dtype_name(a.dtype()));
     ctx.allocate_output(0, a.dtype(), make_plan(ctx, a.shape(), b.shape()).out_shape);
+  }
+
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>& in) const override {
+    const DType dt = info.input_dtypes.empty() ? DType::Undefined : info.input_dtypes[0];
+    if (dt == DType::Float64) return KernelPlan{"matmul_dgemm", "portable", ""};
+    if (dt == DType::Int32 || dt == DType::Int64) return KernelPlan{"matmul_int_loops", "portable", ""};
+    if (in.size() < 2 || !in[0] || !in[1]) return KernelPlan::at_run_time();
+    const MatMulPlan p = make_plan(info, *in[0], *in[1]);
+    const gemm::GemmCaller layout = f32_layout(p);
+    gemm::SgemmArgs args;
+    args.M = layout == gemm::GemmCaller::MatMulFolded ? p.batch * p.M : p.M;
+    args.N = p.N, args.K = p.K;
+    const bool prepacked = layout == gemm::GemmCaller::MatMulFolded && packed_b_;
+    const gemm::SgemmPath path = gemm::engine(info.gemm, info.mode).sgemm_path(args, prepacked);
+    return KernelPlan{gemm::sgemm_variant(layout, path.route), path.isa, gemm::sgemm_blocking(path)};
   }
 
   void compute(KernelContext& ctx) override {
@@ -150,30 +185,22 @@ class MatMulKernel : public Kernel {
     args.M = p.M, args.N = p.N, args.K = p.K;
     args.A = a, args.lda = p.K, args.B = b, args.ldb = p.N, args.C = c, args.ldc = p.N;
     const auto& g = ctx.gemm();
-    if (p.b_batch == 1 && p.a_batch == p.batch) {
+    const gemm::GemmCaller layout = f32_layout(p);  // shared with describe()
+    if (layout == gemm::GemmCaller::MatMulFolded) {
       args.M = p.batch * p.M;  // A's matrices are stacked rows of one tall matrix
       report(ctx, gemm::GemmCaller::MatMulFolded, args, packed_b_ != nullptr);
       if (packed_b_) g.sgemm_packed(args, *packed_b_, ctx.threads());
       else g.sgemm(args, ctx.threads());
       return;
     }
-    if (p.a_batch == 1 || p.a_batch == p.b_batch) {
+    if (layout == gemm::GemmCaller::MatMulBatched) {
       gemm::BatchStrides st;
       st.a = p.a_batch == 1 ? 0 : p.M * p.K;
       st.b = p.b_batch == 1 ? 0 : p.K * p.N;
       st.c = p.M * p.N;
-      // Equal batch counts may still be transposed broadcasts ([2,1] vs [1,2]); only equal shapes are strided.
-      bool simple = true;
-      int64_t ia, ib;
-      for (int64_t i = 0; i < p.batch && simple; ++i) {
-        p.offsets(i, ia, ib);
-        simple = ia == (st.a ? i : 0) && ib == (st.b ? i : 0);
-      }
-      if (simple) {
-        report(ctx, gemm::GemmCaller::MatMulBatched, args, false);
-        g.sgemm_batched(args, p.batch, st, ctx.threads());
-        return;
-      }
+      report(ctx, gemm::GemmCaller::MatMulBatched, args, false);
+      g.sgemm_batched(args, p.batch, st, ctx.threads());
+      return;
     }
     report(ctx, gemm::GemmCaller::MatMulBroadcast, args, false);
     for (int64_t i = 0; i < p.batch; ++i) {

@@ -90,6 +90,10 @@ class LinearRegressorKernel : public Kernel {
       info.fail("intercepts has {} values, expected one per target ({})", intercepts_.size(), targets_);
   }
 
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>&) const override {
+    return KernelPlan{"linear_gemm", gemm::engine(info.gemm, info.mode).sgemm_path(gemm::SgemmArgs{}, false).isa, ""};
+  }
+
   void prepare(KernelContext& ctx) override {
     int64_t rows, features;
     check(ctx, rows, features);
@@ -141,6 +145,10 @@ class LinearClassifierKernel : public Kernel {
     if (two_columns_ && post_ == PostTransform::Probit)
       info.unsupported("PROBIT with one coefficient row and two class labels (onnxruntime leaves half of the scores "
                        "uninitialised in this case)");
+  }
+
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>&) const override {
+    return KernelPlan{"linear_gemm", gemm::engine(info.gemm, info.mode).sgemm_path(gemm::SgemmArgs{}, false).isa, ""};
   }
 
   void prepare(KernelContext& ctx) override {

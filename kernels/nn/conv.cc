@@ -320,6 +320,36 @@ class ConvKernel : public Kernel {
       lanes_ = pack_lanes_filter(w->data<float>(), w->dim(0), w->dim(1), w->dim(2), w->dim(3));
   }
 
+  // Mirrors run() and conv_fast's choice (keep them in step).
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>& in) const override {
+    const DType dt = info.input_dtypes.empty() ? DType::Undefined : info.input_dtypes[0];
+    if (in.size() < 2 || !in[0] || !in[1] || dt == DType::Undefined) return KernelPlan::at_run_time();
+    ConvGeom g = geometry_of(info, *in[0], *in[1]);
+    if (lanes_policy() != LanesPolicy::Always) drop_unit_axes(g.win);
+    const bool f32 = dt == DType::Float32;
+    if (f32 && lanes_conv_applies(g, lanes_.get())) return KernelPlan{"conv2d_lanes", "avx512", ""};
+    const int64_t cg = g.C / g.group, mg = g.M / g.group;
+    if (uses_direct2d(g)) return KernelPlan{cg == 1 && mg == 1 ? "conv_depthwise" : "conv2d_direct", "portable", ""};
+    gemm::SgemmArgs args;  // one group's product: mg x P, K = cg * kernel size
+    args.M = mg, args.N = g.win.out_size(), args.K = cg * g.win.kernel_size();
+    const gemm::SgemmPath path = gemm::engine(info.gemm, info.mode).sgemm_path(args, false);
+    KernelPlan p{nullptr, f32 ? path.isa : "portable", f32 ? gemm::sgemm_blocking(path) : ""};
+    if (f32 && implicit_conv_applies(g)) {
+      p.variant = "conv2d_implicit_gemm";
+      return p;
+    }
+    bool one_by_one = g.win.kernel_size() == 1, unit_stride = true;
+    for (size_t d = 0; d < g.win.rank; ++d) {
+      one_by_one = one_by_one && g.win.pad_begin[d] == 0 && g.win.pad_end[d] == 0;
+      unit_stride = unit_stride && g.win.stride[d] == 1;
+    }
+    static const char* names[] = {"conv_im2col", "conv1d_im2col", "conv2d_im2col", "conv3d_im2col"};
+    p.variant = one_by_one && unit_stride ? "conv1x1_gemm"
+                : one_by_one              ? "conv1x1_strided_gemm"
+                                          : names[g.win.rank <= 3 ? g.win.rank : 0];
+    return p;
+  }
+
   void prepare(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
@@ -399,14 +429,20 @@ class ConvKernel : public Kernel {
   ConvGeom geometry(const KernelContext& ctx, const Tensor& x, const Tensor& w) const {
     if (x.dtype() != DType::Float32 && x.dtype() != DType::Float64) ctx.unsupported("dtype {} is not supported (float, double)", dtype_name(x.dtype()));
     if (w.dtype() != x.dtype()) ctx.fail("weight dtype {} differs from input dtype {}", dtype_name(w.dtype()), dtype_name(x.dtype()));
-    if (x.rank() < 3) ctx.fail("input has shape {}, expected N x C x D1 [x D2 ...]", shape_to_string(x.shape()));
-    if (w.rank() != x.rank()) ctx.fail("weight has rank {} ({}), input has rank {}", w.rank(), shape_to_string(w.shape()), x.rank());
+    return geometry_of(ctx, x.shape(), w.shape());
+  }
+
+  // ctx: KernelContext (run time) or KernelInfo (describe).
+  template <typename Ctx>
+  ConvGeom geometry_of(const Ctx& ctx, const Shape& xs, const Shape& ws) const {
+    if (xs.size() < 3) ctx.fail("input has shape {}, expected N x C x D1 [x D2 ...]", shape_to_string(xs));
+    if (ws.size() != xs.size()) ctx.fail("weight has rank {} ({}), input has rank {}", ws.size(), shape_to_string(ws), xs.size());
     ConvGeom g;
-    g.N = x.dim(0), g.C = x.dim(1), g.M = w.dim(0), g.group = group_;
-    if (g.C != w.dim(1) * group_)
-      ctx.fail("input has {} channels, weight expects {} (group {})", g.C, w.dim(1) * group_, group_);
+    g.N = xs[0], g.C = xs[1], g.M = ws[0], g.group = group_;
+    if (g.C != ws[1] * group_)
+      ctx.fail("input has {} channels, weight expects {} (group {})", g.C, ws[1] * group_, group_);
     if (g.M % group_ != 0) ctx.fail("weight has {} output channels, not divisible by group {}", g.M, group_);
-    std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end()), kernel(w.shape().begin() + 2, w.shape().end());
+    std::vector<int64_t> in(xs.begin() + 2, xs.end()), kernel(ws.begin() + 2, ws.end());
     if (!attrs_.kernel.empty() && attrs_.kernel != kernel)
       ctx.fail("kernel_shape [{}] does not match the weight's spatial shape [{}]", fmt::join(attrs_.kernel, ","), fmt::join(kernel, ","));
     g.win = resolve_window(ctx, attrs_, in, kernel);

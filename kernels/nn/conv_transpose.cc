@@ -141,6 +141,12 @@ class ConvTransposeKernel : public Kernel {
     if (group_ <= 0) info.fail("group must be positive, got {}", group_);
   }
 
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>&) const override {
+    const bool f32 = !info.input_dtypes.empty() && info.input_dtypes[0] == DType::Float32;
+    return KernelPlan{"convtranspose_gemm_col2im",
+                      f32 ? gemm::engine(info.gemm, info.mode).sgemm_path(gemm::SgemmArgs{}, false).isa : "portable", ""};
+  }
+
   void prepare(KernelContext& ctx) override {
     const TGeom g = geometry(ctx);
     if (ctx.has_input(2)) {

@@ -35,6 +35,10 @@ class BatchNormKernel : public Kernel {
       if (i < info.output_present.size() && info.output_present[i])
         info.unsupported("training outputs (running mean / var, saved statistics) are not supported; inference only");
   }
+  KernelPlan describe(const KernelInfo&, const std::vector<const Shape*>&) const override {
+    return KernelPlan{"batchnorm_affine", "portable", ""};
+  }
+
   void prepare(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     if (!is_float(x.dtype())) ctx.unsupported("dtype {} is not supported (float, double)", dtype_name(x.dtype()));
@@ -134,6 +138,10 @@ void normalize_rows(ThreadPool* pool, int64_t rows, int64_t len, double eps, con
 class InstanceNormKernel : public Kernel {
  public:
   explicit InstanceNormKernel(const KernelInfo& info) : epsilon_(info.attrs.get_float("epsilon", 1e-5f)) {}
+  KernelPlan describe(const KernelInfo&, const std::vector<const Shape*>&) const override {
+    return KernelPlan{"instancenorm_rows", "portable", ""};
+  }
+
   void prepare(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     if (!is_float(x.dtype())) ctx.unsupported("dtype {} is not supported (float, double)", dtype_name(x.dtype()));
@@ -169,6 +177,10 @@ class LayerNormKernel : public Kernel {
  public:
   explicit LayerNormKernel(const KernelInfo& info)
       : axis_(info.attrs.get_int("axis", -1)), epsilon_(info.attrs.get_float("epsilon", 1e-5f)) {}
+  KernelPlan describe(const KernelInfo&, const std::vector<const Shape*>&) const override {
+    return KernelPlan{"layernorm_rows", "portable", ""};
+  }
+
   void prepare(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     if (!is_float(x.dtype())) ctx.unsupported("dtype {} is not supported (float, double)", dtype_name(x.dtype()));

@@ -172,6 +172,10 @@ class PoolKernel : public Kernel {
       info.fail("dilations need opset 19 for AveragePool (model imports opset {})", info.opset);
   }
 
+  KernelPlan describe(const KernelInfo&, const std::vector<const Shape*>&) const override {
+    return KernelPlan::at_run_time();  // the path depends on the window and the input shape
+  }
+
   void prepare(KernelContext& ctx) override {
     const Window w = window(ctx);
     Shape out(ctx.input(0).shape().begin(), ctx.input(0).shape().begin() + 2);
@@ -223,6 +227,10 @@ template <PoolKind kKind>
 class GlobalPoolKernel : public Kernel {
  public:
   explicit GlobalPoolKernel(const KernelInfo&) {}
+  KernelPlan describe(const KernelInfo&, const std::vector<const Shape*>&) const override {
+    return KernelPlan{"global_pool", "portable", ""};
+  }
+
   void prepare(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     if (x.rank() < 3) ctx.fail("input has shape {}, expected N x C x D1 [x D2 ...]", shape_to_string(x.shape()));

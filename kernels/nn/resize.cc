@@ -296,6 +296,10 @@ class ResizeKernel : public Kernel {
     }
   }
 
+  KernelPlan describe(const KernelInfo&, const std::vector<const Shape*>&) const override {
+    return KernelPlan::at_run_time();  // the fast paths depend on scales / sizes fed at run time
+  }
+
   void prepare(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     const DType t = x.dtype();

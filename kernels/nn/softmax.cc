@@ -131,6 +131,19 @@ class SoftmaxKernel : public Kernel {
     norm_axis(ctx, x);
     ctx.allocate_output(0, x.dtype(), x.shape());
   }
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>& in) const override {
+    const DType dt = info.input_dtypes.empty() ? DType::Undefined : info.input_dtypes[0];
+    if (in.empty() || !in[0] || dt == DType::Undefined) return KernelPlan::at_run_time();
+    const int64_t rank = static_cast<int64_t>(in[0]->size());
+    if (axis_ < -rank || axis_ >= rank) return KernelPlan::at_run_time();
+    const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
+    int64_t len = 1, inner = 1;
+    for (int64_t d = axis; d < rank; ++d) ((d == axis || flatten_) ? len : inner) *= (*in[0])[d];
+    KernelPlan p;
+    p.variant = variant(dt, len, inner, p.isa);
+    return p;
+  }
+
   void compute(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     const int64_t axis = norm_axis(ctx, x);

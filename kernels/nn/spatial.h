@@ -60,8 +60,10 @@ struct Window {
 };
 
 // Resolves pads and output sizes for a forward window op (Conv, pools).
-// `in` are the input's spatial sizes, `kernel` the kernel's.
-inline Window resolve_window(const KernelContext& ctx, const WindowAttrs& a, const std::vector<int64_t>& in,
+// `in` are the input's spatial sizes, `kernel` the kernel's. ctx: the KernelContext
+// (run time) or the KernelInfo (Kernel::describe) whose fail() names the node.
+template <typename Ctx>
+inline Window resolve_window(const Ctx& ctx, const WindowAttrs& a, const std::vector<int64_t>& in,
                              const std::vector<int64_t>& kernel) {
   Window w;
   const size_t k = in.size();

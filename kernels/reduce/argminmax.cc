@@ -134,6 +134,18 @@ class ArgKernel : public Kernel {
     ctx.allocate_output(0, DType::Int64, out);
   }
 
+  // Mirrors run()'s choice (keep the two in step).
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>& in) const override {
+    if (in.empty() || !in[0] || in[0]->empty()) return KernelPlan::at_run_time();
+    const Shape& s = *in[0];
+    const int64_t rank = static_cast<int64_t>(s.size());
+    if (axis_ < -rank || axis_ >= rank) return KernelPlan::at_run_time();
+    const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
+    const int64_t outer = shape_product(s, 0, axis), n = s[axis], inner = shape_product(s, axis + 1, rank);
+    if (inner > 1) return KernelPlan{"arg_columns_tiled", "portable", "64-column tiles"};
+    return row_plan(info.input_dtypes.empty() ? DType::Undefined : info.input_dtypes[0], outer, n);
+  }
+
   void compute(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     Tensor& y = ctx.output(0);
@@ -162,21 +174,29 @@ class ArgKernel : public Kernel {
     else arg_fast<Cmp>(x.data<T>(), outer, n, inner, last_, y.mutable_data<int64_t>(), ctx.threads());
     if (ctx.reference_mode()) return;
     // The path arg_fast took (static strings, for profiles).
-    KernelStats& stats = ctx.stats();
-    stats.isa = "portable";
-    if (inner > 1) {
-      stats.variant = "arg_columns_tiled";
-      return;
-    }
-    stats.variant = "arg_rows_scalar";
-    if constexpr (std::is_same<T, float>::value) {
+    const KernelPlan p = inner > 1 ? KernelPlan{"arg_columns_tiled", "portable", ""}
+                                   : row_plan(storage_dtype<T>(), outer, n);
+    ctx.stats().variant = p.variant;
+    ctx.stats().isa = p.isa;
+  }
+
+  // Contiguous rows: the SIMD kernel for float32 rows of n <= arg_max_len, in
+  // whole groups of one row per lane; the scalar loop otherwise.
+  static KernelPlan row_plan(DType dt, int64_t outer, int64_t n) {
+    if (dt == DType::Float32) {
       const simd::F32Kernels& k = simd::f32_kernels();
       const int64_t width = k.isa == cpu::Isa::Avx512 ? 16 : 8;  // rows per SIMD group (one per lane)
-      if (k.arg_rows[0] && n <= k.arg_max_len && outer >= width) {
-        stats.variant = "arg_rows_simd";
-        stats.isa = cpu::isa_name(k.isa);
-      }
+      if (k.arg_rows[0] && n <= k.arg_max_len && outer >= width)
+        return KernelPlan{"arg_rows_simd", cpu::isa_name(k.isa), "one row per lane"};
     }
+    if (dt == DType::Undefined) return KernelPlan::at_run_time();
+    return KernelPlan{"arg_rows_scalar", "portable", ""};
+  }
+
+  template <typename T>
+  static DType storage_dtype() {
+    if constexpr (std::is_same<T, float>::value) return DType::Float32;
+    return DType::Int64;  // any non-float32: only the float32 test matters
   }
 
   int64_t axis_;

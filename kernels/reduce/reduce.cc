@@ -309,6 +309,37 @@ class ReduceKernel : public Kernel {
     ctx.allocate_output(0, x.dtype(), plan(ctx, x).out_shape);
   }
 
+  // Mirrors reduce_fast's choice (keep the two in step).
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>& in) const override {
+    if (in.empty() || !in[0]) return KernelPlan::at_run_time();
+    std::vector<int64_t> axes = axes_attr_;
+    if (axes_from_input_ && info.has_input(1)) {
+      const Tensor* a = info.constant_input(1);
+      if (!a || a->dtype() != DType::Int64) return KernelPlan::at_run_time();  // axes fed at run time
+      axes = a->to_int64_vector();
+    }
+    const int64_t rank = static_cast<int64_t>(in[0]->size());
+    std::vector<bool> reduced(rank, axes.empty() && !(noop_ && axes_from_input_));
+    for (int64_t a : axes) {
+      if (a < -rank || a >= rank) return KernelPlan::at_run_time();
+      reduced[a < 0 ? a + rank : a] = true;
+    }
+    const ReducePlan p = make_plan(*in[0], reduced, keepdims_);
+    const bool moved_first = !p.perm.empty();
+    if (p.n == 0) return KernelPlan{"reduce_empty", "portable", ""};
+    if (p.inner > 1) return KernelPlan{"reduce_columns", "portable", "64-column tiles, rows summed pairwise in blocks of 128"};
+    const DType dt = info.input_dtypes.empty() ? DType::Undefined : info.input_dtypes[0];
+    const simd::F32Kernels& k = simd::f32_kernels();
+    // LogSumExp's last pass (SumExp, shifted) and Prod have no SIMD rows.
+    const int row = simd_row_kind();
+    if (dt == DType::Float32 && row >= 0 && k.reduce_rows[row] && p.n <= kShortRow)
+      return KernelPlan{moved_first ? "reduce_transpose_short_rows_simd" : "reduce_short_rows_simd", cpu::isa_name(k.isa),
+                        "one register per row, blocks of 16 rows"};
+    if (dt == DType::Undefined) return KernelPlan::at_run_time();
+    return KernelPlan{moved_first ? "reduce_transpose_rows_pairwise" : "reduce_rows_pairwise", "portable",
+                      "8 lanes, pairwise over blocks of 128, runs cut at 65536"};
+  }
+
   void compute(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     Tensor& y = ctx.output(0);
@@ -330,6 +361,20 @@ class ReduceKernel : public Kernel {
   }
 
  private:
+  static int simd_row_kind() {
+    switch (K) {
+      case ReduceKind::Sum: case ReduceKind::Mean: case ReduceKind::LogSum: return Sum<float, float>::kSimdRow;
+      case ReduceKind::SumSquare: return SumSquare<float, float>::kSimdRow;
+      case ReduceKind::L1: return L1<float, float>::kSimdRow;
+      case ReduceKind::L2: return L2<float, float>::kSimdRow;
+      case ReduceKind::Max: return Max<float, float>::kSimdRow;
+      case ReduceKind::Min: return Min<float, float>::kSimdRow;
+      case ReduceKind::Prod: return Prod<float, float>::kSimdRow;
+      case ReduceKind::LogSumExp: return SumExp<float, float>::kSimdRow;
+    }
+    return -1;
+  }
+
   // log(sum(exp(x))) = m + log(sum(exp(x - m))) with m the max, so exp never overflows.
   static void log_sum_exp(KernelContext& ctx, const Tensor& x, const ReducePlan& p, Tensor& y) {
     run_typed<Max>(ctx, x, p, nullptr, y, false);

@@ -146,6 +146,12 @@ class RnnKernel : public Kernel {
       packed_ = pack_weights(gemm::engine(info.gemm, info.mode), attrs_, *w, *r);
   }
 
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>&) const override {
+    if (attrs_.default_activations) return KernelPlan{"rnn_gemm_simd_gates", cpu::isa_name(gate_kernels().isa), ""};
+    return KernelPlan{"rnn_gemm_scalar_gates", gemm::engine(info.gemm, info.mode).sgemm_path(gemm::SgemmArgs{}, false).isa,
+                      ""};
+  }
+
   void prepare(KernelContext& ctx) override {
     const Attrs& a = attrs_;
     const int G = gates_of(a.cell), nd = a.num_dir;

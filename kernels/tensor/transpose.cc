@@ -241,6 +241,23 @@ class TransposeKernel : public Kernel {
     }
     ctx.allocate_output(0, x.dtype(), tensor_ops::transposed_shape(x.shape(), perm));
   }
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>& in) const override {
+    const DType dt = info.input_dtypes.empty() ? DType::Undefined : info.input_dtypes[0];
+    if (in.empty() || !in[0] || dt == DType::Undefined || dt == DType::String) return KernelPlan::at_run_time();
+    std::vector<int64_t> perm = perm_;
+    if (perm.empty())
+      for (int64_t d = static_cast<int64_t>(in[0]->size()) - 1; d >= 0; --d) perm.push_back(d);
+    if (perm.size() != in[0]->size()) return KernelPlan::at_run_time();
+    const tensor_ops::TransposePath p = tensor_ops::transpose_path(dtype_size(dt), *in[0], perm, false);
+    const std::string v = p.variant;
+    const char* strip = " in 32x32 tiles (matrices of <= 64 rows: one strip of rows x 64)";
+    std::string blocking;
+    if (v == "transpose_simd_16x16") blocking = std::string("16x16 zmm register blocks") + strip;
+    else if (v == "transpose_simd_8x8") blocking = std::string("8x8 ymm register blocks") + strip;
+    else if (v == "transpose_tiled_32x32") blocking = "32x32 scalar tiles";
+    return KernelPlan{p.variant, p.isa, blocking};
+  }
+
   void compute(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     std::vector<int64_t> perm = perm_;
