@@ -6,6 +6,7 @@
 #include <new>
 
 #include "core/float16.h"
+#include "core/system_memory.h"
 
 namespace onnxmini {
 
@@ -81,8 +82,14 @@ Buffer::~Buffer() {
 Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   if (dtype_size(dtype) == 0) throw Error(ErrorCode::InvalidArgument, "cannot create a tensor of dtype code " + std::to_string(static_cast<int>(dtype)));
   numel_ = shape_numel(shape_);
-  if (static_cast<uint64_t>(numel_) > std::numeric_limits<uint64_t>::max() / 32)
-    throw Error(ErrorCode::InvalidArgument, "tensor of shape " + shape_to_string(shape_) + " is too large");
+  // Last line of defence for tensors made outside a session's checked allocator
+  // (constant folding, helpers): a request above the memory onnxmini may assume
+  // cannot succeed, so it fails here, before the allocator (core/system_memory.h).
+  const int64_t limit = memory_limit_bytes();
+  if (static_cast<uint64_t>(numel_) > static_cast<uint64_t>(limit) / dtype_size(dtype))
+    throw Error(ErrorCode::InvalidArgument,
+                "tensor of shape " + shape_to_string(shape_) + " (" + dtype_name(dtype) + ") needs more than the " +
+                    std::to_string(limit) + " bytes of memory onnxmini may use (physical memory, or ONNXMINI_MEMORY_LIMIT)");
   buffer_ = dtype == DType::String ? Buffer::allocate_strings(numel_) : Buffer::allocate(nbytes());
 }
 

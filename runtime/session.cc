@@ -12,6 +12,8 @@
 #include "kernels/gemm_engine/gemm.h"
 #include "kernels/registry.h"
 #include "runtime/buffer_pool.h"
+#include "runtime/known_opsets.h"
+#include "core/system_memory.h"
 #include "runtime/graph.h"
 #include "runtime/constant_folding.h"
 #include "runtime/executor.h"
@@ -32,6 +34,7 @@ struct Session::Impl {
   const gemm::GemmEngine* gemm = nullptr;
   std::unique_ptr<Profiler> profiler;
   size_t weight_bytes = 0;
+  int64_t max_intermediate_bytes = INT64_MAX;  // options' cap, 0 resolved to the machine's memory
 
   // Memory plans by input shapes (+ requested outputs and bound outputs), at most kMaxPatterns.
   static constexpr size_t kMaxPatterns = 32;
@@ -43,7 +46,11 @@ struct Session::Impl {
 
   std::shared_ptr<BufferPool> take_pool() {
     std::lock_guard<std::mutex> lk(pools_mu);
-    if (idle_pools.empty()) return std::make_shared<BufferPool>();
+    if (idle_pools.empty()) {
+      auto p = std::make_shared<BufferPool>();
+      p->set_live_limit(static_cast<size_t>(max_intermediate_bytes));
+      return p;
+    }
     auto p = idle_pools.back();
     idle_pools.pop_back();
     return p;
@@ -101,6 +108,12 @@ void Session::Impl::build(int64_t t_load_begin, int64_t t_load_end, bool from_pa
     drop_unused_constants(graph, log);  // the inputs of folded nodes, weights replaced by fused ones
     log_graph_optimized(log, graph, nodes_before);
   }
+  if (options.max_tensor_bytes < 0 || options.max_intermediate_bytes < 0)
+    throw Error(ErrorCode::InvalidArgument,
+                fmt::format("SessionOptions: max_tensor_bytes {} / max_intermediate_bytes {}: a cap must be positive "
+                            "(0: the machine's memory)",
+                            options.max_tensor_bytes, options.max_intermediate_bytes));
+  max_intermediate_bytes = options.max_intermediate_bytes > 0 ? options.max_intermediate_bytes : memory_limit_bytes();
   int threads = options.intra_op_num_threads;
   if (threads <= 0) threads = cpu::physical_cores();  // onnxruntime's rule for 0
   if (threads > 1024) throw Error(ErrorCode::InvalidArgument, fmt::format("intra_op_num_threads {} is absurd", threads));
@@ -146,6 +159,7 @@ std::unique_ptr<Session> Session::load(const std::string& path, const SessionOpt
   impl->options = options;
   std::string dir = std::filesystem::absolute(path).parent_path().string();
   impl->graph = load_graph(bytes.data(), bytes.size(), dir);
+  check_known_opsets(impl->graph, options.allow_unknown_opsets);
   impl->build(t0, Profiler::now_ns(), true);
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
@@ -156,6 +170,7 @@ std::unique_ptr<Session> Session::load_from_bytes(const void* data, size_t size,
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->graph = load_graph(data, size, base_dir);
+  check_known_opsets(impl->graph, options.allow_unknown_opsets);
   impl->build(t0, Profiler::now_ns(), false);
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }

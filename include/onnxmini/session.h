@@ -49,6 +49,15 @@ struct SessionOptions {
   int profile_skip_runs = 0;            // runs not recorded at the start (warm-up)
   int profile_max_runs = -1;            // runs recorded after the skipped ones; -1: all
   bool profile_memory_counters = false; // add Chrome counter events ("ph":"C") for live bytes
+
+  // Reliability (docs/reliability.md). A model whose IR version or opset import (per
+  // domain) is newer than this build knows is refused; true: try to run it anyway.
+  bool allow_unknown_opsets = false;
+  // Memory caps, checked before a kernel allocates (the error names the node, the shape
+  // and the size): one tensor's bytes, and the bytes of a run's live intermediates.
+  // 0: the machine's physical memory (lowered by the environment variable ONNXMINI_MEMORY_LIMIT).
+  int64_t max_tensor_bytes = 0;
+  int64_t max_intermediate_bytes = 0;
 };
 
 // One symbolic or fixed dimension of a declared shape.
