@@ -28,6 +28,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/checked_math.h"
 #include "kernels/fused_attributes.h"
 #include "kernels/gemm_engine/fused_activation.h"
 #include "kernels/gemm_engine/gemm.h"
@@ -398,8 +399,13 @@ class ConvKernel : public Kernel {
     if (w.rank() != x.rank()) ctx.fail("weight has rank {} ({}), input has rank {}", w.rank(), shape_to_string(w.shape()), x.rank());
     ConvGeom g;
     g.N = x.dim(0), g.C = x.dim(1), g.M = w.dim(0), g.group = group_;
-    if (g.C != w.dim(1) * group_)
-      ctx.fail("input has {} channels, weight expects {} (group {})", g.C, w.dim(1) * group_, group_);
+    // group comes from the model: weight channels x group is checked (2^62 would wrap).
+    const auto expected_channels = try_mul(w.dim(1), group_);
+    if (!expected_channels || g.C != *expected_channels)
+      ctx.fail("input has {} channels, weight expects {} (group {})", g.C,
+               expected_channels ? std::to_string(*expected_channels)
+                                 : fmt::format("{} x {}, more than int64 holds", w.dim(1), group_),
+               group_);
     if (g.M % group_ != 0) ctx.fail("weight has {} output channels, not divisible by group {}", g.M, group_);
     std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end()), kernel(w.shape().begin() + 2, w.shape().end());
     if (!attrs_.kernel.empty() && attrs_.kernel != kernel)

@@ -37,6 +37,9 @@ class SessionOptions:
     profile_max_events: int
     profile_memory_counters: bool
     intra_op_allow_spinning: bool
+    allow_unknown_opsets: bool
+    max_tensor_bytes: int
+    max_intermediate_bytes: int
     def __init__(self) -> None: ...
     def add_session_config_entry(self, key: str, value: str) -> None: ...
     def get_session_config_entry(self, key: str) -> str: ...

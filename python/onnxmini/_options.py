@@ -52,6 +52,9 @@ _NATIVE_FIELDS = (
     "profile_max_runs",
     "profile_max_events",
     "profile_memory_counters",
+    "allow_unknown_opsets",
+    "max_tensor_bytes",
+    "max_intermediate_bytes",
 )
 
 # onnxruntime attributes accepted for compatibility; they do not change how onnxmini runs.

@@ -40,6 +40,8 @@ struct RunArgs {
   int profile_max_runs = -1;
   size_t profile_max_events = 1000000;
   bool memory = false;
+  bool allow_unknown_opsets = false;
+  int64_t max_tensor_bytes = 0, max_intermediate_bytes = 0;  // 0: the machine's memory
 };
 
 std::string head_values(const Tensor& t, int count) {
@@ -110,6 +112,9 @@ int run_command(const RunArgs& a) {
   opts.intra_op_num_threads = a.threads;
   opts.intra_op_allow_spinning = !a.no_spin;
   opts.enable_mem_pattern = !a.no_mem_pattern;
+  opts.allow_unknown_opsets = a.allow_unknown_opsets;
+  opts.max_tensor_bytes = a.max_tensor_bytes;
+  opts.max_intermediate_bytes = a.max_intermediate_bytes;
   opts.graph_optimization_level = a.optimize;
   opts.gemm = gemm_backend_from_string(a.gemm);
   opts.kernels = kernel_mode_from_string(a.kernels);
@@ -243,6 +248,12 @@ CommandRegistrar reg("run", [](CLI::App& app) -> std::function<int()> {
   sub->add_flag("--no-spin", args->no_spin, "idle pool threads sleep at once instead of spinning briefly");
   sub->add_flag("--no-mem-pattern", args->no_mem_pattern,
                 "do not plan buffers per input shapes (every buffer from the pool, as on a first run)");
+  sub->add_flag("--allow-unknown-opsets", args->allow_unknown_opsets,
+                "try a model whose IR version or opset is newer than this build knows (refused by default)");
+  sub->add_option("--max-tensor-bytes", args->max_tensor_bytes,
+                  "cap on one tensor's bytes, checked before allocating (default: physical memory)");
+  sub->add_option("--max-intermediate-bytes", args->max_intermediate_bytes,
+                  "cap on a run's live intermediate bytes (default: physical memory)");
   sub->add_option("--optimize,--graph-optimization-level", args->optimize,
                   "0 none (default, nodes line up with the model), 1 constant folding and fusions");
   sub->add_option("--seed", args->seed, "seed for generated inputs (default 0)");
