@@ -67,6 +67,9 @@ def _options_off_the_defaults():
     so.profile_max_runs = 5
     so.profile_max_events = 1234
     so.profile_memory_counters = True
+    so.allow_unknown_opsets = True
+    so.max_tensor_bytes = 1 << 40
+    so.max_intermediate_bytes = 1 << 41
     so.inter_op_num_threads = 3
     so.enable_cpu_mem_arena = False
     so.use_deterministic_compute = True
