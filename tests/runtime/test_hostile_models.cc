@@ -418,6 +418,34 @@ TEST(HostileModels, OutOfRangeAxesPermsAndIndices) {
       {"Slice 'bomb'", "axis -9223372036854775808 is out of range"});
 }
 
+TEST(HostileModels, WrappingStepsShapesAndBlockSizes) {
+  const Tensor x = Tensor::from_vector<float>({4}, {0, 1, 2, 3});
+  // Slice steps INT64_MIN / INT64_MAX: |step| and end - start + step used to wrap; one element each.
+  for (int64_t step : {INT64_MIN, INT64_MAX}) {
+    auto mb = one_node("Slice", {{"X", x}, {"st", i64s({step > 0 ? 0 : -1})}, {"en", i64s({step > 0 ? INT64_MAX : INT64_MIN})},
+                                 {"ax", i64s({0})}, {"sp", i64s({step})}});
+    const Tensor y = test::run_single(*mb.session(), {});
+    ASSERT_EQ(y.numel(), 1) << step;
+    EXPECT_EQ(y.data<float>()[0], step > 0 ? 0.f : 3.f);
+  }
+  expect_refused(
+      [&] { load_and_run(one_node("Reshape", {{"X", x}, {"S", i64s({int64_t{1} << 32, int64_t{1} << 32, -1})}})); },
+      {"Reshape 'bomb'", "shape [4294967296,4294967296,-1]", "overflows int64"});
+  expect_refused(
+      [&] {
+        load_and_run(one_node("DepthToSpace", {{"X", Tensor(DType::Float32, {1, 4, 1, 1})}},
+                              [](auto& n) { n.attr("blocksize", int64_t{1} << 32); }));
+      },
+      {"DepthToSpace 'bomb'", "blocksize", "overflows int64"});
+  expect_refused(
+      [&] {
+        load_and_run(one_node("Col2Im", {{"X", Tensor(DType::Float32, {1, 4, 1})}, {"I", i64s({2, INT64_MAX})},
+                                         {"B", i64s({2, 2})}},
+                              [](auto& n) { n.attr("pads", std::vector<int64_t>{0, 0, 0, 1}); }, 18));
+      },
+      {"Col2Im 'bomb'", "axis 1 block / image geometry", "overflows int64"});
+}
+
 // ---- opsets, domains, IR versions ----
 
 TEST(HostileModels, FutureOpsetsAndIrVersionsAreRefusedUnlessAllowed) {
