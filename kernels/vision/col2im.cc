@@ -12,8 +12,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/thread_pool.h"
 #include "core/checked_math.h"
+#include "core/thread_pool.h"
 #include "kernels/registry.h"
 #include "kernels/vision/half_float.h"
 

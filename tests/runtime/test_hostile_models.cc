@@ -444,6 +444,20 @@ TEST(HostileModels, WrappingStepsShapesAndBlockSizes) {
                               [](auto& n) { n.attr("pads", std::vector<int64_t>{0, 0, 0, 1}); }, 18));
       },
       {"Col2Im 'bomb'", "axis 1 block / image geometry", "overflows int64"});
+  // Empty inputs may carry huge dims: Concat's axis sum, MaxUnpool's (in - 1) x stride.
+  const Tensor empty_wide(DType::Float32, {0, int64_t{1} << 62});
+  expect_refused(
+      [&] { load_and_run(one_node("Concat", {{"A", empty_wide}, {"B", empty_wide}}, [](auto& n) { n.attr("axis", int64_t{1}); })); },
+      {"Concat 'bomb'", "concat axis size", "overflows int64"});
+  expect_refused(
+      [&] {
+        load_and_run(one_node("MaxUnpool", {{"X", Tensor(DType::Float32, {1, 1, 2})}, {"I", Tensor(DType::Int64, {1, 1, 2})}},
+                              [](auto& n) {
+                                n.attr("kernel_shape", std::vector<int64_t>{2});
+                                n.attr("strides", std::vector<int64_t>{INT64_MAX});
+                              }));
+      },
+      {"MaxUnpool 'bomb'", "unpooled size", "overflows int64"});
 }
 
 // ---- opsets, domains, IR versions ----
