@@ -96,13 +96,20 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
 Tensor::Tensor(DType dtype, Shape shape, std::shared_ptr<Buffer> buffer, size_t offset)
     : dtype_(dtype), shape_(std::move(shape)), buffer_(std::move(buffer)), offset_(offset) {
   numel_ = shape_numel(shape_);
+  // nbytes() and offset + nbytes() must not wrap before they are compared with the buffer.
+  const size_t esize = dtype_size(dtype_);
+  if (esize && static_cast<uint64_t>(numel_) > (std::numeric_limits<uint64_t>::max() - offset_) / esize)
+    throw Error(ErrorCode::InvalidArgument, "tensor of shape " + shape_to_string(shape_) + " does not fit its buffer");
   if (buffer_ && offset_ + nbytes() > buffer_->size())
     throw Error(ErrorCode::InvalidArgument, "tensor of shape " + shape_to_string(shape_) + " does not fit its buffer");
 }
 
 Tensor Tensor::wrap(DType dtype, Shape shape, void* data, std::shared_ptr<void> keep_alive) {
-  int64_t n = shape_numel(shape);
-  return Tensor(dtype, std::move(shape), Buffer::wrap(data, n * dtype_size(dtype), std::move(keep_alive)), 0);
+  const int64_t n = shape_numel(shape);
+  const size_t esize = dtype_size(dtype);
+  if (esize && static_cast<uint64_t>(n) > std::numeric_limits<uint64_t>::max() / esize)
+    throw Error(ErrorCode::InvalidArgument, "cannot wrap a tensor of shape " + shape_to_string(shape) + ": its byte size overflows");
+  return Tensor(dtype, std::move(shape), Buffer::wrap(data, static_cast<size_t>(n) * esize, std::move(keep_alive)), 0);
 }
 
 Tensor Tensor::view(Shape shape) const {

@@ -203,6 +203,33 @@ TEST_F(HostileExternalData, OffsetsAndLengthsOutOfRangeAreRefused) {
             std::string::npos);
 }
 
+// ---- input files ----
+
+TEST(HostileInputs, NpyHeadersThatLieAboutTheirSize) {
+  const fs::path path = fs::temp_directory_path() / ("onnxmini_hostile_" + std::to_string(::getpid()) + ".npy");
+  auto npy = [&](const std::string& shape, size_t data_bytes) {
+    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + shape + "), }";
+    header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+    header += '\n';
+    std::string out = "\x93NUMPY";
+    out += '\x01';
+    out += '\x00';
+    out += static_cast<char>(header.size() & 0xff);
+    out += static_cast<char>(header.size() >> 8);
+    std::ofstream(path, std::ios::binary) << out << header << std::string(data_bytes, '\0');
+    return test::error_message([&] { read_npy(path.string()); });
+  };
+  EXPECT_EQ(npy("2, 2", 16), "");
+  // 40 GB declared, 16 bytes present: refused before allocating.
+  EXPECT_NE(npy("100000, 100000", 16).find(".npy holds 16 data bytes, shape 100000x100000 needs 40000000000"),
+            std::string::npos);
+  EXPECT_NE(npy("4294967296, 4294967296", 16).find("more elements than int64 can count"), std::string::npos);
+  EXPECT_NE(npy("99999999999999999999,", 16).find(".npy shape entry '99999999999999999999' is not a dimension"),
+            std::string::npos);
+  EXPECT_NE(npy("-3,", 16).find("shape entry '-3' is not a dimension"), std::string::npos);
+  fs::remove(path);
+}
+
 // ---- attributes ----
 
 TEST(HostileModels, WrongAttributeTypes) {
