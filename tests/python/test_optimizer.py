@@ -10,6 +10,7 @@ model (SessionOptions.optimized_model_filepath, `onnxmini optimize`), and its ac
 """
 import pathlib
 import subprocess
+import sys
 
 import numpy as np
 import onnx
@@ -25,6 +26,10 @@ SMALL = (REPO.parent / "shared" / "models" / "small.onnx").resolve()
 if not SMALL.exists():
     SMALL = pathlib.Path("/work/shared/models/small.onnx")
 LEVELS = [int(level) for level in onnxmini.GraphOptimizationLevel]
+sys.path.insert(0, str(REPO / "tests" / "zoo"))
+import zoo_lib  # noqa: E402
+
+ZOO = zoo_lib.load_manifest()
 
 
 def _small_or_skip():
@@ -147,7 +152,8 @@ def _reference64(model, feeds):
 
 
 def _max_error(ours, ref):
-    return max(float(np.abs(np.asarray(o, np.float64) - r).max()) for o, r in zip(ours, ref))
+    return max(float(np.abs(np.asarray(o, np.float64) - np.asarray(r, np.float64)).max(initial=0.0))
+               for o, r in zip(ours, ref))
 
 
 def _models():
@@ -159,11 +165,14 @@ def _models():
 
 @pytest.mark.parametrize("name,model,feeds", _models(), ids=lambda x: x if isinstance(x, str) else "")
 def test_error_budget_against_float64(name, model, feeds):
-    ref = _reference64(model, feeds)
+    _check_budget(name, model, feeds, _reference64(model, feeds))
+
+
+def _check_budget(name, model, feeds, ref):
     bytes_ = model.SerializeToString()
     plain = _mini(bytes_, 0).run(None, feeds)
     err0 = _max_error(plain, ref)
-    scale = max(float(np.abs(r).max()) for r in ref)
+    scale = max(float(np.abs(np.asarray(r, np.float64)).max(initial=0.0)) for r in ref)
     floor = 4 * np.finfo(np.float32).eps * scale  # a few ulps: the unoptimized graph may be exact
     for level in LEVELS[1:]:
         ours = _mini(bytes_, level).run(None, feeds)
@@ -173,6 +182,36 @@ def test_error_budget_against_float64(name, model, feeds):
     basic = _mini(bytes_, 1).run(None, feeds)
     for a, b in zip(plain, basic):
         assert np.array_equal(np.asarray(a), np.asarray(b)), f"{name}: level 1 is not bit-exact"
+
+
+@pytest.mark.parametrize("entry", ZOO, ids=[e["name"] for e in ZOO])
+def test_zoo_error_budget_against_float64(entry):
+    """The same budget on the zoo models (tests/zoo), seed 0's inputs."""
+    path = zoo_lib.model_path(entry)
+    if not path.exists():
+        pytest.skip(f"zoo model {entry['name']} is not in {zoo_lib.cache_dir()}: run `{zoo_lib.FETCH_COMMAND}`")
+    model, feeds = onnx.load(str(path)), zoo_lib.make_feeds(entry, 0)
+    try:
+        ref = _reference64(model, feeds)
+    except Exception as e:  # onnx.reference lacks a case the model needs (magika: an axis form)
+        pytest.skip(f"onnx.reference cannot evaluate {entry['name']} in float64: {type(e).__name__}: {e}")
+    _check_budget(entry["name"], model, feeds, ref)
+
+
+@pytest.mark.parametrize("entry", ZOO, ids=[e["name"] for e in ZOO])
+def test_zoo_saved_model_runs_in_onnxruntime(entry, tmp_path):
+    """Each zoo model optimized at ORT_ENABLE_ALL and saved: onnxruntime runs the saved file with
+    its outputs on the original, within the manifest's tolerance (fusions reorder rounding)."""
+    path = zoo_lib.model_path(entry)
+    if not path.exists():
+        pytest.skip(f"zoo model {entry['name']} is not in {zoo_lib.cache_dir()}: run `{zoo_lib.FETCH_COMMAND}`")
+    out = tmp_path / "opt.onnx"
+    _mini(str(path), 99, optimized_model_filepath=str(out))
+    assert len(onnx.load(str(out)).graph.node) <= len(onnx.load(str(path)).graph.node)
+    feeds, tol = zoo_lib.make_feeds(entry, 0), entry["tolerance"]
+    for r, o in zip(_ort(str(path)).run(None, feeds), _ort(str(out)).run(None, feeds)):
+        ok, max_err, _ = zoo_lib.within_tolerance(np.asarray(o), np.asarray(r), tol["atol"], tol["rtol"])
+        assert ok, f"{entry['name']}: saved model differs by {max_err:.3g} in onnxruntime"
 
 
 @pytest.mark.parametrize("level", LEVELS)
