@@ -393,6 +393,84 @@ struct Pass {
     }
   }
 
+  // Whether value `id` is float32: declared or constant, or made by an op whose output has its
+  // first input's type (walked back through producers; memoized per pass run).
+  bool float32_value(int id, std::vector<int8_t>& memo) const {
+    if (id < 0) return false;
+    if (memo.empty()) memo.assign(g.value_names.size(), -1);
+    if (memo[id] >= 0) return memo[id] == 1;
+    memo[id] = 0;  // a cycle cannot occur; this also ends the walk on one
+    auto dt = g.known_dtypes.find(id);
+    if (dt != g.known_dtypes.end()) return (memo[id] = dt->second == DType::Float32) == 1;
+    static const char* const kSameType[] = {"Conv", "PRelu", "Relu", "Sigmoid", "Tanh", "Clip", "LeakyRelu",
+                                            "HardSigmoid", "HardSwish", "Add", "Sub", "Mul", "Div", "Gemm",
+                                            "MatMul", "BatchNormalization", "MaxPool", "AveragePool",
+                                            "GlobalAveragePool", "Concat", "Reshape", "Transpose", "Identity"};
+    for (size_t k = 0; k < g.nodes.size(); ++k) {
+      const GraphNode& p = g.nodes[k];
+      if (removed[k] || !p.domain.empty() || p.outputs.empty() || p.outputs[0] != id || p.inputs.empty()) continue;
+      for (const char* op : kSameType)
+        if (p.op_type == op) return (memo[id] = float32_value(p.inputs[0], memo)) == 1;
+      return false;
+    }
+    return false;
+  }
+
+  // The one axis a ReduceMean / ReduceMax reduces, >= 0, or -1 when it is not one known axis.
+  int64_t single_reduced_axis(const GraphNode& n) const {
+    std::vector<int64_t> axes;
+    if (n.attrs.has("axes")) {
+      axes = n.attrs.get_ints("axes");
+    } else if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
+      auto c = g.constants.find(n.inputs[1]);
+      if (c == g.constants.end() || g.overridable.count(n.inputs[1]) || c->second.dtype() != DType::Int64) return -1;
+      axes.assign(c->second.data<int64_t>(), c->second.data<int64_t>() + c->second.numel());
+    }
+    if (axes.size() != 1) return -1;  // none (all axes, or no-op) or several
+    if (axes[0] >= 0) return axes[0];
+    const int64_t rank = known_rank(n.inputs[0]);
+    return rank > 0 && axes[0] + rank >= 0 ? axes[0] + rank : -1;
+  }
+
+  // ReduceMean(X) and ReduceMax(X) over the same single axis with the same keepdims, X float32:
+  // one ReduceMeanMax node (kernels/reduce/reduce_mean_max.cc) at the first one's place.
+  void reduce_mean_max() {
+    std::vector<int8_t> float32_memo;
+    auto plain_reduce = [&](const GraphNode& n, const char* op) {
+      return n.domain.empty() && n.op_type == op && n.outputs.size() == 1 && n.outputs[0] >= 0 && !n.inputs.empty() &&
+             n.inputs[0] >= 0 && n.attrs.get_int("noop_with_empty_axes", 0) == 0;
+    };
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (removed[i] || !plain_reduce(g.nodes[i], "ReduceMean")) continue;
+      const int x = g.nodes[i].inputs[0];
+      const int64_t axis = single_reduced_axis(g.nodes[i]);
+      if (axis < 0 || !float32_value(x, float32_memo)) continue;
+      const int64_t keep = g.nodes[i].attrs.get_int("keepdims", 1);
+      for (size_t j = 0; j < g.nodes.size(); ++j) {
+        const GraphNode& mx = g.nodes[j];
+        if (removed[j] || j == i || !plain_reduce(mx, "ReduceMax") || mx.inputs[0] != x ||
+            single_reduced_axis(mx) != axis || mx.attrs.get_int("keepdims", 1) != keep)
+          continue;
+        GraphNode fused;
+        fused.name = g.nodes[i].name;
+        fused.op_type = "ReduceMeanMax";
+        fused.domain = "ai.onnxmini";
+        fused.opset = 1;
+        fused.index = std::min(g.nodes[i].index, mx.index);
+        fused.inputs = {x};
+        fused.outputs = {g.nodes[i].outputs[0], mx.outputs[0]};
+        fused.attrs.set("axis", axis);
+        fused.attrs.set("keepdims", keep);
+        applied("reduce_mean_max", label(g.nodes[i]) + " + " + label(mx) + " (one pass)");
+        const size_t first = std::min(i, j);  // both outputs exist where the first was needed
+        removed[i == first ? j : i] = true;
+        g.nodes[first] = std::move(fused);
+        count_uses();
+        break;
+      }
+    }
+  }
+
   void compact() {
     std::vector<GraphNode> kept;
     for (size_t i = 0; i < g.nodes.size(); ++i)
@@ -410,6 +488,7 @@ void fuse_gemm_add(RuleContext& ctx) { Pass(ctx).gemm_add(); }
 void fuse_bn_conv(RuleContext& ctx) { Pass(ctx).bn_conv(); }
 void fuse_conv_activation(RuleContext& ctx) { Pass(ctx).producer_activation(true); }
 void fuse_conv_prelu(RuleContext& ctx) { Pass(ctx).producer_activation(true, true); }
+void fuse_reduce_mean_max(RuleContext& ctx) { Pass(ctx).reduce_mean_max(); }
 void fuse_gemm_activation(RuleContext& ctx) { Pass(ctx).producer_activation(false); }
 
 }  // namespace onnxmini

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "tests/common/fusion_test_util.h"
 
@@ -253,6 +255,62 @@ TEST(GraphRules, MatMulAddBecomesGemm) {
   EXPECT_EQ(matmul_add({4, 8}, {4, 5}).session(opts(ORT_ENABLE_ALL))->describe().nodes.size(), 2u);
   // Level 1 applies no fusion.
   EXPECT_EQ(matmul_add({4, 8}, {5}).session(opts(ORT_ENABLE_BASIC))->describe().nodes.size(), 2u);
+}
+
+// ReduceMean and ReduceMax of X (CBAM's channel pooling, as in small.onnx), then Concat.
+ModelBuilder mean_max(const Shape& x, int64_t mean_axis, int64_t max_axis, int64_t keep_max = 1, int opset = 13) {
+  ModelBuilder mb(opset);
+  mb.input("X", DType::Float32, x);
+  if (opset >= 18) {
+    mb.initializer("a_mean", Tensor::from_vector<int64_t>({1}, {mean_axis}));
+    mb.initializer("a_max", Tensor::from_vector<int64_t>({1}, {max_axis}));
+    mb.node("ReduceMax", {"X", "a_max"}, {"MX"}).name("rmax").attr("keepdims", keep_max);
+    mb.node("ReduceMean", {"X", "a_mean"}, {"ME"}).name("rmean");
+  } else {
+    mb.node("ReduceMax", {"X"}, {"MX"}).name("rmax").attr("axes", std::vector<int64_t>{max_axis}).attr("keepdims", keep_max);
+    mb.node("ReduceMean", {"X"}, {"ME"}).name("rmean").attr("axes", std::vector<int64_t>{mean_axis});
+  }
+  mb.output("ME");
+  mb.output("MX");
+  return mb;
+}
+
+TEST(GraphRules, ReduceMeanAndMaxInOnePass) {
+  for (const Shape& x : {Shape{2, 64, 7, 9}, Shape{3, 300, 5}, Shape{4, 200}}) {
+    const auto feed = random_tensor(DType::Float32, x, 12);
+    for (int64_t axis : {int64_t{1}, int64_t{-1}})
+      for (int opset : {13, 18}) {
+        const int64_t n = axis == 1 ? x[1] : x.back();
+        EXPECT_EQ(check_fusion(mean_max(x, axis, axis, 1, opset), {{"X", feed}}, n), 1u)
+            << shape_to_string(x) << " axis " << axis << " opset " << opset;
+        auto s = mean_max(x, axis, axis, 1, opset).session(opts(ORT_ENABLE_ALL, KernelMode::Fast, 2));
+        EXPECT_EQ(s->describe().nodes.at(0).op_type, "ReduceMeanMax");
+      }
+  }
+  // Near-misses: other axes, other keepdims, a rank unknown for a negative axis.
+  const auto feed = random_tensor(DType::Float32, {2, 6, 5}, 13);
+  EXPECT_EQ(check_fusion(mean_max({2, 6, 5}, 1, 2), {{"X", feed}}, 6), 2u);
+  EXPECT_EQ(check_fusion(mean_max({2, 6, 5}, 1, 1, 0), {{"X", feed}}, 6), 2u);
+  ModelBuilder unknown_rank(13);
+  unknown_rank.input("X", DType::Float32, {}, false);
+  unknown_rank.node("ReduceMax", {"X"}, {"MX"}).name("rmax").attr("axes", std::vector<int64_t>{-1});
+  unknown_rank.node("ReduceMean", {"X"}, {"ME"}).name("rmean").attr("axes", std::vector<int64_t>{-1});
+  unknown_rank.output("ME");
+  unknown_rank.output("MX");
+  EXPECT_EQ(unknown_rank.session(opts(ORT_ENABLE_ALL))->describe().nodes.size(), 2u);
+}
+
+TEST(GraphRules, ReduceMeanMaxPropagatesNaNAsReduceMax) {
+  Tensor x = random_tensor(DType::Float32, {1, 4, 3}, 14);
+  x.mutable_data<float>()[5] = std::numeric_limits<float>::quiet_NaN();  // column (0, 1, 2) of axis 1
+  auto plain = mean_max({1, 4, 3}, 1, 1).session(opts(ORT_DISABLE_ALL));
+  auto fused = mean_max({1, 4, 3}, 1, 1).session(opts(ORT_ENABLE_ALL));
+  const auto a = run_all(*plain, {{"X", x}}), b = run_all(*fused, {{"X", x}});
+  for (size_t k = 0; k < 2; ++k)
+    for (int64_t i = 0; i < 3; ++i) {
+      const float u = a[k].data<float>()[i], v = b[k].data<float>()[i];
+      EXPECT_TRUE((std::isnan(u) && std::isnan(v)) || u == v) << k << " " << i << ": " << u << " vs " << v;
+    }
 }
 
 TEST(GraphRules, LevelsMatchTheTable) {
