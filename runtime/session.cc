@@ -17,7 +17,8 @@
 #include "runtime/graph.h"
 #include "runtime/constant_folding.h"
 #include "runtime/executor.h"
-#include "runtime/graph_fusion.h"
+#include "runtime/graph_optimizer.h"
+#include "runtime/model_writer.h"
 #include "runtime/profiler_feed.h"
 #include "runtime/session_log.h"
 #include "core/cpu_features.h"
@@ -35,6 +36,7 @@ struct Session::Impl {
   std::unique_ptr<Profiler> profiler;
   size_t weight_bytes = 0;
   int64_t max_intermediate_bytes = INT64_MAX;  // options' cap, 0 resolved to the machine's memory
+  std::vector<GraphRewrite> rewrites;  // what the optimizer did, in order
 
   // Memory plans by input shapes (+ requested outputs and bound outputs), at most kMaxPatterns.
   static constexpr size_t kMaxPatterns = 32;
@@ -101,12 +103,20 @@ void Session::Impl::build(int64_t t_load_begin, int64_t t_load_end, bool from_pa
   logger = make_session_logger(options);
   const Logger& log = *logger;
   log_model_loaded(log, graph, (t_load_end - t_load_begin) / 1e6);
+  if (options.graph_optimization_level < 0)
+    throw Error(ErrorCode::InvalidArgument,
+                fmt::format("graph_optimization_level {} is not 0 (disable), 1 (basic), 2 (extended), 3 (layout) "
+                            "or 99 (all)",
+                            options.graph_optimization_level));
+  const bool save = !options.optimized_model_filepath.empty();
   if (options.graph_optimization_level > 0) {
     const size_t nodes_before = graph.nodes.size();
-    fold_constants(graph, options, log);  // first, so fusions and prepacking see the folded weights
-    fuse_graph(graph, options.graph_optimization_level, log);
-    drop_unused_constants(graph, log);  // the inputs of folded nodes, weights replaced by fused ones
+    Graph saved;
+    rewrites = optimize_graph(graph, options, log, save ? &saved : nullptr);
     log_graph_optimized(log, graph, nodes_before);
+    if (save) save_model(saved, options.optimized_model_filepath);
+  } else if (save) {
+    save_model(graph, options.optimized_model_filepath);  // level 0: the model as loaded
   }
   if (options.max_tensor_bytes < 0 || options.max_intermediate_bytes < 0)
     throw Error(ErrorCode::InvalidArgument,
@@ -184,6 +194,7 @@ std::vector<ValueInfo> Session::overridable_initializers() const {
 }
 const SessionOptions& Session::options() const { return impl_->options; }
 size_t Session::weight_bytes() const { return impl_->weight_bytes; }
+const std::vector<GraphRewrite>& Session::graph_rewrites() const { return impl_->rewrites; }
 std::string Session::end_profiling() { return impl_->profiler->end_profiling(); }
 int64_t Session::profiling_start_time_ns() const { return impl_->profiler->start_time_ns(); }
 

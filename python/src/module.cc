@@ -182,7 +182,8 @@ Options of an InferenceSession, as onnxruntime.SessionOptions plus onnxmini's ow
 The C++ defaults; onnxmini.SessionOptions (the Python subclass) sets onnxruntime's.
 Attributes: enable_profiling, profile_file_prefix, intra_op_num_threads (default 1;
 0 = one per hardware thread), intra_op_allow_spinning (default True), graph_optimization_level
-(0: nodes as in the model; >= 1: fusions, see docs/performance.md), log_severity_level (0 verbose .. 4 fatal;
+(0 none: nodes as in the model; 1 basic; 2 extended; 3 layout; 99 all, the default; see docs/optimizer.md),
+optimized_model_filepath (save the optimized graph there as ONNX), log_severity_level (0 verbose .. 4 fatal;
 -1, the default: the default logger's), log_verbosity_level, logid, gemm ('builtin' | 'openblas' | 'eigen'), kernels
 ('fast' | 'reference'), profile_layout ('fences' | 'kernel'), profile_skip_runs,
 profile_max_runs, profile_max_events, profile_memory_counters; onnxmini's limits (docs/reliability.md):
@@ -195,6 +196,7 @@ also the config entry 'onnxmini.allow_unknown_opsets' = '1'), max_tensor_bytes a
       .def_readwrite("intra_op_num_threads", &SessionOptions::intra_op_num_threads)
       .def_readwrite("intra_op_allow_spinning", &SessionOptions::intra_op_allow_spinning)
       .def_readwrite("enable_mem_pattern", &SessionOptions::enable_mem_pattern)
+      .def_readwrite("optimized_model_filepath", &SessionOptions::optimized_model_filepath)
       .def("add_session_config_entry", &PySessionOptions::add_config_entry, py::arg("key"), py::arg("value"))
       .def(
           "get_session_config_entry",
@@ -323,6 +325,12 @@ also the config entry 'onnxmini.allow_unknown_opsets' = '1'), max_tensor_bytes a
       .def("end_profiling", &Session::end_profiling)
       .def("profiling_start_time_ns", &Session::profiling_start_time_ns)
       .def("weight_bytes", &Session::weight_bytes)
+      .def("graph_rewrites",
+           [](const Session& s) {
+             py::list out;
+             for (const GraphRewrite& r : s.graph_rewrites()) out.append(py::make_tuple(r.rule, r.nodes));
+             return out;
+           })
       .def("describe", [](const Session& s) {
         ModelDescription d = s.describe();
         py::dict out;

@@ -1,6 +1,7 @@
 """InferenceSession and SessionOptions pickle (docs/python.md, Pickling): the model bytes, every
 option and config entry, and the providers travel; the session rebuilt from them gives the same
 outputs as the original, in this process and in a fresh one."""
+import os
 import pickle
 import subprocess
 import sys
@@ -60,6 +61,7 @@ def _options_off_the_defaults():
     so.log_severity_level = 3
     so.log_verbosity_level = 1
     so.logid = "pickled"
+    so.optimized_model_filepath = os.devnull  # off the default (""), and the sessions made leave no file
     so.kernels = "reference"
     so.profile_file_prefix = "pickled_profile"
     so.profile_layout = "kernel"
