@@ -76,6 +76,8 @@ class AttentionKernel : public Kernel {
     }
     io.y = ctx.output(kY).raw_mut();
     if (ctx.output_wanted(kQk)) io.qk = ctx.output(kQk).raw_mut();
+    if (ctx.output_wanted(kPresentKey)) io.present_k = ctx.output(kPresentKey).raw_mut();
+    if (ctx.output_wanted(kPresentValue)) io.present_v = ctx.output(kPresentValue).raw_mut();
     write_present(ctx, p, io);
     ctx.stats().flops = 2.0 * p.batch * p.q_heads * p.q_len * p.total_len * (p.head_size + p.v_head_size);
     if (ctx.reference_mode() || io.qk_type == DType::Float64 || io.v_type == DType::Float64) {

@@ -13,10 +13,11 @@
 //      one packed key block feeds group * positions rows. Tasks run in
 //      parallel (batch x kv heads x query blocks).
 //   3. Per key block: scores of all rows (AttentionLanes::block_scores), then
-//      per row softcap, bias, and the online softmax update (running max m
-//      and sum l; the output accumulator is rescaled by exp(m_old - m_new)
-//      when the max grows) and acc += p . V (accumulate_pv). Key blocks no
-//      row of the task may attend (causal, window, nonpad) are skipped.
+//      per row softcap, bias and the online softmax update (softmax_block:
+//      running max m and sum l; the output accumulator is rescaled by
+//      exp(m_old - m_new) when the max grows), then acc += P . V for all rows
+//      together (accumulate_pv, 4 rows per value load). Key blocks no row of
+//      the task may attend (causal, window, nonpad) are skipped.
 //   4. Only when qk_matmul_output is requested does a task keep its rows'
 //      full score rows (rows x Ltot floats), which that output needs anyway.
 #include <cmath>
@@ -49,17 +50,24 @@ void pack_keys(const AttentionPlan& p, const AttentionIo& io, const AttentionLan
   const int64_t D = p.head_size, block_elems = D * kKeyBlock;
   kt.assign(static_cast<size_t>(p.batch * p.kv_heads * blocks * block_elems), 0.f);
   parallel_for(pool, p.batch * p.kv_heads * blocks, 4, [&](int64_t t0, int64_t t1) {
-    std::vector<float> row(D);
+    std::vector<float> converted;  // rows of a non-float32 block, as float32
+    if (io.qk_type != DType::Float32) converted.resize(kKeyBlock * D);
+    const float* rows[kKeyBlock];
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t kb = t % blocks, bg = t / blocks, b = bg / p.kv_heads, g = bg % p.kv_heads;
-      float* dst = kt.data() + t * block_elems;
       const int64_t j0 = kb * kKeyBlock, n = std::min(kKeyBlock, p.total_len - j0);
       for (int64_t jj = 0; jj < n; ++jj) {
         bool past;
         const int64_t off = key_row(p, b, g, j0 + jj, past);
-        read_floats(io.qk_type, past ? io.past_k : io.k, off, D, row.data(), lanes);
-        for (int64_t d = 0; d < D; ++d) dst[d * kKeyBlock + jj] = row[d];
+        const void* src = past ? io.past_k : io.k;
+        if (io.qk_type == DType::Float32) {
+          rows[jj] = static_cast<const float*>(src) + off;
+        } else {
+          read_floats(io.qk_type, src, off, D, converted.data() + jj * D, lanes);
+          rows[jj] = converted.data() + jj * D;
+        }
       }
+      lanes.pack_key_block(rows, n, D, kt.data() + t * block_elems);
     }
   });
 }
@@ -89,7 +97,8 @@ const char* run_attention_fused(const AttentionPlan& p, const AttentionIo& io, T
   std::vector<float> kt;
   pack_keys(p, io, lanes, pool, blocks, kt);
 
-  // Values: in place (float32, no past) or converted.
+  // Values: in place (float32 without a past cache), present_value when it
+  // holds them as float32 (a decode step), else converted.
   std::vector<float> vf;
   const float* v_base;
   int64_t v_stride;
@@ -97,6 +106,9 @@ const char* run_attention_fused(const AttentionPlan& p, const AttentionIo& io, T
   if (v_in_place) {
     v_base = static_cast<const float*>(io.v);
     v_stride = p.v.seq_stride();
+  } else if (io.v_type == DType::Float32 && io.present_v) {
+    v_base = static_cast<const float*>(io.present_v);
+    v_stride = Dv;
   } else {
     gather_values(p, io, lanes, pool, vf);
     v_base = vf.data();
@@ -130,7 +142,8 @@ const char* run_attention_fused(const AttentionPlan& p, const AttentionIo& io, T
   const float inv_cap = p.softcap > 0 ? 1.f / p.softcap : 0.f;
 
   parallel_for(pool, p.batch * p.kv_heads * q_blocks, 1, [&](int64_t t0, int64_t t1) {
-    thread_local TaskScratch sc;
+    thread_local TaskScratch tls;  // one TLS lookup per chunk, not per use
+    TaskScratch& sc = tls;
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t qb = t % q_blocks, bg = t / q_blocks, b = bg / p.kv_heads, g = bg % p.kv_heads;
       const int64_t i0 = qb * positions, ni = std::min(positions, p.q_len - i0), R = G * ni;
@@ -176,10 +189,8 @@ const char* run_attention_fused(const AttentionPlan& p, const AttentionIo& io, T
           if (qk && p.qk_mode == kQkSoftcapped) std::copy(s, s + nk, qk);
           // Bias: outside [lo, hi) -inf, inside the mask's value.
           const int64_t a = std::max(sc.lo[r], j0), e = std::min(sc.hi[r], j0 + nk);
-          if (qk || a >= e) {
-            for (int64_t j = j0; j < std::min(a, j0 + nk); ++j) s[j - j0] = kNegInf;
-            for (int64_t j = std::max(e, j0); j < j0 + nk; ++j) s[j - j0] = kNegInf;
-          }
+          for (int64_t j = j0; j < std::min(a, j0 + nk); ++j) s[j - j0] = kNegInf;
+          for (int64_t j = std::max(e, j0); j < j0 + nk; ++j) s[j - j0] = kNegInf;
           if (a < e && mask_bias) {
             const float* mrow = mask_bias + p.mask_row(b, h, i);
             for (int64_t j = a; j < e; ++j) {
@@ -190,28 +201,10 @@ const char* run_attention_fused(const AttentionPlan& p, const AttentionIo& io, T
             sc.any[r] = 1;
           }
           if (qk && p.qk_mode >= kQkBiased) std::copy(s, s + nk, qk);
-          if (a >= e) continue;
-          // Online softmax over keys [a, e) of this block.
-          float* sa = s + (a - j0);
-          const int64_t n = e - a;
-          float mblk = kNegInf;
-          for (int64_t j = 0; j < n; ++j) mblk = std::max(mblk, sa[j]);
-          if (mblk == kNegInf) continue;
-          float* acc = sc.acc.data() + r * Dv;
-          const float m_new = std::max(sc.m[r], mblk);
-          if (m_new > sc.m[r]) {
-            const float corr = sc.m[r] == kNegInf ? 0.f : std::exp(sc.m[r] - m_new);
-            sc.l[r] *= corr;
-            lanes.scale_row(acc, corr, Dv);
-            sc.m[r] = m_new;
-          }
-          for (int64_t j = 0; j < n; ++j) sa[j] -= m_new;
-          lanes.exp_row(sa, sa, n);
-          float sum = 0.f;
-          for (int64_t j = 0; j < n; ++j) sum += sa[j];
-          sc.l[r] += sum;
-          lanes.accumulate_pv(sa, n, value_ptr(b, g, a), v_stride, Dv, acc);
+          // Online softmax: s becomes this block's unnormalised probabilities (0 where masked).
+          lanes.softmax_block(s, nk, &sc.m[r], &sc.l[r], sc.acc.data() + r * Dv, Dv);
         }
+        lanes.accumulate_pv(sc.s.data(), R, nk, value_ptr(b, g, j0), v_stride, Dv, sc.acc.data());
       }
       // Finish: Y = acc / l (0 for a fully masked row); the mode-3 probabilities.
       for (int64_t r = 0; r < R; ++r) {

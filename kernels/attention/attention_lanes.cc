@@ -2,7 +2,9 @@
 #include "kernels/attention/attention_lanes.h"
 
 #include <atomic>
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/float16.h"
 
@@ -23,13 +25,40 @@ void block_scores_portable(const float* q, int64_t rows, int64_t d_len, const fl
   }
 }
 
-void accumulate_pv_portable(const float* p, int64_t n, const float* v, int64_t v_stride, int64_t dv, float* acc) {
-  for (int64_t j = 0; j < n; ++j) {
-    const float pj = p[j];
-    if (pj == 0.f) continue;
-    const float* vj = v + j * v_stride;
-    for (int64_t c = 0; c < dv; ++c) acc[c] += pj * vj[c];
+void accumulate_pv_portable(const float* p, int64_t rows, int64_t n, const float* v, int64_t v_stride, int64_t dv,
+                            float* acc) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j) {
+      const float pj = p[r * kKeyBlock + j];
+      if (pj == 0.f) continue;
+      const float* vj = v + j * v_stride;
+      float* ar = acc + r * dv;
+      for (int64_t c = 0; c < dv; ++c) ar[c] += pj * vj[c];
+    }
+}
+
+void softmax_block_portable(float* s, int64_t n, float* m, float* l, float* acc, int64_t dv) {
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  float mb = neg_inf;
+  for (int64_t j = 0; j < n; ++j) mb = std::max(mb, s[j]);
+  if (mb == neg_inf) {
+    std::fill(s, s + n, 0.f);
+    return;
   }
+  if (mb > *m) {
+    const float corr = *m == neg_inf ? 0.f : std::exp(*m - mb);
+    *l *= corr;
+    for (int64_t c = 0; c < dv; ++c) acc[c] *= corr;
+    *m = mb;
+  }
+  float sum = 0.f;
+  for (int64_t j = 0; j < n; ++j) sum += (s[j] = std::exp(s[j] - *m));
+  *l += sum;
+}
+
+void pack_key_block_portable(const float* const* rows, int64_t n, int64_t d_len, float* kt) {
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t d = 0; d < d_len; ++d) kt[d * kKeyBlock + j] = rows[j][d];
 }
 
 void scale_row_portable(float* y, float a, int64_t n) {
@@ -53,8 +82,9 @@ std::atomic<int> g_isa_override{-1};
 }  // namespace
 
 const AttentionLanes& attention_lanes_portable() {
-  static const AttentionLanes k{cpu::Isa::Portable, block_scores_portable, accumulate_pv_portable, scale_row_portable,
-                                exp_row_portable,   tanh_row_portable,     half_to_float_portable, float_to_half_portable};
+  static const AttentionLanes k{cpu::Isa::Portable,    block_scores_portable,  softmax_block_portable,
+                                accumulate_pv_portable, pack_key_block_portable, scale_row_portable, exp_row_portable,
+                                tanh_row_portable,      half_to_float_portable, float_to_half_portable};
   return k;
 }
 

@@ -8,7 +8,8 @@
 //     key j, feature d (zero-padded past the last key), so one query feature
 //     broadcast against a contiguous vector of keys gives kKeyBlock scores;
 //   - query rows: dense rows of `d` floats, already multiplied by the scale;
-//   - value rows: `dv` floats, consecutive keys `v_stride` floats apart.
+//   - value rows: `dv` floats, consecutive keys `v_stride` floats apart;
+//   - probabilities and output accumulators: rows of kKeyBlock / dv floats.
 #pragma once
 #include <cstdint>
 
@@ -24,8 +25,20 @@ struct AttentionLanes {
   cpu::Isa isa;
   // s[r * kKeyBlock + j] = sum_d q[r * d_len + d] * kt[d * kKeyBlock + j] for r < rows.
   void (*block_scores)(const float* q, int64_t rows, int64_t d_len, const float* kt, float* s);
-  // acc[c] += sum_{j < n} p[j] * v[j * v_stride + c] for c < dv.
-  void (*accumulate_pv)(const float* p, int64_t n, const float* v, int64_t v_stride, int64_t dv, float* acc);
+  // The online-softmax step of one row over one key block: s[0:n] are the
+  // row's biased scores (-inf where masked). Raises the running max m (the
+  // running sum l and acc[0:dv] are rescaled by exp(m_old - m_new)) and
+  // overwrites s with p_j = exp(s_j - m), adding their sum to l. A block with
+  // every score -inf leaves m, l, acc alone and sets p = 0.
+  void (*softmax_block)(float* s, int64_t n, float* m, float* l, float* acc, int64_t dv);
+  // acc[r * dv + c] += sum_{j < n} p[r * kKeyBlock + j] * v[j * v_stride + c]
+  // for r < rows, c < dv: P (rows x n) times the block's values (n x dv), 4
+  // rows at a time so each value vector loaded feeds 4 FMAs.
+  void (*accumulate_pv)(const float* p, int64_t rows, int64_t n, const float* v, int64_t v_stride, int64_t dv,
+                        float* acc);
+  // kt[d * kKeyBlock + j] = rows[j][d] for j < n (<= kKeyBlock), d < d_len:
+  // packs one key block (kt's other columns are left as they are).
+  void (*pack_key_block)(const float* const* rows, int64_t n, int64_t d_len, float* kt);
   // y[c] *= a for c < n.
   void (*scale_row)(float* y, float a, int64_t n);
   // y[j] = exp(x[j]) for j < n (exp(-inf) = 0); x and y may alias.

@@ -31,7 +31,9 @@ void float_to_half_avx2(const float* x, uint16_t* y, int64_t n) {
 const AttentionLanes& attention_lanes_avx2() {
   static const AttentionLanes k{cpu::Isa::Avx2,
                                 block_scores<simd::V256>,
+                                softmax_block<simd::V256>,
                                 accumulate_pv<simd::V256>,
+                                attention_lanes_portable().pack_key_block,
                                 scale_row<simd::V256>,
                                 simd::f32_kernels_avx2().exp,
                                 simd::f32_kernels_avx2().tanh,

@@ -4,7 +4,11 @@
 #pragma once
 #include <cstdint>
 
+#include <cmath>
+#include <limits>
+
 #include "kernels/attention/attention_lanes.h"
+#include "kernels/simd/f32_kernels_impl.h"  // simd::exp<V>, simd::hreduce
 
 namespace onnxmini {
 namespace attention {
@@ -47,46 +51,48 @@ void block_scores(const float* q, int64_t rows, int64_t d_len, const float* kt, 
   }
 }
 
-// acc[0:dv] += p[0:n] . v[0:n][0:dv]: the output row stays in registers over
-// the keys, 4 column vectors at a time, keys taken two at a time into two
-// accumulator sets (8 independent FMA chains hide the FMA latency).
-template <class V>
-void accumulate_pv(const float* p, int64_t n, const float* v, int64_t v_stride, int64_t dv, float* acc) {
+// One tile of P . V: ROWS rows x NV column vectors of the output stay in
+// registers while the keys stream by; each value vector loaded feeds ROWS
+// FMAs. kMasked: the (single) column vector is a tail of `last` lanes.
+template <class V, int ROWS, int NV, bool kMasked>
+inline void pv_tile(const float* p, int64_t n, const float* v, int64_t v_stride, float* acc, int64_t dv,
+                    typename V::mask last) {
   using R = typename V::reg;
-  for (int64_t c0 = 0; c0 < dv; c0 += 4 * V::W) {
-    const int64_t width = dv - c0 < 4 * V::W ? dv - c0 : 4 * V::W;
-    const int nvec = static_cast<int>((width + V::W - 1) / V::W);
-    const bool full = width == 4 * V::W;
-    const typename V::mask last = V::tail(width - (nvec - 1) * V::W);
-    R a[4], b[4];
-    for (int k = 0; k < 4; ++k) a[k] = b[k] = V::set1(0.f);
-    auto load_col = [&](const float* row, int k) {
-      if (full || k < nvec - 1) return V::load(row + c0 + k * V::W);
-      return V::load_fill(row + c0 + k * V::W, last, V::set1(0.f));
-    };
-    int64_t j = 0;
-    for (; j + 2 <= n; j += 2) {
-      const R p0 = V::set1(p[j]), p1 = V::set1(p[j + 1]);
-      const float* v0 = v + j * v_stride;
-      const float* v1 = v0 + v_stride;
-      for (int k = 0; k < nvec; ++k) {
-        a[k] = V::fmadd(p0, load_col(v0, k), a[k]);
-        b[k] = V::fmadd(p1, load_col(v1, k), b[k]);
-      }
-    }
-    if (j < n) {
-      const R p0 = V::set1(p[j]);
-      for (int k = 0; k < nvec; ++k) a[k] = V::fmadd(p0, load_col(v + j * v_stride, k), a[k]);
-    }
-    for (int k = 0; k < nvec; ++k) {
-      const R sum = V::add(a[k], b[k]);
-      if (full || k < nvec - 1) {
-        V::store(acc + c0 + k * V::W, V::add(V::load(acc + c0 + k * V::W), sum));
-      } else {
-        V::store_mask(acc + c0 + k * V::W, last, V::add(V::load_fill(acc + c0 + k * V::W, last, V::set1(0.f)), sum));
-      }
+  const R zero = V::set1(0.f);
+  R c[ROWS][NV];
+  for (int r = 0; r < ROWS; ++r)
+    for (int k = 0; k < NV; ++k)
+      c[r][k] = kMasked ? V::load_fill(acc + r * dv, last, zero) : V::load(acc + r * dv + k * V::W);
+  for (int64_t j = 0; j < n; ++j) {
+    R x[NV];
+    for (int k = 0; k < NV; ++k)
+      x[k] = kMasked ? V::load_fill(v + j * v_stride, last, zero) : V::load(v + j * v_stride + k * V::W);
+    for (int r = 0; r < ROWS; ++r) {
+      const R pr = V::set1(p[r * kKeyBlock + j]);
+      for (int k = 0; k < NV; ++k) c[r][k] = V::fmadd(pr, x[k], c[r][k]);
     }
   }
+  for (int r = 0; r < ROWS; ++r)
+    for (int k = 0; k < NV; ++k) {
+      if (kMasked) V::store_mask(acc + r * dv, last, c[r][k]);
+      else V::store(acc + r * dv + k * V::W, c[r][k]);
+    }
+}
+
+template <class V, int ROWS>
+inline void pv_rows(const float* p, int64_t n, const float* v, int64_t v_stride, int64_t dv, float* acc) {
+  int64_t c = 0;
+  const typename V::mask all = V::tail(V::W);
+  for (; c + 4 * V::W <= dv; c += 4 * V::W) pv_tile<V, ROWS, 4, false>(p, n, v + c, v_stride, acc + c, dv, all);
+  for (; c + V::W <= dv; c += V::W) pv_tile<V, ROWS, 1, false>(p, n, v + c, v_stride, acc + c, dv, all);
+  if (c < dv) pv_tile<V, ROWS, 1, true>(p, n, v + c, v_stride, acc + c, dv, V::tail(dv - c));
+}
+
+template <class V>
+void accumulate_pv(const float* p, int64_t rows, int64_t n, const float* v, int64_t v_stride, int64_t dv, float* acc) {
+  int64_t r = 0;
+  for (; r + 4 <= rows; r += 4) pv_rows<V, 4>(p + r * kKeyBlock, n, v, v_stride, dv, acc + r * dv);
+  for (; r < rows; ++r) pv_rows<V, 1>(p + r * kKeyBlock, n, v, v_stride, dv, acc + r * dv);
 }
 
 template <class V>
@@ -98,6 +104,48 @@ void scale_row(float* y, float a, int64_t n) {
     const auto m = V::tail(n - i);
     V::store_mask(y + i, m, V::mul(V::load_fill(y + i, m, V::set1(0.f)), av));
   }
+}
+
+struct MaxC {
+  template <class V> static typename V::reg apply(typename V::reg a, typename V::reg b) { return V::max(a, b); }
+};
+
+// The online-softmax step (AttentionLanes::softmax_block): block max, exp
+// and its sum in vectors (tails filled with -inf, whose exp is 0).
+template <class V>
+void softmax_block(float* s, int64_t n, float* m, float* l, float* acc, int64_t dv) {
+  using R = typename V::reg;
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  const R ninf = V::set1(neg_inf);
+  R mx = ninf;
+  int64_t j = 0;
+  for (; j + V::W <= n; j += V::W) mx = V::max(mx, V::load(s + j));
+  if (j < n) mx = V::max(mx, V::load_fill(s + j, V::tail(n - j), ninf));
+  const float mb = simd::hreduce<V, MaxC>(mx);
+  if (mb == neg_inf) {
+    for (j = 0; j < n; ++j) s[j] = 0.f;
+    return;
+  }
+  if (mb > *m) {
+    const float corr = *m == neg_inf ? 0.f : std::exp(*m - mb);
+    *l *= corr;
+    scale_row<V>(acc, corr, dv);
+    *m = mb;
+  }
+  const R mv = V::set1(*m);
+  R sum = V::set1(0.f);
+  for (j = 0; j + V::W <= n; j += V::W) {
+    const R p = simd::exp<V, true>(V::sub(V::load(s + j), mv));
+    V::store(s + j, p);
+    sum = V::add(sum, p);
+  }
+  if (j < n) {
+    const auto t = V::tail(n - j);
+    const R p = simd::exp<V, true>(V::sub(V::load_fill(s + j, t, ninf), mv));
+    V::store_mask(s + j, t, p);
+    sum = V::add(sum, p);
+  }
+  *l += simd::hreduce<V, simd::AddC>(sum);
 }
 
 }  // namespace
