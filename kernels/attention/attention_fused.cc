@@ -50,7 +50,7 @@ void pack_keys(const AttentionPlan& p, const AttentionIo& io, const AttentionLan
   const int64_t D = p.head_size, block_elems = D * kKeyBlock;
   kt.assign(static_cast<size_t>(p.batch * p.kv_heads * blocks * block_elems), 0.f);
   parallel_for(pool, p.batch * p.kv_heads * blocks, 4, [&](int64_t t0, int64_t t1) {
-    std::vector<float> converted;  // rows of a non-float32 block, as float32
+    thread_local std::vector<float> converted;  // rows of a non-float32 block, as float32
     if (io.qk_type != DType::Float32) converted.resize(kKeyBlock * D);
     const float* rows[kKeyBlock];
     for (int64_t t = t0; t < t1; ++t) {
@@ -94,12 +94,13 @@ const char* run_attention_fused(const AttentionPlan& p, const AttentionIo& io, T
   const int64_t D = p.head_size, Dv = p.v_head_size, T = p.total_len, G = p.group();
   const int64_t blocks = (T + kKeyBlock - 1) / kKeyBlock;
 
-  std::vector<float> kt;
+  // Run-sized buffers, kept per calling thread so that warm runs do not allocate
+  // (a kernel may run concurrently from several threads, never twice on one).
+  thread_local std::vector<float> kt, vf, mask_f;
   pack_keys(p, io, lanes, pool, blocks, kt);
 
   // Values: in place (float32 without a past cache), present_value when it
   // holds them as float32 (a decode step), else converted.
-  std::vector<float> vf;
   const float* v_base;
   int64_t v_stride;
   const bool v_in_place = io.v_type == DType::Float32 && p.past_len == 0;
@@ -119,7 +120,6 @@ const char* run_attention_fused(const AttentionPlan& p, const AttentionIo& io, T
   };
 
   // The mask as a float32 additive bias (bool: 0 / -inf), same shape.
-  std::vector<float> mask_f;
   const float* mask_bias = nullptr;
   if (p.mask) {
     const Tensor& m = *p.mask;
