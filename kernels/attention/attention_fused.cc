@@ -96,7 +96,12 @@ const char* run_attention_fused(const AttentionPlan& p, const AttentionIo& io, T
 
   // Run-sized buffers, kept per calling thread so that warm runs do not allocate
   // (a kernel may run concurrently from several threads, never twice on one).
-  thread_local std::vector<float> kt, vf, mask_f;
+  // Bound to references here: inside the workers' lambdas the thread_local names
+  // would denote the workers' own (empty) instances.
+  thread_local std::vector<float> kt_tls, vf_tls, mask_tls;
+  std::vector<float>& kt = kt_tls;
+  std::vector<float>& vf = vf_tls;
+  std::vector<float>& mask_f = mask_tls;
   pack_keys(p, io, lanes, pool, blocks, kt);
 
   // Values: in place (float32 without a past cache), present_value when it
