@@ -228,7 +228,7 @@ class AttentionKernel : public Kernel {
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("attention", "", "Attention", 23, 25, make_kernel<AttentionKernel>);
+ONNXMINI_REGISTER_KERNEL("attention", "", "Attention", 23, INT_MAX, make_kernel<AttentionKernel>);
 
 }  // namespace attention
 }  // namespace onnxmini
