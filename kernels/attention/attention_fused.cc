@@ -36,12 +36,12 @@ namespace {
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // Query rows a task aims for (all heads of a group together): enough to reuse
 // each packed key block from L1 many times, small enough for many tasks.
-constexpr int64_t kRowsPerTask = 32;
+constexpr int64_t kRowsPerTask = 48;  // whole tiles: 8 x 6 / 16 x 3 score rows, 12 x 4 / 24 x 2 P.V rows
 
 // Per-thread scratch, grown once and reused across runs.
 struct TaskScratch {
   std::vector<float> q, s, acc, m, l, qk;
-  std::vector<int64_t> lo, hi;
+  std::vector<int64_t> lo, hi, mask_row;  // per row: key range, mask row offset
   std::vector<uint8_t> any;
 };
 
@@ -159,6 +159,7 @@ const char* run_attention_fused(const AttentionPlan& p, const AttentionIo& io, T
       sc.l.assign(R, 0.f);
       sc.lo.resize(R);
       sc.hi.resize(R);
+      sc.mask_row.resize(R);
       sc.any.assign(R, 0);
       if (p.want_qk) sc.qk.resize(R * T);
       // Row r is query head g * G + r / ni at position i0 + r % ni.
@@ -169,6 +170,7 @@ const char* run_attention_fused(const AttentionPlan& p, const AttentionIo& io, T
         read_floats(io.qk_type, io.q, p.q.row(b, h, i), D, qr, lanes);
         for (int64_t d = 0; d < D; ++d) qr[d] *= p.scale;
         p.key_range(b, i, sc.lo[r], sc.hi[r]);
+        sc.mask_row[r] = p.mask ? p.mask_row(b, h, i) : 0;
         if (sc.hi[r] > sc.lo[r]) {
           task_lo = std::min(task_lo, sc.lo[r]);
           task_hi = std::max(task_hi, sc.hi[r]);
@@ -183,7 +185,6 @@ const char* run_attention_fused(const AttentionPlan& p, const AttentionIo& io, T
                            sc.s.data());
         for (int64_t r = 0; r < R; ++r) {
           float* s = sc.s.data() + r * kKeyBlock;
-          const int64_t h = g * G + r / ni, i = i0 + r % ni;
           float* qk = p.want_qk ? sc.qk.data() + r * T + j0 : nullptr;
           if (qk && p.qk_mode == kQkRaw) std::copy(s, s + nk, qk);
           if (p.softcap > 0) {
@@ -197,7 +198,7 @@ const char* run_attention_fused(const AttentionPlan& p, const AttentionIo& io, T
           for (int64_t j = j0; j < std::min(a, j0 + nk); ++j) s[j - j0] = kNegInf;
           for (int64_t j = std::max(e, j0); j < j0 + nk; ++j) s[j - j0] = kNegInf;
           if (a < e && mask_bias) {
-            const float* mrow = mask_bias + p.mask_row(b, h, i);
+            const float* mrow = mask_bias + sc.mask_row[r];
             for (int64_t j = a; j < e; ++j) {
               s[j - j0] += mrow[j];
               if (mrow[j] != kNegInf) sc.any[r] = 1;

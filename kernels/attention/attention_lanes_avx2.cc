@@ -1,5 +1,5 @@
 // AVX2 + FMA instance of the attention inner loops (attention_lanes_impl.h):
-// 8 lanes, 4 registers per packed key block; exp / tanh from the float32 SIMD
+// 8 lanes, 8 registers per packed key block; exp / tanh from the float32 SIMD
 // table of kernels/simd; half <-> float with F16C.
 #include <immintrin.h>
 

@@ -1,5 +1,5 @@
 // AVX-512 instance of the attention inner loops (attention_lanes_impl.h): 16
-// lanes, 2 registers per packed key block; exp / tanh from the float32 SIMD
+// lanes, 4 registers per packed key block; exp / tanh from the float32 SIMD
 // table of kernels/simd; half <-> float with vcvtph2ps / vcvtps2ph.
 #include <immintrin.h>
 

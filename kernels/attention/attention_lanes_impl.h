@@ -14,41 +14,46 @@ namespace onnxmini {
 namespace attention {
 namespace {
 
-// Scores of up to 4 query rows against one packed key block at a time: the
-// kKeyBlock scores of a row live in kKeyBlock / W registers, so each key
-// vector loaded from the block feeds 4 FMAs (one per row) and each broadcast
-// query feature feeds kKeyBlock / W FMAs.
+// Scores of ROWS query rows against NV vectors of keys of one packed block
+// (kt and s point at the first of those keys; both have rows of kKeyBlock
+// floats): each key vector loaded feeds ROWS FMAs, each broadcast query
+// feature NV.
+template <class V, int ROWS, int NV>
+inline void score_tile(const float* q, int64_t d_len, const float* kt, float* s) {
+  using R = typename V::reg;
+  R acc[ROWS][NV];
+  for (int i = 0; i < ROWS; ++i)
+    for (int v = 0; v < NV; ++v) acc[i][v] = V::set1(0.f);
+  for (int64_t d = 0; d < d_len; ++d) {
+    R k[NV];
+    for (int v = 0; v < NV; ++v) k[v] = V::load(kt + d * kKeyBlock + v * V::W);
+    for (int i = 0; i < ROWS; ++i) {
+      const R qi = V::set1(q[i * d_len + d]);
+      for (int v = 0; v < NV; ++v) acc[i][v] = V::fmadd(qi, k[v], acc[i][v]);
+    }
+  }
+  for (int i = 0; i < ROWS; ++i)
+    for (int v = 0; v < NV; ++v) V::store(s + i * kKeyBlock + v * V::W, acc[i][v]);
+}
+
+// Score tiles: 4 key vectors x as many rows as fit beside them (AVX-512: the
+// whole block, 6 rows x 4 zmm = 24 of 32 registers; AVX2: half a block at a
+// time, 3 rows x 4 ymm = 12 of 16).
+template <class V>
+constexpr int kScoreRows = V::W == 16 ? 6 : 3;
+
+template <class V, int ROWS>
+inline void score_rows(const float* q, int64_t d_len, const float* kt, float* s) {
+  for (int64_t k0 = 0; k0 < kKeyBlock; k0 += 4 * V::W) score_tile<V, ROWS, 4>(q, d_len, kt + k0, s + k0);
+}
+
 template <class V>
 void block_scores(const float* q, int64_t rows, int64_t d_len, const float* kt, float* s) {
-  using R = typename V::reg;
-  constexpr int NV = static_cast<int>(kKeyBlock) / V::W;
+  constexpr int RT = kScoreRows<V>;
   int64_t r = 0;
-  for (; r + 4 <= rows; r += 4) {
-    R acc[4][NV];
-    for (int i = 0; i < 4; ++i)
-      for (int v = 0; v < NV; ++v) acc[i][v] = V::set1(0.f);
-    const float* q0 = q + r * d_len;
-    for (int64_t d = 0; d < d_len; ++d) {
-      R k[NV];
-      for (int v = 0; v < NV; ++v) k[v] = V::load(kt + d * kKeyBlock + v * V::W);
-      for (int i = 0; i < 4; ++i) {
-        const R qi = V::set1(q0[i * d_len + d]);
-        for (int v = 0; v < NV; ++v) acc[i][v] = V::fmadd(qi, k[v], acc[i][v]);
-      }
-    }
-    for (int i = 0; i < 4; ++i)
-      for (int v = 0; v < NV; ++v) V::store(s + (r + i) * kKeyBlock + v * V::W, acc[i][v]);
-  }
-  for (; r < rows; ++r) {
-    R acc[NV];
-    for (int v = 0; v < NV; ++v) acc[v] = V::set1(0.f);
-    const float* qr = q + r * d_len;
-    for (int64_t d = 0; d < d_len; ++d) {
-      const R qd = V::set1(qr[d]);
-      for (int v = 0; v < NV; ++v) acc[v] = V::fmadd(qd, V::load(kt + d * kKeyBlock + v * V::W), acc[v]);
-    }
-    for (int v = 0; v < NV; ++v) V::store(s + r * kKeyBlock + v * V::W, acc[v]);
-  }
+  for (; r + RT <= rows; r += RT) score_rows<V, RT>(q + r * d_len, d_len, kt, s + r * kKeyBlock);
+  for (; r + 2 <= rows; r += 2) score_rows<V, 2>(q + r * d_len, d_len, kt, s + r * kKeyBlock);
+  for (; r < rows; ++r) score_rows<V, 1>(q + r * d_len, d_len, kt, s + r * kKeyBlock);
 }
 
 // One tile of P . V: ROWS rows x NV column vectors of the output stay in
@@ -88,10 +93,16 @@ inline void pv_rows(const float* p, int64_t n, const float* v, int64_t v_stride,
   if (c < dv) pv_tile<V, ROWS, 1, true>(p, n, v + c, v_stride, acc + c, dv, V::tail(dv - c));
 }
 
+// Rows per P . V tile (x 4 column vectors): AVX-512 4 (16 of 32 zmm), AVX2 2
+// (8 of 16 ymm), leaving room for the value vectors and the broadcast.
+template <class V>
+constexpr int kPvRows = V::W == 16 ? 4 : 2;
+
 template <class V>
 void accumulate_pv(const float* p, int64_t rows, int64_t n, const float* v, int64_t v_stride, int64_t dv, float* acc) {
+  constexpr int RT = kPvRows<V>;
   int64_t r = 0;
-  for (; r + 4 <= rows; r += 4) pv_rows<V, 4>(p + r * kKeyBlock, n, v, v_stride, dv, acc + r * dv);
+  for (; r + RT <= rows; r += RT) pv_rows<V, RT>(p + r * kKeyBlock, n, v, v_stride, dv, acc + r * dv);
   for (; r < rows; ++r) pv_rows<V, 1>(p + r * kKeyBlock, n, v, v_stride, dv, acc + r * dv);
 }
 
