@@ -8,7 +8,9 @@ Cases (batch 1, 12 query heads, head size 64, float32, 4-D inputs):
 Per case and thread count the rounds alternate onnxruntime and onnxmini (the CLI,
 fast kernels, ONNXMINI_ISA = --isa); each time is a median over --repeat runs;
 reported are the medians over rounds of the times and of the per-round ratios
-(ratio > 1: onnxmini faster).
+(ratio > 1: onnxmini faster), for wall-clock latency and for CPU time per run (process
+CPU time over the timed loop / runs, all threads: on a shared machine the CPU time is
+the steadier figure, the wall clock includes waiting for a core).
 
     .venv/bin/python benchmarks/bench_attention.py [--rounds 5] [--threads 1 2] [--isa avx512]
         [--out benchmarks/results/attention_<machine>.csv]
@@ -84,20 +86,26 @@ def main():
                 feeds["past_key"] = rng.standard_normal((1, hkv, past, HEAD)).astype(np.float32)
                 feeds["past_value"] = rng.standard_normal((1, hkv, past, HEAD)).astype(np.float32)
             for t in a.threads:
-                ort_ms, mini_ms = [], []
+                ort_ms, mini_ms, ort_cpu, mini_cpu = [], [], [], []
                 for _ in range(a.rounds):
-                    ort_ms.append(bench_models.time_ort(path, feeds, t, repeat, a.warmup)["median"])
+                    o = bench_models.time_ort(path, feeds, t, repeat, a.warmup)
                     r, err = bench_models.time_onnxmini(path, feeds, t, repeat, a.warmup, tmp, 0)
                     if r is None:
                         raise RuntimeError(err)
-                    mini_ms.append(r["median"])
+                    ort_ms.append(o["median"]), ort_cpu.append(o["cpu"])
+                    mini_ms.append(r["median"]), mini_cpu.append(r["cpu"])
                 o, m = float(np.median(ort_ms)), float(np.median(mini_ms))
+                oc, mc = float(np.median(ort_cpu)), float(np.median(mini_cpu))
                 ratio = float(np.median([x / y for x, y in zip(ort_ms, mini_ms)]))
+                cpu_ratio = float(np.median([x / y for x, y in zip(ort_cpu, mini_cpu)]))
                 rows.append({"case": label, "threads": t, "isa": a.isa, "onnxruntime_ms": round(o, 4),
                              "onnxmini_ms": round(m, 4), "ratio_ort_over_onnxmini": round(ratio, 3),
+                             "onnxruntime_cpu_ms": round(oc, 4), "onnxmini_cpu_ms": round(mc, 4),
+                             "cpu_ratio_ort_over_onnxmini": round(cpu_ratio, 3),
                              "rounds": a.rounds, "repeat": repeat, "machine": machine,
                              "load1": round(os.getloadavg()[0], 1)})
-                print(f"{label:30s} T{t} ort {o:9.3f} ms  mini {m:9.3f} ms  ort/mini {ratio:5.2f}", flush=True)
+                print(f"{label:30s} T{t} ort {o:9.3f} ms  mini {m:9.3f} ms  ort/mini {ratio:5.2f}   "
+                      f"cpu ort {oc:9.3f} mini {mc:9.3f} ratio {cpu_ratio:5.2f}", flush=True)
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     with open(a.out, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
@@ -105,10 +113,12 @@ def main():
         w.writerows(rows)
     import onnxruntime
     print(f"\n{machine}; ISA {a.isa}; onnxruntime {onnxruntime.__version__}; load average {os.getloadavg()}")
-    print("\n| case | threads | onnxruntime ms | onnxmini ms | ort / onnxmini |\n|---|---|---|---|---|")
+    print("\n| case | threads | onnxruntime ms | onnxmini ms | ort / onnxmini | CPU ms ort | CPU ms onnxmini | "
+          "CPU ort / onnxmini |\n|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['case']} | {r['threads']} | {r['onnxruntime_ms']} | {r['onnxmini_ms']} | "
-              f"{r['ratio_ort_over_onnxmini']} |")
+              f"{r['ratio_ort_over_onnxmini']} | {r['onnxruntime_cpu_ms']} | {r['onnxmini_cpu_ms']} | "
+              f"{r['cpu_ratio_ort_over_onnxmini']} |")
 
 
 if __name__ == "__main__":
