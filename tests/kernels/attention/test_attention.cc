@@ -244,6 +244,18 @@ TEST(Attention, Float64RunsTheReferencePath) {
   check(c);
 }
 
+TEST(Attention, EmptySequences) {
+  Case c;
+  c.kv_len = 0;  // no keys: every row is fully masked, Y = 0
+  check(c);
+  Case q;
+  q.q_len = 0;
+  check(q);
+  Case p;
+  p.kv_len = 0, p.past = 3, p.causal = true, p.q_len = 2;  // only cached keys
+  check(p);
+}
+
 TEST(Attention, ShapeErrorsNameTheNodeAndTheValues) {
   Case c;
   auto in = inputs_of(c, 1);
