@@ -8,7 +8,8 @@
 // leading axes too, over all of X.
 // Math: stash_type 1 (float32, the default; the only value the ONNX reference
 // implements). The fast path reads each row once into float32 (threads over
-// rows); the reference path accumulates in double, one thread.
+// rows; the sum of squares by kernels/simd's row reduction); the reference
+// path accumulates in double, one thread.
 #include <cmath>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "core/thread_pool.h"
 #include "kernels/attention/float_rows.h"
 #include "kernels/registry.h"
+#include "kernels/simd/f32_kernels.h"
 
 namespace onnxmini {
 namespace attention {
@@ -93,13 +95,19 @@ class RmsNormKernel : public Kernel {
     }
     ctx.stats().variant = "rmsnorm_rows";
     std::vector<float> scale_f(scale.begin(), scale.end());
+    // Sum of squares of a row: the SIMD row reduction where the ISA has one.
+    const simd::ReduceRowsFn sum_squares = simd::f32_kernels_for(attention_isa()).reduce_rows[simd::kRowSumSquare];
     parallel_for(ctx.threads(), rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, cols)), [&](int64_t r0, int64_t r1) {
       thread_local std::vector<float> row;
       row.resize(cols);
       for (int64_t r = r0; r < r1; ++r) {
         read_floats(xt, x.raw(), r * cols, cols, row.data(), lanes);
         float ss = 0.f;
-        for (int64_t c = 0; c < cols; ++c) ss += row[c] * row[c];
+        if (sum_squares) {
+          sum_squares(row.data(), 1, cols, &ss);
+        } else {
+          for (int64_t c = 0; c < cols; ++c) ss += row[c] * row[c];
+        }
         const float inv = 1.f / std::sqrt(ss / static_cast<float>(cols) + epsilon_);
         const float* sc = scale_f.data() + (per_row ? r * cols : 0);
         for (int64_t c = 0; c < cols; ++c) row[c] = row[c] * inv * sc[c];
