@@ -93,7 +93,19 @@ std::vector<GraphRewrite> optimize_graph(Graph& g, const SessionOptions& options
                              : rule.level <= options.graph_optimization_level;
     if (!wanted) continue;
     if (!rule.saved_as_onnx) take_snapshot();
-    rule.run(ctx);
+    // A rule that trips over a malformed node (a missing input, an attribute of
+    // the wrong type) is undone and skipped: the graph goes on as it was, and the
+    // node's kernel reports the fault naming the node when the session creates it.
+    // Copying the graph is cheap: tensors share their buffers.
+    Graph before = g;
+    const size_t rewrites_before = rewrites.size();
+    try {
+      rule.run(ctx);
+    } catch (const std::exception& e) {
+      g = std::move(before);
+      rewrites.resize(rewrites_before);
+      ONNXMINI_LOG(log, Warning, "optimizer rule '{}' skipped: {}", rule.name, e.what());
+    }
   }
   drop_unused_constants(g, log);  // the inputs of folded nodes, weights replaced by fused ones
   take_snapshot();
