@@ -1,6 +1,10 @@
 // SGEMM throughput: builtin engine vs OpenBLAS vs Eigen, 1 and 2 threads.
+// `bench_gemm --ladder` runs only the learning ladder of docs/kernels/gemm-ladder.md
+// instead (benchmarks/gemm_ladder.py drives it in interleaved rounds): one shape,
+// one change per row - the reference loop, the packed driver with the portable,
+// AVX2 and AVX-512 micro-kernels, then two threads - plus the FMA peak.
 //
-// Shapes: square n x n x n, and the convolutions of models/small.onnx as
+// Shapes: square n x n x n, and the convolutions of a small CNN (224x224 input) as
 // im2col GEMMs, C[Cout, OH*OW] = W[Cout, Cin*kh*kw] * cols[Cin*kh*kw, OH*OW]:
 //   conv0   3x3  3->64, 112x112 s1:  M=64 N=12544 K=27
 //   spatial 7x7  2->1,  112x112 s1:  M=1  N=12544 K=98
@@ -42,6 +46,10 @@ const gemm::GemmEngine& engine_named(const std::string& b) {
   if (b == "openblas") return gemm::engine(GemmBackend::OpenBLAS);
   if (b == "eigen") return gemm::engine(GemmBackend::Eigen);
   if (b == "builtin_avx2") return gemm::builtin_engine_for(cpu::Isa::Avx2);
+  if (b == "reference") return gemm::reference_engine();
+  if (b == "portable") return gemm::builtin_engine_for(cpu::Isa::Portable);
+  if (b == "avx2") return gemm::builtin_engine_for(cpu::Isa::Avx2);
+  if (b == "avx512") return gemm::builtin_engine_for(cpu::Isa::Avx512);
   return gemm::builtin_engine_for(cpu::active_isa());
 }
 
@@ -98,6 +106,27 @@ __attribute__((target("avx512f"))) void fma_peak_avx512(benchmark::State& state)
   state.counters["GFLOPS"] = benchmark::Counter(12.0 * 16 * 2 * inner / 1e9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// The ladder: each row changes one thing from the row above (see docs/kernels/gemm-ladder.md).
+void register_ladder() {
+  if (cpu::hw_has_avx512()) benchmark::RegisterBenchmark("fma_peak/avx512/T1", fma_peak_avx512)->Unit(benchmark::kMicrosecond)->UseRealTime();
+  struct Step {
+    const char* engine;
+    int threads;
+    bool available;
+  };
+  const Step steps[] = {{"reference", 1, true},
+                        {"portable", 1, true},
+                        {"avx2", 1, cpu::hw_has_avx2_fma()},
+                        {"avx512", 1, cpu::hw_has_avx512()},
+                        {"avx512", 2, cpu::hw_has_avx512()}};
+  for (const Shape& s : {Shape{"sq512", 512, 512, 512}, Shape{"conv9_3x3_c64", 64, 12544, 576}})
+    for (const Step& st : steps) {
+      if (!st.available) continue;
+      const std::string name = "ladder/" + s.name + "/" + st.engine + "/T" + std::to_string(st.threads);
+      benchmark::RegisterBenchmark(name.c_str(), run_sgemm, st.engine, s, st.threads)->Unit(benchmark::kMicrosecond)->UseRealTime();
+    }
+}
+
 void register_all() {
   if (cpu::hw_has_avx512()) benchmark::RegisterBenchmark("fma_peak/avx512/T1", fma_peak_avx512)->Unit(benchmark::kMicrosecond)->UseRealTime();
   std::vector<Shape> shapes;
@@ -121,11 +150,20 @@ void register_all() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  bool ladder = false;
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--ladder") {
+      ladder = true;
+      for (int j = i; j + 1 < argc; ++j) argv[j] = argv[j + 1];
+      --argc;
+      break;
+    }
   benchmark::Initialize(&argc, argv);
   benchmark::AddCustomContext("builtin_isa", cpu::active_isa_name());
   benchmark::AddCustomContext("openblas_config", openblas_get_config());
   benchmark::AddCustomContext("openblas_core", openblas_get_corename());
-  register_all();
+  if (ladder) register_ladder();
+  else register_all();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "core/float16.h"
+#include "core/system_memory.h"
 
 namespace onnxmini {
 
@@ -81,21 +82,34 @@ Buffer::~Buffer() {
 Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   if (dtype_size(dtype) == 0) throw Error(ErrorCode::InvalidArgument, "cannot create a tensor of dtype code " + std::to_string(static_cast<int>(dtype)));
   numel_ = shape_numel(shape_);
-  if (static_cast<uint64_t>(numel_) > std::numeric_limits<uint64_t>::max() / 32)
-    throw Error(ErrorCode::InvalidArgument, "tensor of shape " + shape_to_string(shape_) + " is too large");
+  // Last line of defence for tensors made outside a session's checked allocator
+  // (constant folding, helpers): a request above the memory onnxmini may assume
+  // cannot succeed, so it fails here, before the allocator (core/system_memory.h).
+  const int64_t limit = memory_limit_bytes();
+  if (static_cast<uint64_t>(numel_) > static_cast<uint64_t>(limit) / dtype_size(dtype))
+    throw Error(ErrorCode::InvalidArgument,
+                "tensor of shape " + shape_to_string(shape_) + " (" + dtype_name(dtype) + ") needs more than the " +
+                    std::to_string(limit) + " bytes of memory onnxmini may use (physical memory, or ONNXMINI_MEMORY_LIMIT)");
   buffer_ = dtype == DType::String ? Buffer::allocate_strings(numel_) : Buffer::allocate(nbytes());
 }
 
 Tensor::Tensor(DType dtype, Shape shape, std::shared_ptr<Buffer> buffer, size_t offset)
     : dtype_(dtype), shape_(std::move(shape)), buffer_(std::move(buffer)), offset_(offset) {
   numel_ = shape_numel(shape_);
+  // nbytes() and offset + nbytes() must not wrap before they are compared with the buffer.
+  const size_t esize = dtype_size(dtype_);
+  if (esize && static_cast<uint64_t>(numel_) > (std::numeric_limits<uint64_t>::max() - offset_) / esize)
+    throw Error(ErrorCode::InvalidArgument, "tensor of shape " + shape_to_string(shape_) + " does not fit its buffer");
   if (buffer_ && offset_ + nbytes() > buffer_->size())
     throw Error(ErrorCode::InvalidArgument, "tensor of shape " + shape_to_string(shape_) + " does not fit its buffer");
 }
 
 Tensor Tensor::wrap(DType dtype, Shape shape, void* data, std::shared_ptr<void> keep_alive) {
-  int64_t n = shape_numel(shape);
-  return Tensor(dtype, std::move(shape), Buffer::wrap(data, n * dtype_size(dtype), std::move(keep_alive)), 0);
+  const int64_t n = shape_numel(shape);
+  const size_t esize = dtype_size(dtype);
+  if (esize && static_cast<uint64_t>(n) > std::numeric_limits<uint64_t>::max() / esize)
+    throw Error(ErrorCode::InvalidArgument, "cannot wrap a tensor of shape " + shape_to_string(shape) + ": its byte size overflows");
+  return Tensor(dtype, std::move(shape), Buffer::wrap(data, static_cast<size_t>(n) * esize, std::move(keep_alive)), 0);
 }
 
 Tensor Tensor::view(Shape shape) const {

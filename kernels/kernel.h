@@ -72,6 +72,10 @@ struct KernelInfo {
   std::vector<DType> input_dtypes;  // dtype when known before running (declared or constant), else Undefined
   GemmBackend gemm = GemmBackend::Builtin;
   KernelMode mode = KernelMode::Fast;
+  // The session's memory caps in bytes (SessionOptions, 0 there resolved to the machine's
+  // memory): outputs and scratch are checked against them before allocating.
+  int64_t max_tensor_bytes = INT64_MAX;
+  int64_t max_intermediate_bytes = INT64_MAX;
   // Graph-valued attributes by name, planned by the runtime; outlive the kernel.
   std::vector<std::pair<std::string, const Subgraph*>> subgraphs;
 
@@ -133,7 +137,13 @@ class KernelContext {
   Tensor& output(size_t i);
   const Value& output_value(size_t i) const { return outputs_.at(i); }
   // A scratch tensor from the run's pool, released when the caller drops it.
-  Tensor scratch(DType dtype, const Shape& shape) { return allocator_(dtype, shape); }
+  Tensor scratch(DType dtype, const Shape& shape);
+  // Fails naming the node, `what`, the shape and the size when a tensor of `shape`
+  // would overflow int64 or exceed max_tensor_bytes: for kernels that want to refuse
+  // a bomb before looping or building a shape (allocate_output / scratch check too).
+  void check_tensor_size(DType dtype, const Shape& shape, const char* what) const;
+  // The same for `count` elements of `dtype` (Range, sequences), before the shape exists.
+  void check_element_count(DType dtype, int64_t count, const char* what) const;
 
   ThreadPool* threads() const { return pool_; }
   const gemm::GemmEngine& gemm() const { return *gemm_; }

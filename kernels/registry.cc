@@ -2,7 +2,24 @@
 
 #include <algorithm>
 
+#include "core/checked_math.h"
+
 namespace onnxmini {
+
+namespace {
+
+// The run's allocator reports a cap or an allocation failure without knowing the
+// node (the buffer pool serves every node): add the node's label here.
+Tensor allocate_labelled(const KernelContext::Allocator& allocator, const KernelInfo& info, DType dtype,
+                         const Shape& shape) {
+  try {
+    return allocator(dtype, shape);
+  } catch (const Error& e) {
+    throw Error(e.code(), info.label() + ": " + e.what());
+  }
+}
+
+}  // namespace
 
 std::string KernelInfo::label() const {
   return op_type + " '" + name + "'";
@@ -98,9 +115,38 @@ Tensor& KernelContext::allocate_output(size_t i, DType dtype, const Shape& shape
   if (i >= outputs_.size()) fail("output {} does not exist", i);
   Tensor t;
   if (bound_) t = bound_(i, dtype, shape);
-  if (!t.defined()) t = allocator_(dtype, shape);
+  if (!t.defined()) {
+    check_tensor_size(dtype, shape, "output");
+    t = allocate_labelled(allocator_, info_, dtype, shape);
+  }
   outputs_[i] = Value(std::move(t));
   return const_cast<Tensor&>(outputs_[i].tensor());
+}
+
+Tensor KernelContext::scratch(DType dtype, const Shape& shape) {
+  check_tensor_size(dtype, shape, "scratch tensor");
+  return allocate_labelled(allocator_, info_, dtype, shape);
+}
+
+void KernelContext::check_tensor_size(DType dtype, const Shape& shape, const char* what) const {
+  const auto n = try_numel(shape);
+  if (!n) {
+    for (int64_t d : shape)
+      if (d < 0) fail("{} shape {} has a negative dimension {}", what, shape_to_string(shape), d);
+    fail("{} shape {} has more elements than int64 can count", what, shape_to_string(shape));
+  }
+  const auto bytes = try_mul(*n, static_cast<int64_t>(dtype_size(dtype)));
+  if (!bytes || *bytes > info_.max_tensor_bytes)
+    fail("{} of shape {} ({}) needs {} bytes, more than max_tensor_bytes {}", what, shape_to_string(shape),
+         dtype_name(dtype), bytes ? std::to_string(*bytes) : std::string("over 2^63"), info_.max_tensor_bytes);
+}
+
+void KernelContext::check_element_count(DType dtype, int64_t count, const char* what) const {
+  if (count < 0) fail("{} has a negative element count {}", what, count);
+  const auto bytes = try_mul(count, static_cast<int64_t>(dtype_size(dtype)));
+  if (!bytes || *bytes > info_.max_tensor_bytes)
+    fail("{} of {} {} elements needs {} bytes, more than max_tensor_bytes {}", what, count, dtype_name(dtype),
+         bytes ? std::to_string(*bytes) : std::string("over 2^63"), info_.max_tensor_bytes);
 }
 
 void KernelContext::set_output(size_t i, Value value) {

@@ -1,6 +1,6 @@
 """Models built directly with onnx.helper (seeded random weights).
 
-- cnn_small: the layer pattern of /work/shared/models/small.onnx (Conv 3x3 + PRelu,
+- cnn_small: the layer pattern of small.onnx, a 112x112 CNN not in this repository (Conv 3x3 + PRelu,
   a spatial-attention block ReduceMean/ReduceMax/Concat/Conv 7x7/Sigmoid/Mul,
   BatchNormalization, a strided 3x3 branch and a strided 1x1 shortcut joined by Add),
   with fewer channels and a smaller image so the file stays small.
@@ -70,7 +70,7 @@ def cnn_small(channels=32, image=32):
         [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["N", 3, image, image])],
         [helper.make_tensor_value_info("output", TensorProto.FLOAT, ["N", c, image // 2, image // 2])],
         inits)
-    return _model(g), f"the layers of shared small.onnx ({c} channels, {image}x{image} input), seeded random weights"
+    return _model(g), f"the layers of small.onnx, not in this repository ({c} channels, {image}x{image} input), seeded random weights"
 
 
 def mlp_gemm():

@@ -1,6 +1,6 @@
 """Regenerates every model in models/ and docs/models.md.
 
-    /work/main/.venv/bin/python models/generate_all.py
+    .venv/bin/python models/generate_all.py
 
 Deterministic: fixed seeds everywhere, so a rerun leaves `git status` clean (given the
 same scikit-learn / skl2onnx versions). Each model is checked to load in onnxruntime.
@@ -99,7 +99,7 @@ Small models made by our own scripts (`models/generate_all.py`, with `gen_sklear
 scikit-learn models converted by skl2onnx and `gen_helper.py` for graphs built with
 `onnx.helper`). All weights come from fixed seeds; regenerate with
 
-    /work/main/.venv/bin/python models/generate_all.py
+    .venv/bin/python models/generate_all.py
 
 `kmeans.onnx` is the default model of the README's main job; `kmeans_batch.npy` holds 1000 rows
 (float32, 1000x20) of its training set as a realistic input batch:
@@ -117,7 +117,7 @@ Notes
 - ZipMap outputs (`seq(map(...))`) cannot be written as TensorProto files; the pytest compares the
   probabilities through the `*_nozipmap` twin and the C++ test `tests/kernels/ml/test_zipmap.cc`
   checks the map structure against onnxruntime's semantics.
-- `cnn_small.onnx` repeats the layer pattern of `/work/shared/models/small.onnx` (which is not in
+- `cnn_small.onnx` repeats the layer pattern of `small.onnx`, a 112x112 CNN (which is not in
   this repository) with 32 channels and a 32x32 image.
 """
 

@@ -1,5 +1,7 @@
 #include "runtime/buffer_pool.h"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 
 namespace onnxmini {
@@ -77,8 +79,7 @@ Tensor BufferPool::allocate(DType dtype, const Shape& shape) {
       for (uint32_t j : b->must_be_free) fits = fits && !alive_[j];
     if (!fits) replaying_ = false;  // the run left the recorded sequence: pool only from here on
     if (fits && b->planned) {
-      live_ += capacity;
-      if (live_ > peak_) peak_ = live_;
+      add_live_locked(capacity, dtype, shape);
       ++planned_;
       std::weak_ptr<BufferPool> weak = weak_from_this();
       const uint64_t run = run_;
@@ -99,17 +100,17 @@ Tensor BufferPool::from_pool(DType dtype, const Shape& shape, size_t bytes, size
   {
     std::lock_guard<std::mutex> lk(mu_);
     run = run_;
-    ++pooled_;
     // Best fit among blocks no more than twice the request.
     auto it = free_.lower_bound(capacity);
-    if (it != free_.end() && it->first <= 2 * capacity) {
+    const bool reuse = it != free_.end() && it->first <= 2 * capacity;
+    add_live_locked(reuse ? it->first : capacity, dtype, shape);  // before taking anything: nothing to undo
+    ++pooled_;
+    if (reuse) {
       capacity = it->first;
       block = it->second;
       cached_ -= capacity;
       free_.erase(it);
     }
-    live_ += capacity;
-    if (live_ > peak_) peak_ = live_;
   }
   if (!block) {
     block = std::aligned_alloc(kAlign, capacity);
@@ -149,6 +150,21 @@ void BufferPool::release(void* block, size_t capacity, uint32_t index, uint64_t 
   }
   free_.emplace(capacity, block);
   cached_ += capacity;
+}
+
+void BufferPool::set_live_limit(size_t bytes) {
+  std::lock_guard<std::mutex> lk(mu_);
+  live_limit_ = bytes;
+}
+
+void BufferPool::add_live_locked(size_t capacity, DType dtype, const Shape& shape) {
+  if (capacity > live_limit_ || live_ > live_limit_ - capacity)
+    throw Error(ErrorCode::RuntimeError,
+                fmt::format("{} tensor of shape {} ({} bytes) would bring the run's live intermediates to {} bytes, "
+                            "more than max_intermediate_bytes {}",
+                            dtype_name(dtype), shape_to_string(shape), capacity, live_ + capacity, live_limit_));
+  live_ += capacity;
+  if (live_ > peak_) peak_ = live_;
 }
 
 size_t BufferPool::live_bytes() const {

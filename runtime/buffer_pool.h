@@ -9,6 +9,7 @@
 // A pool serves one run at a time (the session keeps one per concurrent run).
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -26,6 +27,9 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
   size_t peak_bytes() const;
   void reset_peak();
   size_t cached_bytes() const;
+  // The most bytes the run's live intermediates may hold (SessionOptions::max_intermediate_bytes):
+  // a request that would pass it fails before allocating, naming the shape and the sizes.
+  void set_live_limit(size_t bytes);
 
   // Starts a run: replay `pattern` (may be null) and/or record this run's requests.
   void start_run(std::shared_ptr<const MemoryPattern> pattern, bool record);
@@ -45,6 +49,9 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
   size_t cached_ = 0;
   size_t live_ = 0;
   size_t peak_ = 0;
+  size_t live_limit_ = SIZE_MAX;
+  // Counts `capacity` more live bytes, or throws when that passes live_limit_ (mu_ held).
+  void add_live_locked(size_t capacity, DType dtype, const Shape& shape);
 
   // The current run (guarded by mu_): releases of tensors from earlier runs are ignored here.
   uint64_t run_ = 0;

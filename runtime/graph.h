@@ -65,6 +65,14 @@ struct Graph {
   // known from constants, by value id.
   std::unordered_map<int, DType> known_dtypes;
 
+  // Declarations kept for the optimizer and the model writer (runtime/model_writer.h):
+  // the serialized onnx.TypeProto of every declared value (graph inputs, outputs,
+  // value_info), the model's value_info entries in order, and their parsed form
+  // (shapes the optimizer may use: a fixed declared shape makes Shape(x) a constant).
+  std::unordered_map<int, std::string> declared_types;
+  std::vector<int> value_info_ids;
+  std::unordered_map<int, ValueInfo> value_infos;
+
   int value_id(const std::string& name) const {
     auto it = value_ids.find(name);
     return it == value_ids.end() ? -1 : it->second;

@@ -16,19 +16,16 @@ namespace onnxmini {
 namespace {
 
 struct Pass {
+  RuleContext& ctx;
   Graph& g;
-  const Logger& log;
   std::vector<bool> removed;
   std::vector<int> uses;  // per value id: node-input and implicit-input (subgraph) uses + 1 per graph output
-  FusionReport report;
 
-  Pass(Graph& graph, const Logger& logger) : g(graph), log(logger), removed(graph.nodes.size(), false) { count_uses(); }
+  explicit Pass(RuleContext& c) : ctx(c), g(c.g), removed(c.g.nodes.size(), false) { count_uses(); }
+  ~Pass() { compact(); }
 
   // Records one rewrite: `rule` is the pattern's name, `nodes` the nodes it touched.
-  void applied(const char* rule, std::string nodes) {
-    ONNXMINI_VLOG(log, 0, "fusion {}: {}", rule, nodes);
-    report.applied.push_back(std::move(nodes));
-  }
+  void applied(const char* rule, std::string nodes) { ctx.applied(rule, std::move(nodes)); }
 
   void count_uses() {
     uses.assign(g.value_names.size(), 0);
@@ -206,29 +203,31 @@ struct Pass {
     return false;
   }
 
-  // Conv / Gemm -> activation: the activation goes into the producer's epilogue.
-  void producer_activation() {
+  // Conv (conv = true) / Gemm -> activation: the activation goes into the producer's epilogue.
+  // `prelu`: only PRelu (Conv only; no onnxruntime op has it), else only the others.
+  void producer_activation(bool conv, bool prelu = false) {
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       GraphNode& p = g.nodes[i];
       if (removed[i] || p.attrs.has(fused_attr::kActivation) || p.outputs.size() != 1) continue;
       int64_t channels = -1;
       size_t rank = 0;
-      if (is_conv(p)) {
+      if (conv && is_conv(p)) {
         const Tensor& w = *constant_f32(p.inputs[1]);
         channels = w.dim(0), rank = w.rank();
-      } else if (!is_gemm_f32(p)) {
+      } else if (conv || !is_gemm_f32(p)) {
         continue;
       }
       const int j = sole_consumer(p.outputs[0]);
       if (j < 0 || g.nodes[j].inputs.empty() || g.nodes[j].inputs[0] != p.outputs[0]) continue;
       FusedActivationKind kind;
       std::vector<float> params;
-      if (!activation(g.nodes[j], channels, rank, kind, params)) continue;
+      if (!activation(g.nodes[j], channels, rank, kind, params) || (kind == FusedActivationKind::PRelu) != prelu)
+        continue;
       p.attrs.set(fused_attr::kActivation, std::string(fused_activation_name(kind)));
       if (!params.empty()) p.attrs.set(fused_attr::kActivationParams, params);
       p.outputs[0] = g.nodes[j].outputs[0];
       removed[j] = true;
-      applied(p.op_type == "Conv" ? "conv_activation" : "gemm_activation", label(p) + " + " + label(g.nodes[j]));
+      applied(!conv ? "gemm_activation" : prelu ? "conv_prelu" : "conv_activation", label(p) + " + " + label(g.nodes[j]));
       count_uses();
     }
   }
@@ -351,6 +350,127 @@ struct Pass {
     return fused;
   }
 
+  // The rank of value `id` when the graph says it: a constant, a declared shape, or
+  // the output of an op whose output is always 2-D (Gemm, Flatten); -1 otherwise.
+  int64_t known_rank(int id) const {
+    if (auto c = g.constants.find(id); c != g.constants.end() && !g.overridable.count(id)) return c->second.rank();
+    for (size_t k = 0; k < g.input_ids.size(); ++k)
+      if (g.input_ids[k] == id && g.inputs[k].has_shape) return static_cast<int64_t>(g.inputs[k].shape.size());
+    if (auto v = g.value_infos.find(id); v != g.value_infos.end() && v->second.has_shape)
+      return static_cast<int64_t>(v->second.shape.size());
+    for (size_t k = 0; k < g.nodes.size(); ++k)
+      if (!removed[k] && g.nodes[k].outputs.size() == 1 && g.nodes[k].outputs[0] == id && g.nodes[k].domain.empty() &&
+          (g.nodes[k].op_type == "Gemm" || g.nodes[k].op_type == "Flatten"))
+        return 2;
+    return -1;
+  }
+
+  // MatMul(A, B) -> Add(C) with A known 2-D, B a 2-D float32 constant and C a float32
+  // constant of shape [N], [1, N] or one element: Gemm(A, B, C) (plain ONNX, alpha = beta = 1).
+  void matmul_add() {
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      GraphNode& mm = g.nodes[i];
+      if (removed[i] || !mm.domain.empty() || mm.op_type != "MatMul" || mm.inputs.size() != 2 ||
+          mm.outputs.size() != 1 || mm.opset < 9)
+        continue;
+      const Tensor* b = constant_f32(mm.inputs[1]);
+      if (!b || b->rank() != 2 || known_rank(mm.inputs[0]) != 2) continue;
+      const int j = sole_consumer(mm.outputs[0]);
+      if (j < 0 || !plain_add(g.nodes[j])) continue;
+      const GraphNode& add = g.nodes[j];
+      const int other = add.inputs[0] == mm.outputs[0] ? add.inputs[1] : add.inputs[0];
+      const Tensor* c = constant_f32(other);
+      const int64_t N = b->dim(1);
+      if (!c || !(c->numel() == 1 || (c->rank() == 1 && c->dim(0) == N) ||
+                  (c->rank() == 2 && c->dim(0) == 1 && c->dim(1) == N)))
+        continue;
+      applied("matmul_add_gemm", label(mm) + " + " + label(add) + " (Gemm)");
+      mm.op_type = "Gemm";
+      mm.inputs.push_back(other);
+      mm.outputs[0] = add.outputs[0];
+      removed[j] = true;
+      count_uses();
+    }
+  }
+
+  // Whether value `id` is float32: declared or constant, or made by an op whose output has its
+  // first input's type (walked back through producers; memoized per pass run).
+  bool float32_value(int id, std::vector<int8_t>& memo) const {
+    if (id < 0) return false;
+    if (memo.empty()) memo.assign(g.value_names.size(), -1);
+    if (memo[id] >= 0) return memo[id] == 1;
+    memo[id] = 0;  // a cycle cannot occur; this also ends the walk on one
+    auto dt = g.known_dtypes.find(id);
+    if (dt != g.known_dtypes.end()) return (memo[id] = dt->second == DType::Float32) == 1;
+    static const char* const kSameType[] = {"Conv", "PRelu", "Relu", "Sigmoid", "Tanh", "Clip", "LeakyRelu",
+                                            "HardSigmoid", "HardSwish", "Add", "Sub", "Mul", "Div", "Gemm",
+                                            "MatMul", "BatchNormalization", "MaxPool", "AveragePool",
+                                            "GlobalAveragePool", "Concat", "Reshape", "Transpose", "Identity"};
+    for (size_t k = 0; k < g.nodes.size(); ++k) {
+      const GraphNode& p = g.nodes[k];
+      if (removed[k] || !p.domain.empty() || p.outputs.empty() || p.outputs[0] != id || p.inputs.empty()) continue;
+      for (const char* op : kSameType)
+        if (p.op_type == op) return (memo[id] = float32_value(p.inputs[0], memo)) == 1;
+      return false;
+    }
+    return false;
+  }
+
+  // The one axis a ReduceMean / ReduceMax reduces, >= 0, or -1 when it is not one known axis.
+  int64_t single_reduced_axis(const GraphNode& n) const {
+    std::vector<int64_t> axes;
+    if (n.attrs.has("axes")) {
+      axes = n.attrs.get_ints("axes");
+    } else if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
+      auto c = g.constants.find(n.inputs[1]);
+      if (c == g.constants.end() || g.overridable.count(n.inputs[1]) || c->second.dtype() != DType::Int64) return -1;
+      axes.assign(c->second.data<int64_t>(), c->second.data<int64_t>() + c->second.numel());
+    }
+    if (axes.size() != 1) return -1;  // none (all axes, or no-op) or several
+    if (axes[0] >= 0) return axes[0];
+    const int64_t rank = known_rank(n.inputs[0]);
+    return rank > 0 && axes[0] + rank >= 0 ? axes[0] + rank : -1;
+  }
+
+  // ReduceMean(X) and ReduceMax(X) over the same single axis with the same keepdims, X float32:
+  // one ReduceMeanMax node (kernels/reduce/reduce_mean_max.cc) at the first one's place.
+  void reduce_mean_max() {
+    std::vector<int8_t> float32_memo;
+    auto plain_reduce = [&](const GraphNode& n, const char* op) {
+      return n.domain.empty() && n.op_type == op && n.outputs.size() == 1 && n.outputs[0] >= 0 && !n.inputs.empty() &&
+             n.inputs[0] >= 0 && n.attrs.get_int("noop_with_empty_axes", 0) == 0;
+    };
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (removed[i] || !plain_reduce(g.nodes[i], "ReduceMean")) continue;
+      const int x = g.nodes[i].inputs[0];
+      const int64_t axis = single_reduced_axis(g.nodes[i]);
+      if (axis < 0 || !float32_value(x, float32_memo)) continue;
+      const int64_t keep = g.nodes[i].attrs.get_int("keepdims", 1);
+      for (size_t j = 0; j < g.nodes.size(); ++j) {
+        const GraphNode& mx = g.nodes[j];
+        if (removed[j] || j == i || !plain_reduce(mx, "ReduceMax") || mx.inputs[0] != x ||
+            single_reduced_axis(mx) != axis || mx.attrs.get_int("keepdims", 1) != keep)
+          continue;
+        GraphNode fused;
+        fused.name = g.nodes[i].name;
+        fused.op_type = "ReduceMeanMax";
+        fused.domain = "ai.onnxmini";
+        fused.opset = 1;
+        fused.index = std::min(g.nodes[i].index, mx.index);
+        fused.inputs = {x};
+        fused.outputs = {g.nodes[i].outputs[0], mx.outputs[0]};
+        fused.attrs.set("axis", axis);
+        fused.attrs.set("keepdims", keep);
+        applied("reduce_mean_max", label(g.nodes[i]) + " + " + label(mx) + " (one pass)");
+        const size_t first = std::min(i, j);  // both outputs exist where the first was needed
+        removed[i == first ? j : i] = true;
+        g.nodes[first] = std::move(fused);
+        count_uses();
+        break;
+      }
+    }
+  }
+
   void compact() {
     std::vector<GraphNode> kept;
     for (size_t i = 0; i < g.nodes.size(); ++i)
@@ -361,17 +481,14 @@ struct Pass {
 
 }  // namespace
 
-FusionReport fuse_graph(Graph& g, int level, const Logger& log) {
-  if (level <= 0) return {};
-  Pass pass(g, log);
-  pass.concat_gemms();
-  pass.gemm_add();
-  pass.conv_bn();
-  pass.bn_conv();
-  pass.producer_activation();
-  pass.compact();
-  if (!pass.report.applied.empty()) ONNXMINI_LOG(log, Info, "fusions: {} applied", pass.report.applied.size());
-  return pass.report;
-}
+void fuse_concat_gemms(RuleContext& ctx) { Pass(ctx).concat_gemms(); }
+void fuse_matmul_add(RuleContext& ctx) { Pass(ctx).matmul_add(); }
+void fuse_conv_bn(RuleContext& ctx) { Pass(ctx).conv_bn(); }
+void fuse_gemm_add(RuleContext& ctx) { Pass(ctx).gemm_add(); }
+void fuse_bn_conv(RuleContext& ctx) { Pass(ctx).bn_conv(); }
+void fuse_conv_activation(RuleContext& ctx) { Pass(ctx).producer_activation(true); }
+void fuse_conv_prelu(RuleContext& ctx) { Pass(ctx).producer_activation(true, true); }
+void fuse_reduce_mean_max(RuleContext& ctx) { Pass(ctx).reduce_mean_max(); }
+void fuse_gemm_activation(RuleContext& ctx) { Pass(ctx).producer_activation(false); }
 
 }  // namespace onnxmini

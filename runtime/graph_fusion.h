@@ -1,36 +1,38 @@
-// Graph fusions, applied by the session when SessionOptions::graph_optimization_level
-// > 0, after loading and before kernels are created. Level 0 (the default) keeps the
-// model's nodes one for one, so profiles line up with onnxruntime's no-optimization
-// traces. Every rewrite keeps the graph's outputs bit-for-bit in meaning (results equal
-// the unfused graph within float rounding); see docs/performance.md.
+// Fusion rules of the optimizer (level 2, extended; the table is in graph_optimizer.cc).
+// A pattern applies only when the intermediate value has that single consumer, is not a
+// graph output, and the weights involved are float32 constants. Fused-away nodes are
+// removed at the end of each rule, so the remaining nodes keep their order (a fused
+// node produces its final value earlier than before, never later).
+//
+// Plain ONNX results (saved as they are):
+//   fuse_concat_gemms   Concat(Gemm(X, W1, b1), Gemm(X, W2, b2), ..., axis 1)
+//                       -> one Gemm over [W1 W2 ...] and [b1 b2 ...] (new constants)
+//   fuse_matmul_add     MatMul(A 2-D, B const) -> Add(C const row) -> Gemm(A, B, C)
+//   fuse_conv_bn        Conv -> BatchNormalization: BN folded into the filter and bias
+//   fuse_conv_activation  Conv -> Relu | Sigmoid | Clip: the activation in the Conv's epilogue;
+//                       saved as onnxruntime's com.microsoft FusedConv (which onnxmini loads back)
+// onnxmini-only results (kernels/fused_attributes.h; a saved model keeps the original nodes):
+//   fuse_gemm_add       Gemm -> Add(V) [-> Add(V2) ...]: the addends become extra Gemm inputs,
+//                       added in the GEMM epilogue when they are row or column vectors
+//   fuse_bn_conv        BatchNormalization -> Conv: BN becomes the Conv's per-input-channel
+//                       affine, applied while the Conv copies its input (padding stays zero)
+//   fuse_conv_prelu     Conv -> PRelu (scalar or per-channel constant slope): into the epilogue
+//   fuse_reduce_mean_max  ReduceMean(X) + ReduceMax(X), same single axis and keepdims, X float32:
+//                       one ReduceMeanMax (domain ai.onnxmini) reading X once
+//   fuse_gemm_activation  Gemm -> Relu | Sigmoid | Clip: into the GEMM epilogue
 #pragma once
-#include <string>
-#include <vector>
-
-#include "runtime/graph.h"
+#include "runtime/graph_optimizer.h"
 
 namespace onnxmini {
 
-class Logger;
-
-struct FusionReport {
-  std::vector<std::string> applied;  // "Conv 'n0' + PRelu 'n1'", in order
-};
-
-// Rewrites `g` in place:
-//   Concat(Gemm(X, W1, b1), Gemm(X, W2, b2), ..., axis 1)
-//                                     one Gemm over [W1 W2 ...] and [b1 b2 ...] (new constants)
-//   Gemm -> Add(V) [-> Add(V2) ...]   the addends become extra Gemm inputs, added in the GEMM
-//                                     epilogue when they are row or column vectors
-//   Conv -> BatchNormalization        BN folded into the filter and bias (new constants)
-//   BatchNormalization -> Conv        BN becomes the Conv's per-input-channel affine, applied
-//                                     while the Conv copies its input (padding stays zero)
-//   Conv -> Relu | Sigmoid | Clip | PRelu (per-channel constant slope)
-//   Gemm -> Relu | Sigmoid | Clip     the activation moves into the GEMM epilogue
-// A pattern applies only when the intermediate value has that single consumer, is not a
-// graph output, and the weights involved are float32 constants.
-// Each rewrite is logged at verbose level ("fusion conv_bn: Conv 'c' + BatchNormalization 'bn' ..."),
-// the count at info.
-FusionReport fuse_graph(Graph& g, int level, const Logger& log);
+void fuse_concat_gemms(RuleContext& ctx);
+void fuse_matmul_add(RuleContext& ctx);
+void fuse_conv_bn(RuleContext& ctx);
+void fuse_gemm_add(RuleContext& ctx);
+void fuse_bn_conv(RuleContext& ctx);
+void fuse_conv_activation(RuleContext& ctx);
+void fuse_conv_prelu(RuleContext& ctx);
+void fuse_reduce_mean_max(RuleContext& ctx);
+void fuse_gemm_activation(RuleContext& ctx);
 
 }  // namespace onnxmini

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "kernels/fused_attributes.h"
 #include "runtime/graph.h"
 #include "runtime/onnx_proto.h"
 #include "runtime/tensor_proto.h"
@@ -242,6 +243,27 @@ void GraphLoader::load(const onnx::GraphProto& gp, const OuterScope* outer, Grap
       invalid(fmt::format("{}{}: domain '{}' is not imported by the model (opset_import)", where, node_label(n, i),
                           domain_label(domain)));
     Attributes attrs = parse_attributes(n, i, base_dir);
+    if (domain == "com.microsoft" && n.op_type() == "FusedConv") {
+      // onnxruntime's Conv + activation, as the model writer saves a fused Conv.
+      const auto onnx = opsets.find("");
+      const std::string act = attrs.get_string("activation", "");
+      const auto kind = fused_activation_from_name(act);
+      if (onnx == opsets.end() || n.input_size() > 3 ||
+          (kind != FusedActivationKind::Relu && kind != FusedActivationKind::Sigmoid && kind != FusedActivationKind::Clip))
+        throw Error(ErrorCode::NotImplemented,
+                    fmt::format("{}{}: com.microsoft FusedConv is supported with activation Relu, Sigmoid or Clip, "
+                                "3 inputs and an ai.onnx opset import (got activation '{}', {} inputs)",
+                                where, node_label(n, i), act, n.input_size()));
+      Attributes conv;
+      for (const auto& [name, item] : attrs.items())
+        if (name != "activation" && name != "activation_params") conv.set(name, item);
+      conv.set(fused_attr::kActivation, act);
+      if (kind == FusedActivationKind::Clip)
+        conv.set(fused_attr::kActivationParams, attrs.get_floats("activation_params"));
+      attrs = std::move(conv);
+      domain.clear();
+      op = onnx;
+    }
     if (n.op_type() == "Constant" && domain.empty()) {
       if (n.output_size() != 1) invalid(where + node_label(n, i) + ": Constant must have one output");
       g.constants[intern(n.output(0))] = constant_value(n, i, attrs);
@@ -249,7 +271,7 @@ void GraphLoader::load(const onnx::GraphProto& gp, const OuterScope* outer, Grap
     }
     GraphNode node;
     node.name = n.name();
-    node.op_type = n.op_type();
+    node.op_type = domain.empty() && n.op_type() == "FusedConv" ? "Conv" : n.op_type();
     node.domain = domain;
     node.opset = static_cast<int>(op->second);
     node.index = i;
@@ -345,6 +367,20 @@ void GraphLoader::load(const onnx::GraphProto& gp, const OuterScope* outer, Grap
       g.known_dtypes[it->second] = static_cast<DType>(vi.type().tensor_type().elem_type());
   };
   for (const auto& vi : gp.value_info()) note_dtype(vi);
+  // Declarations, for the optimizer (fixed shapes) and the model writer (types as declared).
+  auto keep_declared = [&](const onnx::ValueInfoProto& vi) {
+    auto it = g.value_ids.find(vi.name());
+    if (it != g.value_ids.end() && vi.has_type()) g.declared_types[it->second] = vi.type().SerializeAsString();
+  };
+  for (const auto& vi : gp.value_info()) {
+    auto it = g.value_ids.find(vi.name());
+    if (it == g.value_ids.end() || g.value_infos.count(it->second)) continue;
+    keep_declared(vi);
+    g.value_info_ids.push_back(it->second);
+    g.value_infos[it->second] = value_info_from_proto(vi);
+  }
+  for (const auto& vi : gp.input()) keep_declared(vi);
+  for (const auto& vi : gp.output()) keep_declared(vi);
   for (const auto& vi : gp.output()) note_dtype(vi);
   for (const auto& vi : gp.input()) note_dtype(vi);
   for (const auto& [id, t] : g.constants)

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/system_memory.h"
+
 namespace onnxmini {
 
 const KernelRegistration& find_kernel(const GraphNode& node) {
@@ -27,6 +29,8 @@ KernelInfo make_kernel_info(const Graph& g, const GraphNode& node, const Session
   info.num_outputs = node.outputs.size();
   info.gemm = options.gemm;
   info.mode = options.kernels;
+  info.max_tensor_bytes = options.max_tensor_bytes > 0 ? options.max_tensor_bytes : memory_limit_bytes();
+  info.max_intermediate_bytes = options.max_intermediate_bytes > 0 ? options.max_intermediate_bytes : memory_limit_bytes();
   for (int id : node.inputs) {
     info.input_present.push_back(id >= 0);
     const Tensor* c = nullptr;

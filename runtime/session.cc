@@ -12,10 +12,13 @@
 #include "kernels/gemm_engine/gemm.h"
 #include "kernels/registry.h"
 #include "runtime/buffer_pool.h"
+#include "runtime/known_opsets.h"
+#include "core/system_memory.h"
 #include "runtime/graph.h"
 #include "runtime/constant_folding.h"
 #include "runtime/executor.h"
-#include "runtime/graph_fusion.h"
+#include "runtime/graph_optimizer.h"
+#include "runtime/model_writer.h"
 #include "runtime/profiler_feed.h"
 #include "runtime/explain.h"
 #include "runtime/session_log.h"
@@ -33,6 +36,8 @@ struct Session::Impl {
   const gemm::GemmEngine* gemm = nullptr;
   std::unique_ptr<Profiler> profiler;
   size_t weight_bytes = 0;
+  int64_t max_intermediate_bytes = INT64_MAX;  // options' cap, 0 resolved to the machine's memory
+  std::vector<GraphRewrite> rewrites;  // what the optimizer did, in order
 
   // Memory plans by input shapes (+ requested outputs and bound outputs), at most kMaxPatterns.
   static constexpr size_t kMaxPatterns = 32;
@@ -44,7 +49,11 @@ struct Session::Impl {
 
   std::shared_ptr<BufferPool> take_pool() {
     std::lock_guard<std::mutex> lk(pools_mu);
-    if (idle_pools.empty()) return std::make_shared<BufferPool>();
+    if (idle_pools.empty()) {
+      auto p = std::make_shared<BufferPool>();
+      p->set_live_limit(static_cast<size_t>(max_intermediate_bytes));
+      return p;
+    }
     auto p = idle_pools.back();
     idle_pools.pop_back();
     return p;
@@ -95,13 +104,27 @@ void Session::Impl::build(int64_t t_load_begin, int64_t t_load_end, bool from_pa
   logger = make_session_logger(options);
   const Logger& log = *logger;
   log_model_loaded(log, graph, (t_load_end - t_load_begin) / 1e6);
+  if (options.graph_optimization_level < 0)
+    throw Error(ErrorCode::InvalidArgument,
+                fmt::format("graph_optimization_level {} is not 0 (disable), 1 (basic), 2 (extended), 3 (layout) "
+                            "or 99 (all)",
+                            options.graph_optimization_level));
+  const bool save = !options.optimized_model_filepath.empty();
   if (options.graph_optimization_level > 0) {
     const size_t nodes_before = graph.nodes.size();
-    fold_constants(graph, options, log);  // first, so fusions and prepacking see the folded weights
-    fuse_graph(graph, options.graph_optimization_level, log);
-    drop_unused_constants(graph, log);  // the inputs of folded nodes, weights replaced by fused ones
+    Graph saved;
+    rewrites = optimize_graph(graph, options, log, save ? &saved : nullptr);
     log_graph_optimized(log, graph, nodes_before);
+    if (save) save_model(saved, options.optimized_model_filepath);
+  } else if (save) {
+    save_model(graph, options.optimized_model_filepath);  // level 0: the model as loaded
   }
+  if (options.max_tensor_bytes < 0 || options.max_intermediate_bytes < 0)
+    throw Error(ErrorCode::InvalidArgument,
+                fmt::format("SessionOptions: max_tensor_bytes {} / max_intermediate_bytes {}: a cap must be positive "
+                            "(0: the machine's memory)",
+                            options.max_tensor_bytes, options.max_intermediate_bytes));
+  max_intermediate_bytes = options.max_intermediate_bytes > 0 ? options.max_intermediate_bytes : memory_limit_bytes();
   int threads = options.intra_op_num_threads;
   if (threads <= 0) threads = cpu::physical_cores();  // onnxruntime's rule for 0
   if (threads > 1024) throw Error(ErrorCode::InvalidArgument, fmt::format("intra_op_num_threads {} is absurd", threads));
@@ -147,6 +170,7 @@ std::unique_ptr<Session> Session::load(const std::string& path, const SessionOpt
   impl->options = options;
   std::string dir = std::filesystem::absolute(path).parent_path().string();
   impl->graph = load_graph(bytes.data(), bytes.size(), dir);
+  check_known_opsets(impl->graph, options.allow_unknown_opsets);
   impl->build(t0, Profiler::now_ns(), true);
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
@@ -157,6 +181,7 @@ std::unique_ptr<Session> Session::load_from_bytes(const void* data, size_t size,
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->graph = load_graph(data, size, base_dir);
+  check_known_opsets(impl->graph, options.allow_unknown_opsets);
   impl->build(t0, Profiler::now_ns(), false);
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
@@ -175,6 +200,7 @@ std::vector<KernelExplanation> Session::explain(
     const std::map<std::string, std::vector<ExplainInput>>& observed) const {
   return explain_plan(*impl_->plan, impl_->options, impl_->pool ? impl_->pool->num_threads() : 1, observed);
 }
+const std::vector<GraphRewrite>& Session::graph_rewrites() const { return impl_->rewrites; }
 std::string Session::end_profiling() { return impl_->profiler->end_profiling(); }
 int64_t Session::profiling_start_time_ns() const { return impl_->profiler->start_time_ns(); }
 

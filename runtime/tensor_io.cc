@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/checked_math.h"
+
 
 namespace onnxmini {
 
@@ -78,14 +80,24 @@ Tensor read_npy(const std::string& path) {
   std::stringstream ss(shape_text.substr(open + 1, close - open - 1));
   std::string item;
   while (std::getline(ss, item, ',')) {
-    if (item.find_first_not_of(" ") == std::string::npos) continue;
-    shape.push_back(std::stoll(item));
+    const size_t first = item.find_first_not_of(" ");
+    if (first == std::string::npos) continue;
+    const size_t last = item.find_last_not_of(" ");
+    // Decimal digits that fit in int64 (std::stoll would let its own message out, or accept "3x").
+    int64_t d = 0;
+    bool ok = last - first < 19;
+    for (size_t i = first; ok && i <= last; ++i)
+      ok = item[i] >= '0' && item[i] <= '9' && !__builtin_mul_overflow(d, 10, &d) && !__builtin_add_overflow(d, item[i] - '0', &d);
+    if (!ok) throw Error(ErrorCode::InvalidArgument, fmt::format("'{}': .npy shape entry '{}' is not a dimension", path, item));
+    shape.push_back(d);
   }
-  Tensor t(dt, shape);
-  size_t data_start = header_start + header_len;
-  if (bytes.size() - data_start != t.nbytes())
+  // The bytes the shape needs (checked) must be the bytes the file holds: compared before allocating.
+  const size_t data_start = header_start + header_len;
+  const int64_t needed = checked_byte_size(shape, dtype_size(dt), "'" + path + "': .npy shape", ErrorCode::InvalidArgument);
+  if (bytes.size() - data_start != static_cast<uint64_t>(needed))
     throw Error(ErrorCode::InvalidArgument, fmt::format("'{}': .npy holds {} data bytes, shape {} needs {}", path,
-                                                        bytes.size() - data_start, shape_to_string(shape), t.nbytes()));
+                                                        bytes.size() - data_start, shape_to_string(shape), needed));
+  Tensor t(dt, shape);
   std::memcpy(t.raw_mut(), bytes.data() + data_start, t.nbytes());
   return t;
 }

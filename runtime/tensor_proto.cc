@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "core/checked_math.h"
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -23,11 +25,27 @@ namespace {
 template <typename Dst, typename Field, typename Conv>
 void copy_field(const Field& field, int64_t count, Tensor& t, const std::string& what, const char* field_name,
                 int per_element, Conv conv) {
+  // count * per_element fits: the caller compared it (checked) with the field's size already.
   if (static_cast<int64_t>(field.size()) != count * per_element)
     bad(what, fmt::format("{} has {} values, shape {} needs {}", field_name, field.size(), shape_to_string(t.shape()),
                           count * per_element));
   Dst* out = static_cast<Dst*>(t.raw_mut());
   for (int64_t i = 0; i < count * per_element; ++i) out[i] = conv(field.Get(static_cast<int>(i)));
+}
+
+// An external_data "offset" / "length" value: decimal digits that fit in int64
+// (std::stoll would accept "12abc" and throw its own text on overflow).
+int64_t external_field(const std::string& value, const char* field, const std::string& what) {
+  int64_t v = 0;
+  bool ok = !value.empty() && value.size() <= 19;
+  for (char c : value) {
+    if (!ok) break;
+    ok = c >= '0' && c <= '9' && !__builtin_mul_overflow(v, 10, &v) && !__builtin_add_overflow(v, c - '0', &v);
+  }
+  if (!ok)
+    bad(what, fmt::format("external data field '{}' is '{}', not a non-negative integer that fits in 64 bits", field,
+                          value.size() > 40 ? value.substr(0, 40) + "..." : value));
+  return v;
 }
 
 std::string read_external(const onnx::TensorProto& p, const std::string& base_dir, const std::string& what,
@@ -36,8 +54,8 @@ std::string read_external(const onnx::TensorProto& p, const std::string& base_di
   int64_t offset = 0, length = -1;
   for (const auto& kv : p.external_data()) {
     if (kv.key() == "location") location = kv.value();
-    else if (kv.key() == "offset") offset = std::stoll(kv.value());
-    else if (kv.key() == "length") length = std::stoll(kv.value());
+    else if (kv.key() == "offset") offset = external_field(kv.value(), "offset", what);
+    else if (kv.key() == "length") length = external_field(kv.value(), "length", what);
   }
   if (location.empty()) bad(what, "external data has no location");
   if (base_dir.empty()) bad(what, "external data '" + location + "' needs the model's folder (load the model from a file)");
@@ -113,8 +131,10 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir
     }
   }();
   int per = (dt == DType::Complex64 || dt == DType::Complex128) ? 2 : 1;
-  if (field_size != n * per)
-    bad(what, fmt::format("holds {} values, shape {} needs {}", field_size, shape_to_string(shape), n * per));
+  const auto needed = try_mul(n, per);
+  if (!needed || field_size != *needed)
+    bad(what, fmt::format("holds {} values, shape {} needs {}", field_size, shape_to_string(shape),
+                          needed ? std::to_string(*needed) : std::to_string(n) + " x " + std::to_string(per)));
 
   Tensor t(dt, shape);
   auto id = [](auto v) { return v; };

@@ -29,14 +29,14 @@ EXCEPTIONS = (
 
 # Names onnxmini has, with what differs from onnxruntime.
 PARTLY: Dict[str, str] = {
-    "GraphOptimizationLevel": "every level >= 1 applies onnxmini's one set of rewrites (folding, fusions)",
+    "GraphOptimizationLevel": "same names and values; ORT_ENABLE_LAYOUT and ORT_ENABLE_ALL apply the rules of ORT_ENABLE_EXTENDED (docs/optimizer.md)",
     "ExecutionMode": "ORT_SEQUENTIAL only (ORT_PARALLEL warns and runs sequentially)",
     "get_version_string": "onnxmini's version",
     "InferenceSession.set_providers": "CPUExecutionProvider only; other names warn, as onnxruntime for missing providers",
     "InferenceSession.run_with_iobinding": "run_options.terminate is read when the run starts",
     "SessionOptions.add_session_config_entry": "every key is kept; only session.intra_op.allow_spinning acts",
     "SessionOptions.execution_mode": "ORT_SEQUENTIAL only",
-    "SessionOptions.graph_optimization_level": "levels >= 1 all mean onnxmini's rewrites",
+    "SessionOptions.graph_optimization_level": "onnxmini's rules per level (docs/optimizer.md); 3 and 99 as 2",
     "SessionOptions.inter_op_num_threads": "accepted, no effect (nodes run in order)",
     "SessionOptions.enable_cpu_mem_arena": "accepted, no effect (the buffer pool is always on)",
     "SessionOptions.enable_mem_reuse": "accepted, no effect (buffers are always reused)",
@@ -62,7 +62,7 @@ NOTES: Dict[str, str] = {
     "get_device": "'CPU'",
     "RunOptions.terminate": "checked before every node, If/Loop/Scan bodies included",
     "InferenceSession.run_with_ortvaluevector": "use run_with_ort_values",
-    "SessionOptions.optimized_model_filepath": "onnxmini does not write optimized models",
+    "SessionOptions.optimized_model_filepath": "ONNX; onnxmini-only fusions saved as their original nodes (docs/optimizer.md)",
     "SessionOptions.register_custom_ops_library": "no custom op libraries",
     "OrtValue.as_sparse_tensor": "no sparse tensors",
     "OrtValue.from_dlpack": "no DLPack",

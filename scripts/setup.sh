@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(cmake g++ make ninja-build libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libeigen3-dev libopenblas-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
-  libgtest-dev libgmock-dev libbenchmark-dev pybind11-dev python3-venv)
+  libgtest-dev libgmock-dev libbenchmark-dev pybind11-dev python3-venv
+  clang libclang-rt-14-dev llvm)  # clang, its sanitizer + libFuzzer runtimes, llvm-symbolizer: scripts/sanitize.sh, fuzz.sh
 
 if [ "${SKIP_APT:-0}" != 1 ]; then
   missing=()

@@ -21,6 +21,37 @@ ONNXMINI_API_BEGIN
 namespace onnxmini {
 
 
+// onnxruntime's GraphOptimizationLevel, names and values (docs/optimizer.md lists the rules of each):
+//   0 none: the model's nodes one for one (profiles line up with the model);
+//   1 basic: constant folding, eliminations (Identity, inference Dropout, no-op Cast / Reshape /
+//     Transpose pairs, dead nodes, unused initializers), Shape of fixed shapes folded;
+//   2 extended: fusions; 3 layout and 99 all: onnxmini makes its layout choices (prepacked
+//     weights) inside the kernels at load at every level, so 3 and 99 add no rewrite to 2.
+enum GraphOptimizationLevel : int {
+  ORT_DISABLE_ALL = 0,
+  ORT_ENABLE_BASIC = 1,
+  ORT_ENABLE_EXTENDED = 2,
+  ORT_ENABLE_LAYOUT = 3,
+  ORT_ENABLE_ALL = 99,
+};
+
+// One rewrite the optimizer made: the rule's name (docs/optimizer.md) and the nodes it
+// touched ("Conv 'c1' + Relu 'r1'").
+struct GraphRewrite {
+  std::string rule;
+  std::string nodes;
+};
+
+// A rule of the optimizer, for `onnxmini optimize --report` and the docs.
+struct GraphRuleInfo {
+  std::string name;
+  int level = 0;            // the lowest GraphOptimizationLevel that applies it
+  bool saved_as_onnx = true;  // false: its result has no ONNX op; a saved model keeps the original nodes
+  std::string pattern;      // what it matches and what it makes
+};
+// Every rule, in the order the optimizer applies them.
+std::vector<GraphRuleInfo> graph_optimization_rules();
+
 struct SessionOptions {
   int intra_op_num_threads = 1;  // 0: one per physical core (as onnxruntime)
   // Idle pool threads spin briefly (ThreadPool::kDefaultSpinUs) before sleeping, so
@@ -29,7 +60,12 @@ struct SessionOptions {
   bool intra_op_allow_spinning = true;
   GemmBackend gemm = GemmBackend::Builtin;
   KernelMode kernels = KernelMode::Fast;
-  int graph_optimization_level = 0;  // 0: none (nodes as in the model); >= 1: fusions (runtime/graph_fusion.h)
+  // A GraphOptimizationLevel (0, 1, 2, 3 or 99; any other value >= 3 means all); the default is
+  // onnxruntime's, all. 0 keeps the model's nodes one for one, so a profile lines up with the model.
+  int graph_optimization_level = ORT_ENABLE_ALL;
+  // Non-empty: the optimized graph is saved there as plain ONNX when the session is created
+  // (as onnxruntime's option). Rewrites with no ONNX form are saved as the original nodes.
+  std::string optimized_model_filepath;
   // Logging (docs/logging.md): 0 verbose, 1 info, 2 warning, 3 error, 4 fatal; -1: the
   // default logger's level when the session is created (set_default_log_severity; 2 unless changed).
   int log_severity_level = -1;
@@ -50,6 +86,15 @@ struct SessionOptions {
   int profile_skip_runs = 0;            // runs not recorded at the start (warm-up)
   int profile_max_runs = -1;            // runs recorded after the skipped ones; -1: all
   bool profile_memory_counters = false; // add Chrome counter events ("ph":"C") for live bytes
+
+  // Reliability (docs/reliability.md). A model whose IR version or opset import (per
+  // domain) is newer than this build knows is refused; true: try to run it anyway.
+  bool allow_unknown_opsets = false;
+  // Memory caps, checked before a kernel allocates (the error names the node, the shape
+  // and the size): one tensor's bytes, and the bytes of a run's live intermediates.
+  // 0: the machine's physical memory (lowered by the environment variable ONNXMINI_MEMORY_LIMIT).
+  int64_t max_tensor_bytes = 0;
+  int64_t max_intermediate_bytes = 0;
 };
 
 // One symbolic or fixed dimension of a declared shape.
@@ -205,6 +250,9 @@ class Session {
   // read from a profile of one run). Runs nothing.
   std::vector<KernelExplanation> explain(
       const std::map<std::string, std::vector<ExplainInput>>& observed = {}) const;
+
+  // The rewrites the optimizer made when the session was created, in order.
+  const std::vector<GraphRewrite>& graph_rewrites() const;
 
   struct Impl;
 

@@ -12,8 +12,9 @@
 // spec gives M no meaning below zero, so a negative one is a model bug worth
 // naming). M alone says nothing about memory - exporters write INT64_MAX for
 // "until cond says stop" - so scan outputs are checked as they grow: once the
-// slices held plus the stacked copy they become exceed the memory onnxmini may
-// assume (core/system_memory.h), the loop fails naming the node, M and the
+// slices held plus the stacked copy they become exceed the session's
+// max_intermediate_bytes (default: the machine's memory, core/system_memory.h),
+// the loop fails naming the node, M and the
 // sizes, rather than in the allocator or after minutes of swapping.
 #include "core/system_memory.h"
 #include "kernels/control_flow/slices.h"
@@ -108,12 +109,12 @@ class LoopKernel : public Kernel {
   // they will be copied into, must fit in memory.
   void check_scan_memory(const KernelContext& ctx, const std::vector<std::vector<Tensor>>& scans, int64_t iteration,
                          int64_t max_trips) const {
-    const int64_t limit = memory_limit_bytes();
+    const int64_t limit = ctx.info().max_intermediate_bytes;
     int64_t held = 0;
     for (size_t k = 0; k < scans_; ++k) held += static_cast<int64_t>(scans[k].front().nbytes()) * (iteration + 1);
     if (held > limit / 2)
       ctx.fail("after {} iterations (trip count M {}) the scan outputs hold {} bytes; stacking them needs as much "
-               "again, more than the {} bytes of memory available",
+               "again, more than the {} bytes of max_intermediate_bytes (default: the machine's memory)",
                iteration + 1, max_trips == INT64_MAX ? std::string("not given") : std::to_string(max_trips), held,
                limit);
   }

@@ -4,6 +4,7 @@
 #include "kernels/einsum/einsum_equation.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -178,6 +179,16 @@ EinsumSpec parse_equation(const std::string& eq, const std::vector<Shape>& shape
     for (const auto& [c, id] : once) spec.output_axes.push_back(id);
   }
   for (int id : spec.output_axes) spec.output_shape.push_back(spec.letter_size[id]);
+  // The iteration space is the product of every letter's size; the planner multiplies
+  // subsets of them (intermediates, strides) unchecked, so the whole product - zero
+  // sizes left out, as they do not bound a subset - must fit with room to spare. Past
+  // 2^62 the work could never finish anyway (a 52-letter bomb).
+  int64_t space = 1;
+  for (int64_t size : spec.letter_size)
+    if (size > 0 && (__builtin_mul_overflow(space, size, &space) || space > (int64_t{1} << 62)))
+      throw Error(ErrorCode::InvalidArgument,
+                  fmt::format("einsum equation '{}': its {} letters' sizes [{}] multiply to more than 2^62 elements",
+                              eq, spec.letter_size.size(), fmt::join(spec.letter_size, ",")));
   return spec;
 }
 

@@ -61,12 +61,11 @@ class UnaryKernel : public Kernel {
     const Tensor& x = ctx.input(0);
     Tensor& y = ctx.output(0);
     ctx.stats().flops = static_cast<double>(x.numel());
-    visit(typename Op::Types{}, x.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      using TO = typename Op::template Out<T>;
-      if (ctx.reference_mode()) {
-        unary_reference(cdata<T>(x), mdata<TO>(y), x.numel(), op_);
-      } else if constexpr (Op::kFastFloat && std::is_same<T, float>::value) {
+    // Outside the generic lambda below: clang checks a non-dependent call such as
+    // Op::fast_run in a lambda's discarded `if constexpr` branch, so ops without it
+    // would not compile there.
+    if constexpr (Op::kFastFloat) {
+      if (!ctx.reference_mode() && x.dtype() == DType::Float32) {
         const float* px = cdata<float>(x);
         float* py = mdata<float>(y);
         parallel_for(ctx.threads(), x.numel(), kGrain, [&](int64_t b, int64_t e) { Op::fast_run(px + b, py + b, e - b); });
@@ -75,6 +74,14 @@ class UnaryKernel : public Kernel {
         const cpu::Isa isa = simd::f32_kernels().isa;
         ctx.stats().variant = isa == cpu::Isa::Portable ? "unary_fast_math" : "unary_simd";
         ctx.stats().isa = cpu::isa_name(isa);
+        return;
+      }
+    }
+    visit(typename Op::Types{}, x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using TO = typename Op::template Out<T>;
+      if (ctx.reference_mode()) {
+        unary_reference(cdata<T>(x), mdata<TO>(y), x.numel(), op_);
       } else {
         unary_fast(cdata<T>(x), mdata<TO>(y), x.numel(), op_, ctx.threads());
         ctx.stats().variant = "unary_loop";  // a plain loop the compiler vectorises for the baseline ISA

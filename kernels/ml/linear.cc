@@ -17,6 +17,7 @@
 // - multi_class is accepted and ignored (onnxruntime ignores it too).
 #include <algorithm>
 
+#include "core/checked_math.h"
 #include "kernels/gemm_engine/gemm.h"
 #include "kernels/ml/ml_common.h"
 #include "kernels/registry.h"
@@ -112,9 +113,10 @@ class LinearRegressorKernel : public Kernel {
  private:
   void check(const KernelContext& ctx, int64_t& rows, int64_t& features) const {
     rows_and_features(ctx, ctx.input(0), rows, features);
-    if (features * targets_ != static_cast<int64_t>(coefficients_.size()))
+    // targets comes from the model: features x targets is checked, not wrapped.
+    if (try_mul(features, targets_) != std::optional<int64_t>(static_cast<int64_t>(coefficients_.size())))
       ctx.fail("input has {} features but coefficients has {} values for {} target(s) (expected {})", features,
-               coefficients_.size(), targets_, features * targets_);
+               coefficients_.size(), targets_, try_mul(features, targets_).value_or(-1));
   }
 
   std::vector<float> coefficients_, intercepts_;
@@ -188,9 +190,10 @@ class LinearClassifierKernel : public Kernel {
 
   void check(const KernelContext& ctx, int64_t& rows, int64_t& features) const {
     rows_and_features(ctx, ctx.input(0), rows, features);
-    if (features * classes_ != static_cast<int64_t>(coefficients_.size()))
+    // classes comes from the model: features x classes is checked, not wrapped.
+    if (try_mul(features, classes_) != std::optional<int64_t>(static_cast<int64_t>(coefficients_.size())))
       ctx.fail("input has {} features but coefficients has {} values for {} class row(s) (expected {})", features,
-               coefficients_.size(), classes_, features * classes_);
+               coefficients_.size(), classes_, try_mul(features, classes_).value_or(-1));
   }
 
   // Label of each row from the raw scores: argmax (first maximum), or the sign

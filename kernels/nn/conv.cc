@@ -25,20 +25,52 @@
 // BatchNormalization fused in front (fused_attr::kInputScale / kInputShift) is
 // applied while X is copied (implicit path) or into a scratch copy of X.
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <string>
 #include <cstring>
 #include <type_traits>
 
+#include "core/checked_math.h"
 #include "kernels/fused_attributes.h"
 #include "kernels/gemm_engine/fused_activation.h"
 #include "kernels/gemm_engine/gemm.h"
 #include "kernels/nn/conv_implicit.h"
 #include "kernels/nn/conv_lanes.h"
+#include "kernels/nn/conv_variant.h"
 #include "kernels/nn/spatial.h"
 #include "kernels/registry.h"
+#include "core/logging.h"
 #include "core/thread_pool.h"
 
 namespace onnxmini {
 namespace nn {
+namespace {
+std::atomic<int> g_conv_variant{-1};  // -1: not read from the environment yet
+}  // namespace
+
+ConvVariant conv_variant_override() {
+  int v = g_conv_variant.load(std::memory_order_relaxed);
+  if (v < 0) {
+    ConvVariant parsed = ConvVariant::Rule;
+    if (const char* e = std::getenv("ONNXMINI_CONV_VARIANT"); e && *e) {
+      const std::string s = e;
+      if (s == "im2col") parsed = ConvVariant::Im2col;
+      else if (s == "implicit") parsed = ConvVariant::Implicit;
+      else if (s == "direct" || s == "depthwise") parsed = ConvVariant::Direct;
+      else if (s == "lanes") parsed = ConvVariant::Lanes;
+      else
+        ONNXMINI_LOG(default_logger(), Warning,
+                     "ONNXMINI_CONV_VARIANT={} is not one of im2col, implicit, direct, depthwise, lanes; using the rule", s);
+    }
+    v = static_cast<int>(parsed);
+    g_conv_variant.store(v, std::memory_order_relaxed);
+  }
+  return static_cast<ConvVariant>(v);
+}
+
+void set_conv_variant_override(ConvVariant v) { g_conv_variant.store(static_cast<int>(v), std::memory_order_relaxed); }
+
 namespace {
 
 // ---- reference: the direct loops, one output element at a time ----------
@@ -222,6 +254,19 @@ bool uses_direct2d(const ConvGeom& g) {
   return g.win.rank == 2 && ((cg == 1 && mg == 1) || mg < 4);
 }
 
+// The path choice with ONNXMINI_CONV_VARIANT applied (conv_variant.h).
+bool takes_direct2d(const ConvGeom& g) {
+  switch (conv_variant_override()) {
+    case ConvVariant::Direct: return g.win.rank == 2;
+    case ConvVariant::Im2col:
+    case ConvVariant::Implicit: return false;
+    default: return uses_direct2d(g);
+  }
+}
+bool takes_implicit(const ConvGeom& g) {
+  return conv_variant_override() != ConvVariant::Im2col && implicit_conv_applies(g);
+}
+
 // Spatial axes the convolution does not move along - input size 1, one kernel
 // tap, no padding (so output size 1) - are dropped before a path is chosen:
 // the data layout is the same without them, and the paths are picked for the
@@ -255,14 +300,14 @@ const char* conv_fast(KernelContext& ctx, const ConvGeom& g, const T* x, const T
       return "conv2d_lanes";
     }
   }
-  if (uses_direct2d(g)) {
+  if (takes_direct2d(g)) {
     conv_direct2d(g, x, w, bias, y, ctx.threads());
     apply_activation(ex.act, g, y);
     ctx.stats().isa = "portable";  // plain loops (compiler-vectorised for the baseline ISA)
     return cg == 1 && mg == 1 ? "conv_depthwise" : "conv2d_direct";
   }
   if constexpr (std::is_same_v<T, float>) {
-    if (implicit_conv_applies(g)) {
+    if (takes_implicit(g)) {
       static const std::vector<std::shared_ptr<gemm::PackedA>> none;
       conv2d_implicit(ctx, g, x, w, ex.packed ? *ex.packed : none, ex.epilogue(bias, 0, mg), ex.affine, y);
       ctx.stats().isa = ctx.gemm().sgemm_path(gemm::SgemmArgs{}, false).isa;
@@ -393,7 +438,10 @@ class ConvKernel : public Kernel {
           ctx.fail("fused input affine has {} channels, the input has {}", in_scale_.size(), g.C);
         ex.affine.scale = in_scale_.data(), ex.affine.shift = in_shift_.data();
       }
-      if (!ctx.reference_mode() && lanes_conv_applies(g, lanes_.get())) ex.lanes = lanes_.get();
+      const ConvVariant forced = conv_variant_override();
+      const bool lanes = forced == ConvVariant::Lanes ? lanes_conv_fits(g, lanes_.get())
+                         : forced == ConvVariant::Rule && lanes_conv_applies(g, lanes_.get());
+      if (!ctx.reference_mode() && lanes) ex.lanes = lanes_.get();
       if (!packed_.empty() && g.M == packed_m_ && g.M / g.group * (g.C / g.group) * g.win.kernel_size() == packed_k_)
         ex.packed = &packed_;
     } else if (fused) {
@@ -401,7 +449,7 @@ class ConvKernel : public Kernel {
     }
     // The input affine, when the chosen path cannot apply it on the fly: X' = scratch copy.
     Tensor xa;
-    const bool implicit = !ctx.reference_mode() && (ex.lanes || (!uses_direct2d(g) && implicit_conv_applies(g)));
+    const bool implicit = !ctx.reference_mode() && (ex.lanes || (!takes_direct2d(g) && takes_implicit(g)));
     if constexpr (std::is_same_v<T, float>) {
       if (ex.affine && !implicit) {
         xa = ctx.scratch(DType::Float32, ctx.input(0).shape());
@@ -439,8 +487,13 @@ class ConvKernel : public Kernel {
     if (ws.size() != xs.size()) ctx.fail("weight has rank {} ({}), input has rank {}", ws.size(), shape_to_string(ws), xs.size());
     ConvGeom g;
     g.N = xs[0], g.C = xs[1], g.M = ws[0], g.group = group_;
-    if (g.C != ws[1] * group_)
-      ctx.fail("input has {} channels, weight expects {} (group {})", g.C, ws[1] * group_, group_);
+    // group comes from the model: weight channels x group is checked (2^62 would wrap).
+    const auto expected_channels = try_mul(ws[1], group_);
+    if (!expected_channels || g.C != *expected_channels)
+      ctx.fail("input has {} channels, weight expects {} (group {})", g.C,
+               expected_channels ? std::to_string(*expected_channels)
+                                 : fmt::format("{} x {}, more than int64 holds", ws[1], group_),
+               group_);
     if (g.M % group_ != 0) ctx.fail("weight has {} output channels, not divisible by group {}", g.M, group_);
     std::vector<int64_t> in(xs.begin() + 2, xs.end()), kernel(ws.begin() + 2, ws.end());
     if (!attrs_.kernel.empty() && attrs_.kernel != kernel)

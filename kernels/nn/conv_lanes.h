@@ -55,11 +55,15 @@ inline bool lanes_filter_wanted(int64_t rank, int64_t group) {
 // The measured rule (see conv_lanes_avx512.cc's header and docs/kernels/nn.md).
 bool lanes_rule_says_yes(const ConvGeom& g);
 
-// True when conv2d_lanes runs this call: a filter packed for exactly this
-// weight shape, one group, 2-D, and the rule (or the override).
-inline bool lanes_conv_applies(const ConvGeom& g, const LanesFilter* f) {
+// True when conv2d_lanes can run this call (a filter packed for exactly this weight
+// shape, one group, 2-D, AVX-512), and when it does run it: fits, and the rule (or
+// the override) says yes.
+inline bool lanes_conv_fits(const ConvGeom& g, const LanesFilter* f) {
   if (!f || g.group != 1 || g.win.rank != 2 || !lanes_isa()) return false;
-  if (f->M != g.M || f->C != g.C || f->KH != g.win.kernel[0] || f->KW != g.win.kernel[1]) return false;
+  return f->M == g.M && f->C == g.C && f->KH == g.win.kernel[0] && f->KW == g.win.kernel[1];
+}
+inline bool lanes_conv_applies(const ConvGeom& g, const LanesFilter* f) {
+  if (!lanes_conv_fits(g, f)) return false;
   const LanesPolicy p = lanes_policy();
   return p == LanesPolicy::Always || (p == LanesPolicy::Rule && lanes_rule_says_yes(g));
 }

@@ -10,6 +10,7 @@
 // Y starts as the bias (or 0).
 #include <algorithm>
 
+#include "core/checked_math.h"
 #include "kernels/gemm_engine/gemm.h"
 #include "kernels/nn/spatial.h"
 #include "kernels/registry.h"
@@ -191,7 +192,9 @@ class ConvTransposeKernel : public Kernel {
     if (x.rank() < 3 || w.rank() != x.rank())
       ctx.fail("input {} and weight {} must both be N x C x D1 [x D2 ...] of the same rank", shape_to_string(x.shape()), shape_to_string(w.shape()));
     TGeom g;
-    g.N = x.dim(0), g.C = x.dim(1), g.group = group_, g.M = w.dim(1) * group_;
+    // group, strides, dilations and pads come from the model: products and sums below are checked.
+    auto where = [&](const char* what) { return [&ctx, what] { return ctx.info().label() + ": " + what; }; };
+    g.N = x.dim(0), g.C = x.dim(1), g.group = group_, g.M = checked_mul(w.dim(1), group_, where("weight channels x group"));
     if (w.dim(0) != g.C) ctx.fail("input has {} channels, weight expects {} (group {})", g.C, w.dim(0), group_);
     if (g.C % group_ != 0) ctx.fail("input channels {} are not divisible by group {}", g.C, group_);
     const size_t r = x.rank() - 2;
@@ -219,10 +222,14 @@ class ConvTransposeKernel : public Kernel {
     g.pad_begin.assign(r, 0);
     g.out.assign(r, 0);
     for (size_t d = 0; d < r; ++d) {
-      const int64_t full = g.stride[d] * (g.in[d] - 1) + opad[d] + (g.kernel[d] - 1) * g.dilation[d] + 1;
+      // full = stride * (in - 1) + output_padding + (kernel - 1) * dilation + 1
+      const auto axis = where("output size (stride, output_padding, kernel, dilation)");
+      const int64_t full = checked_add(
+          checked_add(checked_mul(g.stride[d], g.in[d] - 1, axis), opad[d], axis),
+          checked_add(checked_mul(g.kernel[d] - 1, g.dilation[d], axis), 1, axis), axis);
       if (same && !has_pads_) {
         // Spec: the output is output_shape (default in * stride); the padding that makes it so is split.
-        g.out[d] = oshape.empty() ? g.in[d] * g.stride[d] : oshape[d];
+        g.out[d] = oshape.empty() ? checked_mul(g.in[d], g.stride[d], where("input x stride")) : oshape[d];
         const int64_t total = full - g.out[d];
         g.pad_begin[d] = attrs_.auto_pad == AutoPad::SameUpper ? floor_div2(total) : total - floor_div2(total);
       } else {

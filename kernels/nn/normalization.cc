@@ -1,5 +1,7 @@
 // BatchNormalization (inference), InstanceNormalization, LayerNormalization;
-// float32 and float64.
+// float32 and float64 (LayerNormalization also float16 / bfloat16: converted
+// to float32, normalised there, rounded back; Mean / InvStdDev then float32,
+// the default stash_type).
 //
 // Layout: X is N x C x D1..Dk (BatchNorm / InstanceNorm: per channel c,
 // "spatial" = the D block of one (n, c) plane, contiguous). LayerNorm views X
@@ -10,6 +12,7 @@
 // scale/shift into one multiply-add per element.
 #include <cmath>
 
+#include "core/float16.h"
 #include "core/shape_util.h"
 #include "kernels/registry.h"
 #include "core/thread_pool.h"
@@ -19,6 +22,23 @@ namespace nn {
 namespace {
 
 bool is_float(DType t) { return t == DType::Float32 || t == DType::Float64; }
+bool is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
+
+// float16 / bfloat16 tensor -> float32 tensor of the same shape, and back.
+Tensor half_to_f32(KernelContext& ctx, const Tensor& t) {
+  Tensor f = ctx.scratch(DType::Float32, t.shape());
+  const uint16_t* src = static_cast<const uint16_t*>(t.raw());
+  float* dst = f.mutable_data<float>();
+  const bool bf = t.dtype() == DType::BFloat16;
+  for (int64_t i = 0; i < t.numel(); ++i) dst[i] = bf ? bfloat16_to_float(src[i]) : half_to_float(src[i]);
+  return f;
+}
+void f32_to_half(const Tensor& f, Tensor& t) {
+  const float* src = f.data<float>();
+  uint16_t* dst = static_cast<uint16_t*>(t.raw_mut());
+  const bool bf = t.dtype() == DType::BFloat16;
+  for (int64_t i = 0; i < t.numel(); ++i) dst[i] = bf ? float_to_bfloat16(src[i]) : float_to_half(src[i]);
+}
 
 // ---- BatchNormalization: y = (x - mean[c]) / sqrt(var[c] + eps) * scale[c] + B[c]
 // Before opset 9, spatial = 0 gives per-element (C x D1..Dk) statistics.
@@ -183,7 +203,8 @@ class LayerNormKernel : public Kernel {
 
   void prepare(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    if (!is_float(x.dtype())) ctx.unsupported("dtype {} is not supported (float, double)", dtype_name(x.dtype()));
+    if (!is_float(x.dtype()) && !is_half(x.dtype()))
+      ctx.unsupported("dtype {} is not supported (float, double, float16, bfloat16)", dtype_name(x.dtype()));
     const int64_t r = static_cast<int64_t>(x.rank());
     const auto normalized = normalize_axis(axis_, r);
     if (!normalized) ctx.fail("axis {} is out of range [{}, {})", axis_, -r, r);
@@ -201,33 +222,40 @@ class LayerNormKernel : public Kernel {
     Shape stat(x.shape().begin(), x.shape().begin() + axis);
     stat.resize(x.rank(), 1);
     for (size_t i = 1; i < 3; ++i)
-      if (ctx.output_wanted(i)) ctx.allocate_output(i, x.dtype(), stat);
+      if (ctx.output_wanted(i)) ctx.allocate_output(i, is_half(x.dtype()) ? DType::Float32 : x.dtype(), stat);
   }
   void compute(KernelContext& ctx) override {
     ctx.stats().flops = 5.0 * ctx.input(0).numel();
     ctx.stats().variant = ctx.reference_mode() ? "layernorm_reference" : "layernorm_rows";
-    if (ctx.input(0).dtype() == DType::Float32) run<float>(ctx);
-    else run<double>(ctx);
+    const Tensor& x = ctx.input(0);
+    if (x.dtype() == DType::Float32) {
+      run<float>(ctx, x, ctx.input(1), ctx.has_input(2) ? &ctx.input(2) : nullptr, ctx.output(0));
+    } else if (x.dtype() == DType::Float64) {
+      run<double>(ctx, x, ctx.input(1), ctx.has_input(2) ? &ctx.input(2) : nullptr, ctx.output(0));
+    } else {  // float16 / bfloat16 through float32
+      const Tensor xf = half_to_f32(ctx, x), sf = half_to_f32(ctx, ctx.input(1));
+      const Tensor bf = ctx.has_input(2) ? half_to_f32(ctx, ctx.input(2)) : Tensor();
+      Tensor yf = ctx.scratch(DType::Float32, x.shape());
+      run<float>(ctx, xf, sf, bf.defined() ? &bf : nullptr, yf);
+      f32_to_half(yf, ctx.output(0));
+    }
   }
 
  private:
   template <typename T>
-  void run(KernelContext& ctx) {
-    const Tensor& x = ctx.input(0);
+  void run(KernelContext& ctx, const Tensor& x, const Tensor& sc, const Tensor* b, Tensor& y) {
     const int64_t axis = *normalize_axis(axis_, static_cast<int64_t>(x.rank()));  // checked in prepare()
     const int64_t cols = shape_product(x.shape(), axis, x.rank());
     const int64_t rows = cols == 0 ? 0 : x.numel() / cols;
-    const Tensor& sc = ctx.input(1);
     const T* scale = sc.data<T>();
-    const T* bias = ctx.has_input(2) ? ctx.input(2).data<T>() : nullptr;
-    const bool scale_scalar = sc.numel() == 1, bias_scalar = bias && ctx.input(2).numel() == 1;
+    const T* bias = b ? b->data<T>() : nullptr;
+    const bool scale_scalar = sc.numel() == 1, bias_scalar = bias && b->numel() == 1;
     auto param = [&](int64_t, int64_t j, double& g, double& b) {
       g = scale[scale_scalar ? 0 : j];
       b = bias ? bias[bias_scalar ? 0 : j] : 0.0;
     };
     normalize_rows<T>(ctx.reference_mode() ? nullptr : ctx.threads(), rows, cols, epsilon_, x.data<T>(),
-                      ctx.output(0).mutable_data<T>(), param,
-                      ctx.output_wanted(1) ? ctx.output(1).mutable_data<T>() : nullptr,
+                      y.mutable_data<T>(), param, ctx.output_wanted(1) ? ctx.output(1).mutable_data<T>() : nullptr,
                       ctx.output_wanted(2) ? ctx.output(2).mutable_data<T>() : nullptr);
   }
   int64_t axis_;

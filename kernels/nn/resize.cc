@@ -437,11 +437,19 @@ class ResizeKernel : public Kernel {
 
     std::vector<double> scale(rank, 1.0);
     p->out_shape = x.shape();
+    // An output size from scale x dim, refused before it is converted (a double past
+    // 2^63 does not convert to int64: undefined) and before any per-axis table is built.
+    auto to_size = [&](double v, size_t axis) {
+      if (!(v >= 0 && v < 9.2e18))
+        ctx.fail("output size {} on axis {} (input {}, scale {}) does not fit in int64", v, axis, x.dim(axis),
+                 scale[axis]);
+      return static_cast<int64_t>(v);
+    };
     if (!scales.empty()) {
       for (size_t k = 0; k < n; ++k) {
         if (!(scales[k] > 0)) ctx.fail("scales [{}] must be positive", fmt::join(scales, ","));
         scale[axes[k]] = scales[k];
-        p->out_shape[axes[k]] = static_cast<int64_t>(std::floor(scales[k] * static_cast<double>(x.dim(axes[k]))));
+        p->out_shape[axes[k]] = to_size(std::floor(scales[k] * static_cast<double>(x.dim(axes[k]))), axes[k]);
       }
     } else {
       for (size_t k = 0; k < n; ++k) {
@@ -456,10 +464,12 @@ class ResizeKernel : public Kernel {
         for (size_t d : axes) s = a_.policy == AspectPolicy::NotLarger ? std::min(s, scale[d]) : std::max(s, scale[d]);
         for (size_t d : axes) {
           scale[d] = s;
-          p->out_shape[d] = static_cast<int64_t>(s * static_cast<double>(x.dim(d)) + 0.5);
+          p->out_shape[d] = to_size(s * static_cast<double>(x.dim(d)) + 0.5, d);
         }
       }
     }
+    // A bomb (scales 1e9) fails here, before the per-axis tables of out_shape entries are built.
+    ctx.check_tensor_size(x.dtype(), p->out_shape, "output");
     for (size_t k = 0; k < n; ++k) {
       const size_t d = axes[k];
       const double lo = roi.empty() ? 0.0 : roi[k], hi = roi.empty() ? 1.0 : roi[k + n];

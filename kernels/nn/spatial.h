@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/checked_math.h"
 #include "core/shape_util.h"
 #include "kernels/kernel.h"
 
@@ -56,8 +57,14 @@ struct Window {
   int64_t in_size() const { return prod(in); }
   int64_t out_size() const { return prod(out); }
   int64_t kernel_size() const { return prod(kernel); }
-  static int64_t prod(const std::vector<int64_t>& v) { return shape_product(v, 0, v.size()); }
+  // Saturates at INT64_MAX instead of wrapping: output sizes come from model pads; a shape
+  // that large is refused when its tensor is allocated (KernelContext::check_tensor_size).
+  static int64_t prod(const std::vector<int64_t>& v) { return try_numel(v).value_or(INT64_MAX); }
 };
+
+// The node a KernelContext or a KernelInfo belongs to (resolve_window's error text).
+inline const KernelInfo& node_info(const KernelContext& ctx) { return ctx.info(); }
+inline const KernelInfo& node_info(const KernelInfo& info) { return info; }
 
 // Resolves pads and output sizes for a forward window op (Conv, pools).
 // `in` are the input's spatial sizes, `kernel` the kernel's. ctx: the KernelContext
@@ -87,26 +94,38 @@ inline Window resolve_window(const Ctx& ctx, const WindowAttrs& a, const std::ve
       w.pad_end[i] = a.pads[i + k];
     }
   }
+  // Sizes, pads, strides and dilations come from the model and the input: every sum and
+  // product below is checked (core/checked_math.h), the error naming the node and the axis.
+  auto where = [&](size_t i, const char* what) {
+    return [&ctx, i, what] { return fmt::format("{}: {} on spatial axis {}", node_info(ctx).label(), what, i); };
+  };
   for (size_t i = 0; i < k; ++i) {
     if (kernel[i] <= 0) ctx.fail("kernel size {} on spatial axis {} must be positive", kernel[i], i);
-    const int64_t eff = (kernel[i] - 1) * w.dilation[i] + 1;  // extent of a dilated window
+    // Extent of a dilated window: (kernel - 1) * dilation + 1.
+    const int64_t eff =
+        checked_add(checked_mul(kernel[i] - 1, w.dilation[i], where(i, "kernel extent")), 1, where(i, "kernel extent"));
     const int64_t s = w.stride[i];
+    auto ceil_div = [](int64_t x, int64_t d) { return x / d + (x % d != 0); };  // x >= 0, d > 0: no overflow
     if (a.auto_pad == AutoPad::SameUpper || a.auto_pad == AutoPad::SameLower) {
       // Output = ceil(in / stride); the padding needed is split, the odd pixel going to the end (UPPER) or begin.
-      w.out[i] = (in[i] + s - 1) / s;
-      const int64_t total = std::max<int64_t>(0, (w.out[i] - 1) * s + eff - in[i]);
+      w.out[i] = ceil_div(in[i], s);
+      const int64_t reach = checked_add(checked_mul(std::max<int64_t>(w.out[i] - 1, 0), s, where(i, "SAME padding")),
+                                        eff, where(i, "SAME padding"));
+      const int64_t total = std::max<int64_t>(0, reach - in[i]);
       w.pad_begin[i] = a.auto_pad == AutoPad::SameUpper ? total / 2 : total - total / 2;
       w.pad_end[i] = total - w.pad_begin[i];
       continue;
     }
-    const int64_t padded = in[i] + w.pad_begin[i] + w.pad_end[i];
+    const int64_t padded = checked_add(checked_add(in[i], w.pad_begin[i], where(i, "input + pads")), w.pad_end[i],
+                                       where(i, "input + pads"));
     if (padded < eff)
       ctx.fail("kernel extent {} (size {}, dilation {}) is larger than the padded input {} on spatial axis {}", eff,
                kernel[i], w.dilation[i], padded, i);
     if (a.ceil_mode) {
-      w.out[i] = (padded - eff + s - 1) / s + 1;
-      // A window may not start inside the end padding (onnxruntime / PyTorch rule).
-      if ((w.out[i] - 1) * s >= in[i] + w.pad_begin[i]) --w.out[i];
+      w.out[i] = ceil_div(padded - eff, s) + 1;
+      // A window may not start inside the end padding (onnxruntime / PyTorch rule); (out - 1) * s <= padded - eff + s - 1.
+      const auto start = try_mul(w.out[i] - 1, s);
+      if (start && *start >= in[i] + w.pad_begin[i]) --w.out[i];
     } else {
       w.out[i] = (padded - eff) / s + 1;
     }

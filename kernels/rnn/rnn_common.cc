@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "core/checked_math.h"
 #include "kernels/gemm_engine/gemm.h"
 #include "kernels/rnn/rnn_gates.h"
 
@@ -166,6 +167,9 @@ class RnnKernel : public Kernel {
       ctx.fail("R must be 3-D [num_directions, {}*hidden_size, hidden_size], got shape {}", G,
                shape_to_string(r.shape()));
     const int64_t H = a.hidden > 0 ? a.hidden : r.dim(2);
+    // hidden_size comes from the model (or R's dim): the gate-row counts below must not wrap.
+    if (!try_mul(2 * G, H) || !try_mul(3, H))
+      ctx.fail("hidden_size {} is too large: {} gates x 2 x hidden_size overflows int64", H, G);
     if (r.dim(0) != nd || r.dim(1) != G * H || r.dim(2) != H)
       ctx.fail("R has shape {} but direction '{}' and hidden_size {} need {}", shape_to_string(r.shape()), dir_name(),
                H, shape_to_string({nd, G * H, H}));

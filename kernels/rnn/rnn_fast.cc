@@ -21,6 +21,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/checked_math.h"
 #include "core/thread_pool.h"
 #include "kernels/gemm_engine/gemm.h"
 #include "kernels/rnn/rnn_common.h"
@@ -257,7 +258,9 @@ std::shared_ptr<const PackedWeights> pack_weights(const gemm::GemmEngine& engine
                                                   const Tensor& r) {
   const int64_t G = gates_of(a.cell);
   if (w.dtype() != DType::Float32 || r.dtype() != DType::Float32 || w.rank() != 3 || r.rank() != 3) return nullptr;
-  const int64_t H = r.dim(2), I = w.dim(2), GH = G * H;
+  const int64_t H = r.dim(2), I = w.dim(2);
+  if (!try_mul(2 * G, H)) return nullptr;  // an empty R with an absurd hidden size: prepare() reports it
+  const int64_t GH = G * H;
   if (w.dim(0) != a.num_dir || r.dim(0) != a.num_dir || w.dim(1) != GH || r.dim(1) != GH ||
       (a.hidden > 0 && a.hidden != H))
     return nullptr;

@@ -10,6 +10,7 @@
 // pairs; the reference path maps every element on its own.
 #include <numeric>
 
+#include "core/checked_math.h"
 #include "kernels/registry.h"
 #include "kernels/tensor/tensor_utils.h"
 
@@ -91,7 +92,8 @@ class ConcatKernel : public Kernel {
         if (d != axis && x.dim(d) != first.dim(d))
           ctx.fail("input {} has shape {}, input 0 has {}: dimension {} differs ({} vs {}) and is not the concat axis {}",
                    k, shape_to_string(x.shape()), shape_to_string(first.shape()), d, x.dim(d), first.dim(d), axis);
-      out[axis] += x.dim(axis);
+      // Inputs with a zero-size axis may still have huge dims along the concat axis: checked.
+      out[axis] = checked_add(out[axis], x.dim(axis), [&] { return ctx.info().label() + ": concat axis size"; });
     }
     ctx.allocate_output(0, first.dtype(), out);
   }
@@ -137,7 +139,7 @@ class SplitKernel : public Kernel {
       int64_t sum = 0;
       for (int64_t s : split) {
         if (s < 0) ctx.fail("split [{}] has a negative size {}", fmt::join(split, ","), s);
-        sum += s;
+        sum = checked_add(sum, s, [&] { return fmt::format("{}: split [{}]", ctx.info().label(), fmt::join(split, ",")); });
       }
       if (sum != dim)
         ctx.fail("split sizes [{}] sum to {}, but dimension {} of input {} has size {}", fmt::join(split, ","), sum,

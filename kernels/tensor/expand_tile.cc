@@ -8,6 +8,7 @@
 //    i * stride or 0; an innermost broadcast becomes a fill of the row.
 //  - Tile:   output axis d reads input index i mod dim_d, so an output row is
 //    `repeats` block copies of the input row.
+#include "core/checked_math.h"
 #include "kernels/registry.h"
 #include "kernels/tensor/tensor_utils.h"
 
@@ -99,7 +100,7 @@ class TileKernel : public Kernel {
     Shape out(x.rank());
     for (size_t d = 0; d < x.rank(); ++d) {
       if (repeats[d] < 0) ctx.fail("repeats [{}] has a negative entry {}", fmt::join(repeats, ","), repeats[d]);
-      out[d] = x.dim(d) * repeats[d];
+      out[d] = checked_mul(x.dim(d), repeats[d], [&] { return fmt::format("{}: axis {} size x repeats", ctx.info().label(), d); });
     }
     ctx.allocate_output(0, x.dtype(), out);
   }

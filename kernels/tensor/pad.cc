@@ -11,6 +11,7 @@
 // padding (reflected borders are short reversed copies).
 #include <cmath>
 
+#include "core/checked_math.h"
 #include "kernels/registry.h"
 #include "kernels/tensor/tensor_utils.h"
 
@@ -82,7 +83,9 @@ class PadKernel : public Kernel {
     full_pads(ctx, x, begin, end);
     Shape out(x.rank());
     for (size_t d = 0; d < x.rank(); ++d) {
-      out[d] = x.dim(d) + begin[d] + end[d];
+      // Pads come from the model or an input: INT64_MAX would wrap.
+      out[d] = checked_add(checked_add(x.dim(d), begin[d], [&] { return ctx.info().label() + ": input dim + pads"; }),
+                           end[d], [&] { return ctx.info().label() + ": input dim + pads"; });
       if (out[d] < 0)
         ctx.fail("pads {} and {} on axis {} of size {} give a negative dimension {}", begin[d], end[d], d, x.dim(d),
                  out[d]);

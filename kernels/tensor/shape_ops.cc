@@ -3,6 +3,7 @@
 // loops worth a fast path are ConstantOfShape's fill and Range's sequence,
 // both split across threads.
 #include <cmath>
+#include <type_traits>
 
 #include "kernels/registry.h"
 #include "kernels/tensor/tensor_utils.h"
@@ -100,10 +101,19 @@ class RangeKernel : public Kernel {
     }
     if (start.dtype() == DType::Int64) {  // exact integer arithmetic: doubles lose int64 precision
       const int64_t si = start.data<int64_t>()[0], li = ctx.input(1).data<int64_t>()[0], di = ctx.input(2).data<int64_t>()[0];
-      n = di > 0 ? (li - si + di - 1) / di : (si - li - di - 1) / (-di);
+      // ceil((limit - start) / delta) in 128 bits: limit - start alone may not fit in int64.
+      const __int128 span = static_cast<__int128>(li) - si, step = di;
+      const __int128 count = step > 0 ? (span + step - 1) / step : (span + step + 1) / step;
+      if (count > INT64_MAX) ctx.fail("start {}, limit {}, delta {} give {} elements, more than int64 counts", si, li, di, "2^63 or more");
+      n = static_cast<int64_t>(count);
     } else {
-      n = static_cast<int64_t>(std::ceil((l - s) / d));
+      const double count = std::ceil((l - s) / d);
+      if (!(count < 9.2e18))  // NaN, inf or past int64 (its conversion would be undefined)
+        ctx.fail("start {}, limit {}, delta {} give {} elements, more than int64 counts", s, l, d, count);
+      n = count > 0 ? static_cast<int64_t>(count) : 0;
     }
+    // A bomb (start 0, limit 1e15) fails here, naming the count, before the output is allocated.
+    ctx.check_element_count(start.dtype(), std::max<int64_t>(0, n), "output");
     ctx.allocate_output(0, start.dtype(), {std::max<int64_t>(0, n)});
   }
   void compute(KernelContext& ctx) override {
@@ -125,7 +135,13 @@ class RangeKernel : public Kernel {
     Tensor& y = ctx.output(0);
     T* out = y.mutable_data<T>();
     parallel_for(ctx.reference_mode() ? nullptr : ctx.threads(), y.numel(), 65536, [&](int64_t a, int64_t b) {
-      for (int64_t i = a; i < b; ++i) out[i] = static_cast<T>(s + static_cast<T>(i) * d);
+      if constexpr (std::is_integral_v<T>) {
+        // Modulo 2^64: i * delta alone may pass int64 (start -2^63, delta 2^62) while the sum is in range.
+        for (int64_t i = a; i < b; ++i)
+          out[i] = static_cast<T>(static_cast<uint64_t>(s) + static_cast<uint64_t>(i) * static_cast<uint64_t>(d));
+      } else {
+        for (int64_t i = a; i < b; ++i) out[i] = static_cast<T>(s + static_cast<T>(i) * d);
+      }
     });
   }
 };

@@ -149,8 +149,11 @@ class SliceKernel : public Kernel {
         end = std::clamp<int64_t>(end, -1, dim - 1);
       }
       // Number of indices start, start+step, ... strictly before end.
-      int64_t count = step > 0 ? (end - start + step - 1) / step : (start - end + (-step) - 1) / (-step);
-      out[a] = {start, step, std::max<int64_t>(0, count)};
+      // |step| in uint64 (step may be INT64_MIN; end - start + step could wrap): ceil(span / |step|).
+      const int64_t span = step > 0 ? end - start : start - end;  // within [-dim, dim]
+      const uint64_t magnitude = step > 0 ? static_cast<uint64_t>(step) : uint64_t{0} - static_cast<uint64_t>(step);
+      const int64_t count = span <= 0 ? 0 : static_cast<int64_t>((static_cast<uint64_t>(span) - 1) / magnitude + 1);
+      out[a] = {start, step, count};
     }
     return out;
   }

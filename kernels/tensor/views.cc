@@ -3,6 +3,7 @@
 // compute() has nothing to do.
 #include <algorithm>
 
+#include "core/checked_math.h"
 #include "kernels/registry.h"
 #include "kernels/tensor/tensor_utils.h"
 
@@ -46,7 +47,7 @@ class ReshapeKernel : public ViewKernel {
       }
       if (d < 0) ctx.fail("shape {} has invalid dimension {}", fmt::join(spec, ","), d);
       out[i] = d;
-      known *= d;
+      known = checked_mul(known, d, [&] { return fmt::format("{}: shape [{}]", ctx.info().label(), fmt::join(spec, ",")); });
     }
     if (infer >= 0) {
       if (known == 0 || x.numel() % known != 0)

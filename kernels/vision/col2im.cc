@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/checked_math.h"
 #include "core/thread_pool.h"
 #include "kernels/registry.h"
 #include "kernels/vision/half_float.h"
@@ -58,10 +59,13 @@ class Col2ImKernel : public Kernel {
       if (block[d] < 1 || dil[d] < 1 || str[d] < 1 || image[d] < 0)
         ctx.fail("axis {}: image {}, block {}, dilation {}, stride {} (want block, dilation, stride >= 1)", d,
                  image[d], block[d], dil[d], str[d]);
-      const int64_t span = dil[d] * (block[d] - 1) + 1, padded = image[d] + pads[d] + pads[d + k];
+      // Every size here comes from inputs and attributes: sums and products are checked.
+      auto where = [&ctx, d] { return fmt::format("{}: axis {} block / image geometry", ctx.info().label(), d); };
+      const int64_t span = checked_add(checked_mul(dil[d], block[d] - 1, where), 1, where),
+                    padded = checked_add(checked_add(image[d], pads[d], where), pads[d + k], where);
       if (padded < span) ctx.fail("axis {}: the block spans {} but the padded image is only {}", d, span, padded);
-      kernel *= block[d];
-      blocks *= (padded - span) / str[d] + 1;
+      kernel = checked_mul(kernel, block[d], where);
+      blocks = checked_mul(blocks, (padded - span) / str[d] + 1, where);
     }
     if (x.dim(1) % kernel != 0)
       ctx.fail("input dim 1 ({}) is not divisible by prod(block_shape) = {}", x.dim(1), kernel);

@@ -9,6 +9,7 @@
 //   DepthToSpace CRD: [N, C/b², b, b, H, W] -> perm (0,1,4,2,5,3)
 //   SpaceToDepth DCR: [N, C, H/b, b, W/b, b] -> perm (0,3,5,1,2,4)
 //   SpaceToDepth CRD: [N, C, H/b, b, W/b, b] -> perm (0,1,3,5,2,4)
+#include "core/checked_math.h"
 #include "kernels/registry.h"
 #include "kernels/tensor/transpose.h"
 
@@ -49,10 +50,14 @@ class DepthToSpaceKernel : public Kernel {
   void prepare(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     require_rank4(ctx, x);
-    const int64_t bb = blocksize_ * blocksize_;
+    // blocksize comes from the model: its square and the scaled spatial dims are checked.
+    auto where = [&ctx] { return ctx.info().label() + ": blocksize x dims"; };
+    const int64_t bb = checked_mul(blocksize_, blocksize_, where);
     if (x.dim(1) % bb != 0)
       ctx.fail("channel count {} is not divisible by blocksize² = {} (blocksize {})", x.dim(1), bb, blocksize_);
-    ctx.allocate_output(0, x.dtype(), {x.dim(0), x.dim(1) / bb, x.dim(2) * blocksize_, x.dim(3) * blocksize_});
+    ctx.allocate_output(0, x.dtype(),
+                        {x.dim(0), x.dim(1) / bb, checked_mul(x.dim(2), blocksize_, where),
+                         checked_mul(x.dim(3), blocksize_, where)});
   }
   void compute(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
@@ -77,7 +82,9 @@ class SpaceToDepthKernel : public Kernel {
     const int64_t b = blocksize_;
     if (x.dim(2) % b != 0 || x.dim(3) % b != 0)
       ctx.fail("spatial dims {}x{} are not divisible by blocksize {}", x.dim(2), x.dim(3), b);
-    ctx.allocate_output(0, x.dtype(), {x.dim(0), x.dim(1) * b * b, x.dim(2) / b, x.dim(3) / b});
+    auto where = [&ctx] { return ctx.info().label() + ": channels x blocksize²"; };
+    ctx.allocate_output(0, x.dtype(),
+                        {x.dim(0), checked_mul(checked_mul(x.dim(1), b, where), b, where), x.dim(2) / b, x.dim(3) / b});
   }
   void compute(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/checked_math.h"
 #include "core/thread_pool.h"
 #include "kernels/registry.h"
 #include "kernels/vision/half_float.h"
@@ -61,7 +62,8 @@ class LrnKernel : public Kernel {
     const int64_t below = (size_ - 1) / 2, above = size_ - 1 - below;  // floor / ceil of (size-1)/2
     const T scale = static_cast<T>(alpha_) / static_cast<T>(size_), bias = bias_, beta = beta_;
     const int64_t rows = x.dim(0) * channels;
-    const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, spatial * size_));
+    // size comes from the model: the product saturates instead of wrapping (it only sizes the work grain).
+    const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, try_mul(spatial, size_).value_or(INT64_MAX)));
     parallel_for(ctx.threads(), rows, grain, [&](int64_t begin, int64_t end) {
       for (int64_t row = begin; row < end; ++row) {
         const int64_t n = row / channels, c = row % channels;

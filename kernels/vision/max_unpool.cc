@@ -10,6 +10,7 @@
 // repeat (last write wins, as in onnxruntime) and the op is memory bound.
 #include <cstring>
 
+#include "core/checked_math.h"
 #include "kernels/registry.h"
 #include "kernels/tensor/tensor_utils.h"
 
@@ -47,7 +48,7 @@ class MaxUnpoolKernel : public Kernel {
     if (idx.dtype() != DType::Int64) ctx.fail("indices I must be int64, got {}", dtype_name(idx.dtype()));
     if (idx.shape() != x.shape())
       ctx.fail("indices I have shape {}, X has shape {}", shape_to_string(idx.shape()), shape_to_string(x.shape()));
-    Shape out = default_shape(x);
+    Shape out = default_shape(ctx, x);
     for (size_t d = 2; d < out.size(); ++d)
       if (out[d] < 0)
         ctx.fail("the unpooled shape {} has a negative dimension (pads larger than the pooled extent)",
@@ -65,10 +66,14 @@ class MaxUnpoolKernel : public Kernel {
     }
     ctx.allocate_output(0, x.dtype(), out);
   }
-  Shape default_shape(const Tensor& x) const {
+  // (in - 1) * stride + kernel - pads per spatial axis; strides and kernel come from the
+  // model, so the product and sum are checked (pads are non-negative: the difference cannot wrap).
+  Shape default_shape(const KernelContext& ctx, const Tensor& x) const {
     Shape out = {x.dim(0), x.dim(1)};
+    auto where = [&ctx] { return ctx.info().label() + ": unpooled size (input - 1) x stride + kernel"; };
     for (size_t d = 0; d < kernel_.size(); ++d)
-      out.push_back((x.dim(d + 2) - 1) * strides_[d] + kernel_[d] - pads_[d] - pads_[d + kernel_.size()]);
+      out.push_back(checked_add(checked_mul(x.dim(d + 2) - 1, strides_[d], where), kernel_[d], where) - pads_[d] -
+                    pads_[d + kernel_.size()]);
     return out;
   }
   // Flat position in the output of flat index `index` of the default shape (-1 when outside).
@@ -88,7 +93,7 @@ class MaxUnpoolKernel : public Kernel {
     Tensor& y = ctx.output(0);
     if (x.dtype() == DType::String) ctx.unsupported("string tensors are not supported");
     const int64_t* where = ctx.input(1).data<int64_t>();
-    const Shape from = default_shape(x);
+    const Shape from = default_shape(ctx, x);
     const bool same = from == y.shape();
     const int64_t total = shape_numel(from);
     if (y.nbytes() > 0) std::memset(y.raw_mut(), 0, y.nbytes());

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import threading
 import warnings
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -375,6 +375,11 @@ class InferenceSession:
     def describe(self) -> Dict[str, Any]:
         """onnxmini extra: the model as ``onnxmini info`` shows it (nodes in execution order, kernels)."""
         return self._sess.describe()
+
+    def graph_rewrites(self) -> List[Tuple[str, str]]:
+        """onnxmini extra: the optimizer's rewrites when the session was created, in order, as
+        (rule, nodes touched) pairs (docs/optimizer.md); empty at ``ORT_DISABLE_ALL``."""
+        return [tuple(r) for r in self._sess.graph_rewrites()]
 
 
 __all__ = [

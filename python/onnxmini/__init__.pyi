@@ -1,6 +1,6 @@
 # Type stubs of the onnxmini package (python/onnxmini/__init__.py).
 import os
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -103,6 +103,7 @@ class InferenceSession:
     def end_profiling(self) -> str: ...
     def get_profiling_start_time_ns(self) -> int: ...
     def describe(self) -> Dict[str, Any]: ...
+    def graph_rewrites(self) -> List[Tuple[str, str]]: ...
 
 # einsum (python/onnxmini/_einsum.py)
 from ._einsum import (

@@ -1,5 +1,5 @@
 # Type stubs of the C++ extension onnxmini._onnxmini (python/src/module.cc).
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -26,6 +26,7 @@ class SessionOptions:
     intra_op_num_threads: int
     enable_mem_pattern: bool
     graph_optimization_level: int
+    optimized_model_filepath: str
     log_severity_level: int
     log_verbosity_level: int
     logid: str
@@ -37,6 +38,9 @@ class SessionOptions:
     profile_max_events: int
     profile_memory_counters: bool
     intra_op_allow_spinning: bool
+    allow_unknown_opsets: bool
+    max_tensor_bytes: int
+    max_intermediate_bytes: int
     def __init__(self) -> None: ...
     def add_session_config_entry(self, key: str, value: str) -> None: ...
     def get_session_config_entry(self, key: str) -> str: ...
@@ -85,6 +89,7 @@ class Session:
     def profiling_start_time_ns(self) -> int: ...
     def weight_bytes(self) -> int: ...
     def describe(self) -> Dict[str, Any]: ...
+    def graph_rewrites(self) -> List[Tuple[str, str]]: ...
 
 # The submodule _onnxmini.profile (python/src/profile_bindings.cc): include/onnxmini/profile.h.
 # Written as a class so the one stub file can describe it.

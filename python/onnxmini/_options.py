@@ -15,9 +15,10 @@ from . import _onnxmini as _C
 
 
 class GraphOptimizationLevel(enum.IntEnum):
-    """onnxruntime's levels. onnxmini has one set of rewrites (constant folding and the fusions of
-    docs/performance.md): every level >= 1 applies all of it; ``ORT_DISABLE_ALL`` keeps the
-    model's nodes one for one."""
+    """onnxruntime's levels, names and values. ``ORT_DISABLE_ALL`` keeps the model's nodes one for
+    one; basic: constant folding and eliminations; extended: fusions; layout and all: as extended
+    (onnxmini's layout choices are made inside the kernels at every level). docs/optimizer.md lists
+    the rules of each level."""
 
     ORT_DISABLE_ALL = 0
     ORT_ENABLE_BASIC = 1
@@ -41,6 +42,7 @@ _NATIVE_FIELDS = (
     "intra_op_num_threads",
     "intra_op_allow_spinning",
     "enable_mem_pattern",
+    "optimized_model_filepath",
     "graph_optimization_level",
     "log_severity_level",
     "log_verbosity_level",
@@ -52,6 +54,9 @@ _NATIVE_FIELDS = (
     "profile_max_runs",
     "profile_max_events",
     "profile_memory_counters",
+    "allow_unknown_opsets",
+    "max_tensor_bytes",
+    "max_intermediate_bytes",
 )
 
 # onnxruntime attributes accepted for compatibility; they do not change how onnxmini runs.

@@ -137,6 +137,11 @@ struct PySessionOptions : SessionOptions {
         throw py::value_error("session.intra_op.allow_spinning must be '0' or '1', got '" + value + "'");
       intra_op_allow_spinning = value == "1";
     }
+    if (key == "onnxmini.allow_unknown_opsets") {  // onnxmini's own key (docs/reliability.md)
+      if (value != "0" && value != "1")
+        throw py::value_error("onnxmini.allow_unknown_opsets must be '0' or '1', got '" + value + "'");
+      allow_unknown_opsets = value == "1";
+    }
     config[key] = value;
   }
 };
@@ -177,16 +182,21 @@ Options of an InferenceSession, as onnxruntime.SessionOptions plus onnxmini's ow
 The C++ defaults; onnxmini.SessionOptions (the Python subclass) sets onnxruntime's.
 Attributes: enable_profiling, profile_file_prefix, intra_op_num_threads (default 1;
 0 = one per hardware thread), intra_op_allow_spinning (default True), graph_optimization_level
-(0: nodes as in the model; >= 1: fusions, see docs/performance.md), log_severity_level (0 verbose .. 4 fatal;
+(0 none: nodes as in the model; 1 basic; 2 extended; 3 layout; 99 all, the default; see docs/optimizer.md),
+optimized_model_filepath (save the optimized graph there as ONNX), log_severity_level (0 verbose .. 4 fatal;
 -1, the default: the default logger's), log_verbosity_level, logid, gemm ('builtin' | 'openblas' | 'eigen'), kernels
 ('fast' | 'reference'), profile_layout ('fences' | 'kernel'), profile_skip_runs,
-profile_max_runs, profile_max_events, profile_memory_counters.)doc")
+profile_max_runs, profile_max_events, profile_memory_counters; onnxmini's limits (docs/reliability.md):
+allow_unknown_opsets (default False: a model with a newer IR version or opset than this build knows is refused;
+also the config entry 'onnxmini.allow_unknown_opsets' = '1'), max_tensor_bytes and max_intermediate_bytes
+(bytes of one tensor / of a run's live intermediates; 0, the default: the machine's physical memory).)doc")
       .def(py::init<>())
       .def_readwrite("enable_profiling", &SessionOptions::enable_profiling)
       .def_readwrite("profile_file_prefix", &SessionOptions::profile_file_prefix)
       .def_readwrite("intra_op_num_threads", &SessionOptions::intra_op_num_threads)
       .def_readwrite("intra_op_allow_spinning", &SessionOptions::intra_op_allow_spinning)
       .def_readwrite("enable_mem_pattern", &SessionOptions::enable_mem_pattern)
+      .def_readwrite("optimized_model_filepath", &SessionOptions::optimized_model_filepath)
       .def("add_session_config_entry", &PySessionOptions::add_config_entry, py::arg("key"), py::arg("value"))
       .def(
           "get_session_config_entry",
@@ -222,7 +232,10 @@ profile_max_runs, profile_max_events, profile_memory_counters.)doc")
       .def_readwrite("profile_skip_runs", &SessionOptions::profile_skip_runs)
       .def_readwrite("profile_max_runs", &SessionOptions::profile_max_runs)
       .def_readwrite("profile_max_events", &SessionOptions::profile_max_events)
-      .def_readwrite("profile_memory_counters", &SessionOptions::profile_memory_counters);
+      .def_readwrite("profile_memory_counters", &SessionOptions::profile_memory_counters)
+      .def_readwrite("allow_unknown_opsets", &SessionOptions::allow_unknown_opsets)
+      .def_readwrite("max_tensor_bytes", &SessionOptions::max_tensor_bytes)
+      .def_readwrite("max_intermediate_bytes", &SessionOptions::max_intermediate_bytes);
 
   py::class_<ValueInfo>(m, "NodeArg", "A graph input or output, as onnxruntime.NodeArg: name, type, shape.")
       .def_property_readonly("name", [](const ValueInfo& v) { return v.name; })
@@ -312,6 +325,12 @@ profile_max_runs, profile_max_events, profile_memory_counters.)doc")
       .def("end_profiling", &Session::end_profiling)
       .def("profiling_start_time_ns", &Session::profiling_start_time_ns)
       .def("weight_bytes", &Session::weight_bytes)
+      .def("graph_rewrites",
+           [](const Session& s) {
+             py::list out;
+             for (const GraphRewrite& r : s.graph_rewrites()) out.append(py::make_tuple(r.rule, r.nodes));
+             return out;
+           })
       .def("describe", [](const Session& s) {
         ModelDescription d = s.describe();
         py::dict out;

@@ -1,5 +1,5 @@
 // Shared by the graph-optimization tests: run a model unfused (level 0) and
-// optimized (level 1), with fast and reference kernels, and compare.
+// optimized (ORT_ENABLE_ALL), with fast and reference kernels, and compare.
 #pragma once
 #include <gtest/gtest.h>
 
@@ -19,8 +19,8 @@ inline SessionOptions opts(int level, KernelMode mode = KernelMode::Fast, int th
 inline size_t check_fusion(const ModelBuilder& mb, const std::vector<std::pair<std::string, Tensor>>& feeds, int64_t k,
                     int threads = 1) {
   auto plain = mb.session(opts(0, KernelMode::Fast, threads));
-  auto fused = mb.session(opts(1, KernelMode::Fast, threads));
-  auto fused_ref = mb.session(opts(1, KernelMode::Reference));
+  auto fused = mb.session(opts(ORT_ENABLE_ALL, KernelMode::Fast, threads));
+  auto fused_ref = mb.session(opts(ORT_ENABLE_ALL, KernelMode::Reference));
   auto plain_ref = mb.session(opts(0, KernelMode::Reference));
   const auto a = run_all(*plain, feeds), b = run_all(*fused, feeds);
   const auto c = run_all(*fused_ref, feeds), d = run_all(*plain_ref, feeds);

@@ -33,6 +33,7 @@ TEST(ProfilerReference, SmallModelMatchesOnnxruntime120) {
   const fs::path ref = kShared / "reference" / "ort-traces" / "small_ort-1.20_no-opt_1-thread.json";
   if (!fs::exists(model) || !fs::exists(ref)) GTEST_SKIP() << "shared reference files not found";
   SessionOptions o;
+  o.graph_optimization_level = ORT_DISABLE_ALL;  // node for node, as the no-opt reference trace
   o.enable_profiling = true;
   o.profile_file_prefix = (fs::temp_directory_path() / ("onnxmini_ref_" + std::to_string(::getpid()))).string();
   std::unique_ptr<Session> s;

@@ -1,6 +1,7 @@
 """InferenceSession and SessionOptions pickle (docs/python.md, Pickling): the model bytes, every
 option and config entry, and the providers travel; the session rebuilt from them gives the same
 outputs as the original, in this process and in a fresh one."""
+import os
 import pickle
 import subprocess
 import sys
@@ -60,6 +61,7 @@ def _options_off_the_defaults():
     so.log_severity_level = 3
     so.log_verbosity_level = 1
     so.logid = "pickled"
+    so.optimized_model_filepath = os.devnull  # off the default (""), and the sessions made leave no file
     so.kernels = "reference"
     so.profile_file_prefix = "pickled_profile"
     so.profile_layout = "kernel"
@@ -67,6 +69,9 @@ def _options_off_the_defaults():
     so.profile_max_runs = 5
     so.profile_max_events = 1234
     so.profile_memory_counters = True
+    so.allow_unknown_opsets = True
+    so.max_tensor_bytes = 1 << 40
+    so.max_intermediate_bytes = 1 << 41
     so.inter_op_num_threads = 3
     so.enable_cpu_mem_arena = False
     so.use_deterministic_compute = True

@@ -51,7 +51,8 @@ def chain_model(path, weird=False):
 
 def profile(tmp_path, model, *extra, inputs=("X=random:64x8",), repeat=3):
     prefix = tmp_path / "trace"
-    args = ["run", model, "--repeat", repeat, "--profile", prefix, "--json", *extra]
+    # --optimize 0: one event per node of the model, as the no-optimization reference traces.
+    args = ["run", model, "--repeat", repeat, "--profile", prefix, "--json", "--optimize", 0, *extra]
     for i in inputs:
         args += ["--input", i]
     out = json.loads(cli(*args).stdout)

@@ -192,3 +192,54 @@ TEST(Cli, InfoShowsTheModel) {
   EXPECT_NE(r.out.find("Conv 'n0'"), std::string::npos);
   EXPECT_NE(r.out.find("kernel_shape = [3, 3]"), std::string::npos);
 }
+
+// Reliability (docs/reliability.md): refusals and caps end in one line on stderr and exit code 1.
+TEST(Cli, HostileModelsGiveOneLineErrors) {
+  const fs::path dir = scratch("hostile");
+  auto save = [&](const ModelBuilder& mb, const std::string& name) {
+    const fs::path p = dir / name;
+    std::ofstream(p, std::ios::binary) << mb.serialize();
+    return p.string();
+  };
+  ModelBuilder future(99);
+  future.input("X", DType::Float32, {2});
+  future.node("Relu", {"X"}, {"Y"}).name("r");
+  future.output("Y");
+  const std::string future_path = save(future, "future.onnx");
+  CliResult r = cli("run " + future_path);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("opset 99 of domain 'ai.onnx'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--allow-unknown-opsets"), std::string::npos) << r.err;
+  r = cli("run " + future_path + " --allow-unknown-opsets");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+
+  ModelBuilder bomb(13);
+  bomb.initializer("S", Tensor::from_vector<int64_t>({1}, {int64_t{1} << 45}));
+  bomb.node("ConstantOfShape", {"S"}, {"Y"}).name("bomb");
+  bomb.output("Y");
+  r = cli("run " + save(bomb, "bomb.onnx"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("ConstantOfShape 'bomb': output of shape 35184372088832 (float)"), std::string::npos) << r.err;
+
+  const std::string small = write_model(dir);
+  r = cli("run " + small + " --input X=zeros:64x4 --max-tensor-bytes 1000");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("Add 'add': output of shape 64x4 (float) needs 1024 bytes, more than max_tensor_bytes 1000"),
+            std::string::npos)
+      << r.err;
+  r = cli("run " + small + " --input X=zeros:64x4 --max-intermediate-bytes 1500");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("more than max_intermediate_bytes 1500"), std::string::npos) << r.err;
+  EXPECT_EQ(cli("run " + small + " --input X=zeros:64x4 --max-tensor-bytes 1024").exit_code, 0);
+
+  const std::string bytes = future.serialize();
+  std::ofstream(dir / "truncated.onnx", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  r = cli("run " + (dir / "truncated.onnx").string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("not a valid ONNX model"), std::string::npos) << r.err;
+  fs::remove_all(dir);
+}

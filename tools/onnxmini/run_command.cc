@@ -27,7 +27,7 @@ struct RunArgs {
   std::string inputs_dir, save_dir;
   int repeat = 1, warmup = 0, threads = 1;
   double warmup_ms = 0;  // untimed runs continue until this much time has passed too
-  int optimize = 0;  // SessionOptions::graph_optimization_level
+  int optimize = onnxmini::ORT_ENABLE_ALL;  // SessionOptions::graph_optimization_level
   bool json = false;
   bool no_spin = false;
   bool no_mem_pattern = false;
@@ -40,6 +40,8 @@ struct RunArgs {
   int profile_max_runs = -1;
   size_t profile_max_events = 1000000;
   bool memory = false;
+  bool allow_unknown_opsets = false;
+  int64_t max_tensor_bytes = 0, max_intermediate_bytes = 0;  // 0: the machine's memory
 };
 
 std::string head_values(const Tensor& t, int count) {
@@ -110,6 +112,9 @@ int run_command(const RunArgs& a) {
   opts.intra_op_num_threads = a.threads;
   opts.intra_op_allow_spinning = !a.no_spin;
   opts.enable_mem_pattern = !a.no_mem_pattern;
+  opts.allow_unknown_opsets = a.allow_unknown_opsets;
+  opts.max_tensor_bytes = a.max_tensor_bytes;
+  opts.max_intermediate_bytes = a.max_intermediate_bytes;
   opts.graph_optimization_level = a.optimize;
   opts.gemm = gemm_backend_from_string(a.gemm);
   opts.kernels = kernel_mode_from_string(a.kernels);
@@ -243,8 +248,15 @@ CommandRegistrar reg("run", [](CLI::App& app) -> std::function<int()> {
   sub->add_flag("--no-spin", args->no_spin, "idle pool threads sleep at once instead of spinning briefly");
   sub->add_flag("--no-mem-pattern", args->no_mem_pattern,
                 "do not plan buffers per input shapes (every buffer from the pool, as on a first run)");
+  sub->add_flag("--allow-unknown-opsets", args->allow_unknown_opsets,
+                "try a model whose IR version or opset is newer than this build knows (refused by default)");
+  sub->add_option("--max-tensor-bytes", args->max_tensor_bytes,
+                  "cap on one tensor's bytes, checked before allocating (default: physical memory)");
+  sub->add_option("--max-intermediate-bytes", args->max_intermediate_bytes,
+                  "cap on a run's live intermediate bytes (default: physical memory)");
   sub->add_option("--optimize,--graph-optimization-level", args->optimize,
-                  "0 none (default, nodes line up with the model), 1 constant folding and fusions");
+                  "0 none (nodes line up with the model: use it to profile node for node), 1 basic, 2 extended, "
+                  "3 layout, 99 all (default, as onnxruntime); docs/optimizer.md");
   sub->add_option("--seed", args->seed, "seed for generated inputs (default 0)");
   sub->add_option("--gemm", args->gemm, "GEMM backend: builtin, openblas, eigen");
   sub->add_option("--kernels", args->kernels, "kernel set: fast or reference");

@@ -228,19 +228,18 @@ TEST(Loop, NegativeTripCountIsARunError) {
 }
 
 TEST(Loop, ScanOutputsBeyondMemoryFailNamingTheSizes) {
-  // An absurd M whose condition never stops the loop: the scan output (8 bytes
-  // a slice) grows until it and its stacked copy exceed the memory limit,
-  // lowered here to 1000 bytes: 8 * 63 = 504 > 500 ends it at iteration 63.
-  struct LimitGuard {
-    LimitGuard() { setenv("ONNXMINI_MEMORY_LIMIT", "1000", 1); }
-    ~LimitGuard() { unsetenv("ONNXMINI_MEMORY_LIMIT"); }
-  } limit;
-  auto s = counting_loop("M", "");
-  const std::string m = "trip count M " + std::to_string(INT64_MAX / 2);
+  // An absurd M whose condition never stops the loop: the scan output grows
+  // until the run's intermediates pass the cap, lowered here to 4000 bytes
+  // (SessionOptions::max_intermediate_bytes; the environment's
+  // ONNXMINI_MEMORY_LIMIT lowers the default the same way). Each iteration
+  // keeps at least one 8-byte slice, so the loop must end long before M.
+  SessionOptions capped;
+  capped.max_intermediate_bytes = 4000;
+  auto s = counting_loop("M", "", 13, capped);
   expect_error([&] { run_all(*s, {{"M", i64(INT64_MAX / 2)}, {"X", kZeros}, {"stop_at", i64(INT64_MAX)}}); },
-               {"Loop 'the_loop'", "after 63 iterations", m.c_str(), "hold 504 bytes", "1000 bytes of memory"});
-  // Under the limit, the same loop runs: 62 iterations hold 496 bytes.
-  expect_iterations(run_all(*s, {{"M", i64(62)}, {"X", kZeros}, {"stop_at", i64(INT64_MAX)}}), 62);
+               {"more than", "4000", "max_intermediate_bytes"});
+  // Under the cap, the same loop runs.
+  expect_iterations(run_all(*s, {{"M", i64(3)}, {"X", kZeros}, {"stop_at", i64(INT64_MAX)}}), 3);
 }
 
 TEST(Loop, NestedLoopsReadEveryEnclosingScope) {

@@ -276,7 +276,7 @@ TEST(ConvLanes, FusedActivationsAndBatchNorm) {
         ModelBuilder mb = fused_model(act, bn);
         check_fusion(mb, {{"X", x}}, 6 * 9 * 4, threads);  // BN scales inputs up to ~3x: k covers it
         if (nn::lanes_isa()) {
-          EXPECT_EQ(variant_of(mb, {{"X", x}}, opts(1, KernelMode::Fast, threads)), "conv2d_lanes");
+          EXPECT_EQ(variant_of(mb, {{"X", x}}, opts(ORT_ENABLE_ALL, KernelMode::Fast, threads)), "conv2d_lanes");
         }
       }
 }

@@ -1,0 +1,24 @@
+// ONNXMINI_CONV_VARIANT: forces one Conv path where it can run, so the paths can be
+// timed against each other on the same layer (docs/kernels/conv-ladder.md) and
+// tested. The default is the measured rule of kernels/nn/conv.cc.
+//   im2col    the im2col matrix + GEMM (1x1 layers without padding: the GEMM on X)
+//   implicit  the GEMM reading a padded copy of X in place (2-D float32)
+//   direct    the direct loops of conv2d_direct / conv_depthwise (2-D); "depthwise" is
+//             accepted as the same path
+//   lanes     conv2d_lanes (2-D float32, one group, constant filter, AVX-512)
+// A path that cannot run the layer falls back to the rule.
+#pragma once
+
+namespace onnxmini {
+namespace nn {
+
+enum class ConvVariant { Rule, Im2col, Implicit, Direct, Lanes };
+
+// The override, read from ONNXMINI_CONV_VARIANT once per process (an unknown value
+// logs a warning naming it and keeps the rule).
+ConvVariant conv_variant_override();
+// Tests: replaces the override for the process; ConvVariant::Rule restores the rule.
+void set_conv_variant_override(ConvVariant v);
+
+}  // namespace nn
+}  // namespace onnxmini

@@ -1,0 +1,117 @@
+// The rule table and the loop applying it (graph_optimizer.h).
+#include "runtime/graph_optimizer.h"
+
+#include <algorithm>
+
+#include "core/logging.h"
+#include "runtime/constant_folding.h"
+#include "runtime/graph_cleanup.h"
+#include "runtime/graph_fusion.h"
+
+namespace onnxmini {
+
+void RuleContext::applied(const char* rule, std::string nodes) {
+  ONNXMINI_VLOG(log, 0, "optimizer {}: {}", rule, nodes);
+  rewrites.push_back({rule, std::move(nodes)});
+}
+
+namespace {
+
+void constant_folding(RuleContext& ctx) {
+  for (std::string& node : fold_constants(ctx.g, ctx.options, ctx.log)) ctx.rewrites.push_back({"constant_folding", node});
+}
+
+}  // namespace
+
+const std::vector<GraphRule>& graph_rules() {
+  constexpr int kBasic = ORT_ENABLE_BASIC, kExtended = ORT_ENABLE_EXTENDED;
+  static const std::vector<GraphRule> rules = {
+      // Level 1 (basic): plain ONNX, every value bit for bit.
+      {"eliminate_identity", kBasic, true, eliminate_identity, "Identity(x) -> x"},
+      {"eliminate_dropout", kBasic, true, eliminate_dropout,
+       "Dropout(x) -> x (inference; mask unused; training_mode absent or constant false)"},
+      {"eliminate_noop_cast", kBasic, true, eliminate_noop_cast, "Cast(x, to = type of x) -> x"},
+      {"fold_known_shapes", kBasic, true, fold_known_shapes,
+       "Shape(x) / Size(x) with x's declared shape fixed -> constant"},
+      {"constant_folding", kBasic, true, constant_folding,
+       "a node whose inputs are all constants -> its outputs as constants (runtime/constant_folding.h)"},
+      {"eliminate_noop_reshape", kBasic, true, eliminate_noop_reshape,
+       "Reshape(x, s) with s = x's declared fixed shape -> x"},
+      {"collapse_reshapes", kBasic, true, collapse_reshapes,
+       "Reshape(Reshape(x, s1), s2) with s2 without 0 -> Reshape(x, s2)"},
+      {"cancel_transposes", kBasic, true, cancel_transposes,
+       "Transpose(Transpose(x, p1), p2) -> x when the composition is the identity, else one Transpose; "
+       "identity Transpose -> x"},
+      {"eliminate_dead_nodes", kBasic, true, eliminate_dead_nodes, "nodes whose outputs nothing reads -> removed"},
+      // Level 2 (extended), plain ONNX results.
+      {"concat_gemms", kExtended, true, fuse_concat_gemms,
+       "Concat(Gemm(X, W1, b1), Gemm(X, W2, b2), .., axis 1) -> Gemm(X, [W1 W2 ..], [b1 b2 ..])"},
+      {"matmul_add_gemm", kExtended, true, fuse_matmul_add,
+       "MatMul(A 2-D, B constant) -> Add(C constant [N] / [1,N] / scalar) -> Gemm(A, B, C)"},
+      {"conv_bn", kExtended, true, fuse_conv_bn,
+       "Conv -> BatchNormalization (inference) -> Conv with BN folded into W and B"},
+      {"conv_activation", kExtended, true, fuse_conv_activation,
+       "Conv -> Relu | Sigmoid | Clip -> Conv with the activation in its epilogue (saved as onnxruntime's "
+       "com.microsoft FusedConv)"},
+      // Attention (MatMul -> scale -> mask -> Softmax -> MatMul) belongs here once the fused
+      // attention kernel exists: a rule function over RuleContext, after the MatMul rules.
+      // Level 2 (extended), onnxmini-only results (kernels/fused_attributes.h): saved unfused.
+      {"gemm_add", kExtended, false, fuse_gemm_add,
+       "Gemm -> Add(V) [-> Add ..] -> Gemm adding V in its epilogue (_fused_addends)"},
+      {"bn_conv", kExtended, false, fuse_bn_conv,
+       "BatchNormalization -> Conv -> Conv applying BN per input channel (_fused_input_scale/shift)"},
+      {"conv_prelu", kExtended, false, fuse_conv_prelu,
+       "Conv -> PRelu (scalar or per-channel constant slope) -> Conv with PRelu in its epilogue"},
+      {"gemm_activation", kExtended, false, fuse_gemm_activation,
+       "Gemm -> Relu | Sigmoid | Clip -> Gemm with the activation in its epilogue"},
+      {"reduce_mean_max", kExtended, false, fuse_reduce_mean_max,
+       "ReduceMean(X) + ReduceMax(X) over the same single axis -> ReduceMeanMax (one pass over X)"},
+  };
+  return rules;
+}
+
+std::vector<GraphRuleInfo> graph_optimization_rules() {
+  std::vector<GraphRuleInfo> out;
+  for (const GraphRule& r : graph_rules()) out.push_back({r.name, r.level, r.saved_as_onnx, r.pattern});
+  return out;
+}
+
+std::vector<GraphRewrite> optimize_graph(Graph& g, const SessionOptions& options, const Logger& log,
+                                         Graph* onnx_snapshot, const std::vector<std::string>* only) {
+  std::vector<GraphRewrite> rewrites;
+  RuleContext ctx{g, options, log, rewrites};
+  const size_t nodes_before = g.nodes.size();
+  bool snapshot_taken = false;
+  auto take_snapshot = [&] {
+    if (!onnx_snapshot || snapshot_taken) return;
+    *onnx_snapshot = g;
+    drop_unused_constants(*onnx_snapshot, log);
+    snapshot_taken = true;
+  };
+  for (const GraphRule& rule : graph_rules()) {
+    const bool wanted = only ? std::find(only->begin(), only->end(), rule.name) != only->end()
+                             : rule.level <= options.graph_optimization_level;
+    if (!wanted) continue;
+    if (!rule.saved_as_onnx) take_snapshot();
+    // A rule that trips over a malformed node (a missing input, an attribute of
+    // the wrong type) is undone and skipped: the graph goes on as it was, and the
+    // node's kernel reports the fault naming the node when the session creates it.
+    // Copying the graph is cheap: tensors share their buffers.
+    Graph before = g;
+    const size_t rewrites_before = rewrites.size();
+    try {
+      rule.run(ctx);
+    } catch (const std::exception& e) {
+      g = std::move(before);
+      rewrites.resize(rewrites_before);
+      ONNXMINI_LOG(log, Warning, "optimizer rule '{}' skipped: {}", rule.name, e.what());
+    }
+  }
+  drop_unused_constants(g, log);  // the inputs of folded nodes, weights replaced by fused ones
+  take_snapshot();
+  if (!rewrites.empty())
+    ONNXMINI_LOG(log, Info, "optimizer: {} rewrite(s), {} -> {} nodes", rewrites.size(), nodes_before, g.nodes.size());
+  return rewrites;
+}
+
+}  // namespace onnxmini

@@ -1,0 +1,272 @@
+"""The graph optimizer as a product (docs/optimizer.md): onnxruntime's levels, saving the optimized
+model (SessionOptions.optimized_model_filepath, `onnxmini optimize`), and its accuracy.
+
+* A saved model is run by onnxruntime with the outputs onnxruntime gives on the original.
+* Error budget: at every level, onnxmini's outputs are compared with a float64 evaluation of the
+  original model (onnx.reference on a float64 copy); the optimized error must stay within twice
+  the unoptimized error (plus a few float32 ulps of the output's size, for outputs the
+  unoptimized graph happens to reproduce exactly).
+* Basic-level rewrites are pure eliminations: outputs equal the level-0 outputs bit for bit.
+"""
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+import onnxmini
+from conftest import REPO
+
+SMALL = (REPO.parent / "shared" / "models" / "small.onnx").resolve()
+if not SMALL.exists():
+    SMALL = pathlib.Path("/work/shared/models/small.onnx")
+LEVELS = [int(level) for level in onnxmini.GraphOptimizationLevel]
+sys.path.insert(0, str(REPO / "tests" / "zoo"))
+import zoo_lib  # noqa: E402
+
+ZOO = zoo_lib.load_manifest()
+
+
+def _small_or_skip():
+    if not SMALL.exists():
+        pytest.skip(f"the seed model {SMALL} is not there")
+    return SMALL
+
+
+def _small_feeds(seed=0):
+    return {"input": np.random.default_rng(seed).standard_normal((1, 3, 112, 112)).astype(np.float32)}
+
+
+def _mini(model, level, **options):
+    so = onnxmini.SessionOptions()
+    so.graph_optimization_level = level
+    so.intra_op_num_threads = 1
+    for k, v in options.items():
+        setattr(so, k, v)
+    return onnxmini.InferenceSession(model if isinstance(model, (str, bytes)) else str(model), so)
+
+
+def _ort(model):
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.log_severity_level = 3
+    return ort.InferenceSession(model if isinstance(model, bytes) else str(model), so,
+                                providers=["CPUExecutionProvider"])
+
+
+# ---- models built here: one per family of rules ------------------------------------------------
+
+def _init(name, shape, seed, lo=-1.0, hi=1.0):
+    return numpy_helper.from_array(np.random.default_rng(seed).uniform(lo, hi, shape).astype(np.float32), name)
+
+
+def _conv_model():
+    """Conv -> BN -> Relu -> Identity -> BN -> Conv -> Sigmoid -> Conv -> Clip -> Reshape (no-op). (No Dropout:
+    onnxmini has no Dropout kernel, so level 0 could not run it; tests/runtime/test_graph_rules.cc has it.)"""
+    nodes = [
+        helper.make_node("Conv", ["X", "W1", "B1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c1", "g", "b", "m", "v"], ["n1"], name="bn1"),
+        helper.make_node("Relu", ["n1"], ["r1"], name="relu1"),
+        helper.make_node("Identity", ["r1"], ["i1"], name="id1"),
+        helper.make_node("BatchNormalization", ["i1", "g", "b", "m", "v"], ["n2"], name="bn2"),
+        helper.make_node("Conv", ["n2", "W2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
+        helper.make_node("Sigmoid", ["c2"], ["s2"], name="sig2"),
+        helper.make_node("Conv", ["s2", "W3", "B3"], ["c3"], name="conv3"),
+        helper.make_node("Clip", ["c3", "lo", "hi"], ["k3"], name="clip3"),
+        helper.make_node("Reshape", ["k3", "shape"], ["Y"], name="noop_reshape"),
+    ]
+    inits = [_init("W1", (4, 3, 3, 3), 1), _init("B1", (4,), 2), _init("g", (4,), 3, 0.5, 1.5),
+             _init("b", (4,), 4), _init("m", (4,), 5), _init("v", (4,), 6, 0.5, 2.0),
+             _init("W2", (4, 4, 3, 3), 7), _init("W3", (2, 4, 1, 1), 8), _init("B3", (2,), 9),
+             numpy_helper.from_array(np.array(-0.3, np.float32), "lo"),
+             numpy_helper.from_array(np.array(0.4, np.float32), "hi"),
+             numpy_helper.from_array(np.array([1, 2, 8, 10], np.int64), "shape")]
+    graph = helper.make_graph(nodes, "convs", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 3, 8, 10])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 2, 8, 10])], inits,
+                              value_info=[helper.make_tensor_value_info("k3", TensorProto.FLOAT, [1, 2, 8, 10])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), \
+        {"X": np.random.default_rng(10).standard_normal((1, 3, 8, 10)).astype(np.float32)}
+
+
+def _mlp_model():
+    """MatMul + Add (-> Gemm) -> Relu -> Transpose pair -> MatMul + Add -> Cast (no-op), Shape folded."""
+    nodes = [
+        helper.make_node("MatMul", ["X", "W1"], ["m1"], name="mm1"),
+        helper.make_node("Add", ["m1", "B1"], ["a1"], name="add1"),
+        helper.make_node("Relu", ["a1"], ["r1"], name="relu1"),
+        helper.make_node("Transpose", ["r1"], ["t1"], name="t1", perm=[1, 0]),
+        helper.make_node("Transpose", ["t1"], ["t2"], name="t2", perm=[1, 0]),
+        helper.make_node("MatMul", ["t2", "W2"], ["m2"], name="mm2"),
+        helper.make_node("Add", ["B2", "m2"], ["a2"], name="add2"),
+        helper.make_node("Cast", ["a2"], ["c2"], name="cast", to=TensorProto.FLOAT),
+        helper.make_node("Shape", ["X"], ["sx"], name="shape"),
+        helper.make_node("Reshape", ["c2", "sx"], ["Y"], name="reshape"),
+    ]
+    inits = [_init("W1", (16, 32), 1), _init("B1", (32,), 2), _init("W2", (32, 16), 3), _init("B2", (1, 16), 4)]
+    graph = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [5, 16])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [5, 16])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), \
+        {"X": np.random.default_rng(11).standard_normal((5, 16)).astype(np.float32)}
+
+
+BUILT = {"convs": _conv_model, "mlp": _mlp_model}
+
+
+# ---- float64 reference ------------------------------------------------------------------------
+
+def _to_float64(model):
+    """A copy computing in float64: float initializers, declared types, Cast targets and Constant values."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+
+    def tensor64(t):
+        if t.data_type == TensorProto.FLOAT:
+            t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t).astype(np.float64), t.name))
+
+    def graph64(g):
+        for t in g.initializer:
+            tensor64(t)
+        for vi in list(g.input) + list(g.output) + list(g.value_info):
+            if vi.type.tensor_type.elem_type == TensorProto.FLOAT:
+                vi.type.tensor_type.elem_type = TensorProto.DOUBLE
+        for n in g.node:
+            for a in n.attribute:
+                if n.op_type == "Cast" and a.name == "to" and a.i == TensorProto.FLOAT:
+                    a.i = TensorProto.DOUBLE
+                if a.type == onnx.AttributeProto.TENSOR:
+                    tensor64(a.t)
+                if a.type == onnx.AttributeProto.GRAPH:
+                    graph64(a.g)
+    graph64(m.graph)
+    return m
+
+
+def _reference64(model, feeds):
+    ref = ReferenceEvaluator(_to_float64(model))
+    return ref.run(None, {k: v.astype(np.float64) if v.dtype == np.float32 else v for k, v in feeds.items()})
+
+
+def _max_error(ours, ref):
+    return max(float(np.abs(np.asarray(o, np.float64) - np.asarray(r, np.float64)).max(initial=0.0))
+               for o, r in zip(ours, ref))
+
+
+def _models():
+    out = [(name, *make()) for name, make in BUILT.items()]
+    if SMALL.exists():
+        out.append(("small", onnx.load(str(SMALL)), _small_feeds()))
+    return out
+
+
+@pytest.mark.parametrize("name,model,feeds", _models(), ids=lambda x: x if isinstance(x, str) else "")
+def test_error_budget_against_float64(name, model, feeds):
+    _check_budget(name, model, feeds, _reference64(model, feeds))
+
+
+def _check_budget(name, model, feeds, ref):
+    bytes_ = model.SerializeToString()
+    plain = _mini(bytes_, 0).run(None, feeds)
+    err0 = _max_error(plain, ref)
+    scale = max(float(np.abs(np.asarray(r, np.float64)).max(initial=0.0)) for r in ref)
+    floor = 4 * np.finfo(np.float32).eps * scale  # a few ulps: the unoptimized graph may be exact
+    for level in LEVELS[1:]:
+        ours = _mini(bytes_, level).run(None, feeds)
+        err = _max_error(ours, ref)
+        assert err <= 2 * err0 + floor, f"{name} level {level}: error {err:.3g} vs unoptimized {err0:.3g}"
+    # Basic rewrites are eliminations and folding: bit for bit.
+    basic = _mini(bytes_, 1).run(None, feeds)
+    for a, b in zip(plain, basic):
+        assert np.array_equal(np.asarray(a), np.asarray(b)), f"{name}: level 1 is not bit-exact"
+
+
+@pytest.mark.parametrize("entry", ZOO, ids=[e["name"] for e in ZOO])
+def test_zoo_error_budget_against_float64(entry):
+    """The same budget on the zoo models (tests/zoo), seed 0's inputs."""
+    path = zoo_lib.model_path(entry)
+    if not path.exists():
+        pytest.skip(f"zoo model {entry['name']} is not in {zoo_lib.cache_dir()}: run `{zoo_lib.FETCH_COMMAND}`")
+    model, feeds = onnx.load(str(path)), zoo_lib.make_feeds(entry, 0)
+    try:
+        ref = _reference64(model, feeds)
+    except Exception as e:  # onnx.reference lacks a case the model needs (magika: an axis form)
+        pytest.skip(f"onnx.reference cannot evaluate {entry['name']} in float64: {type(e).__name__}: {e}")
+    _check_budget(entry["name"], model, feeds, ref)
+
+
+@pytest.mark.parametrize("entry", ZOO, ids=[e["name"] for e in ZOO])
+def test_zoo_saved_model_runs_in_onnxruntime(entry, tmp_path):
+    """Each zoo model optimized at ORT_ENABLE_ALL and saved: onnxruntime runs the saved file with
+    its outputs on the original, within the manifest's tolerance (fusions reorder rounding)."""
+    path = zoo_lib.model_path(entry)
+    if not path.exists():
+        pytest.skip(f"zoo model {entry['name']} is not in {zoo_lib.cache_dir()}: run `{zoo_lib.FETCH_COMMAND}`")
+    out = tmp_path / "opt.onnx"
+    _mini(str(path), 99, optimized_model_filepath=str(out))
+    assert len(onnx.load(str(out)).graph.node) <= len(onnx.load(str(path)).graph.node)
+    feeds, tol = zoo_lib.make_feeds(entry, 0), entry["tolerance"]
+    for r, o in zip(_ort(str(path)).run(None, feeds), _ort(str(out)).run(None, feeds)):
+        ok, max_err, _ = zoo_lib.within_tolerance(np.asarray(o), np.asarray(r), tol["atol"], tol["rtol"])
+        assert ok, f"{entry['name']}: saved model differs by {max_err:.3g} in onnxruntime"
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("name", list(BUILT))
+def test_saved_model_runs_in_onnxruntime(tmp_path, name, level):
+    model, feeds = BUILT[name]()
+    out = tmp_path / f"{name}_{level}.onnx"
+    sess = _mini(model.SerializeToString(), level, optimized_model_filepath=str(out))
+    saved = onnx.load(str(out))
+    onnx.checker.check_model(saved)
+    if level >= 2:
+        assert len(saved.graph.node) < len(model.graph.node), [n.op_type for n in saved.graph.node]
+    expected = _ort(model.SerializeToString()).run(None, feeds)
+    for got in (_ort(str(out)).run(None, feeds), sess.run(None, feeds), _mini(str(out), 0).run(None, feeds)):
+        for e, g in zip(expected, got):
+            np.testing.assert_allclose(np.asarray(g), e, rtol=1e-5, atol=1e-5)
+    if level == 0:
+        # The same nodes (written in onnxruntime's execution order, which may differ from the file's).
+        assert sorted(n.name for n in saved.graph.node) == sorted(n.name for n in model.graph.node)
+    rules = {rule for rule, _ in sess.graph_rewrites()}
+    if level >= 1:
+        assert "eliminate_identity" in rules or "cancel_transposes" in rules
+    if level >= 2 and name == "mlp":
+        assert "matmul_add_gemm" in rules
+
+
+def test_optimize_command_on_small(onnxmini_cli, tmp_path):
+    small = _small_or_skip()
+    out = tmp_path / "small_opt.onnx"
+    r = subprocess.run([str(onnxmini_cli), "optimize", str(small), "-o", str(out), "--report"],
+                       capture_output=True, text=True, check=True)
+    original, saved = onnx.load(str(small)), onnx.load(str(out))
+    assert len(saved.graph.node) < len(original.graph.node), r.stdout
+    assert "per rule:" in r.stdout and "conv_activation" in r.stdout
+    # Every rewrite line names the nodes it touched, as they are named in the model.
+    names = {n.name for n in original.graph.node}
+    for line in r.stdout.split("rewrites")[1].split("per rule:")[0].strip().splitlines()[1:]:
+        assert any(f"'{n}'" in line for n in names), line
+    feeds = _small_feeds(1)
+    expected = _ort(str(small)).run(None, feeds)
+    for got in (_ort(str(out)).run(None, feeds), _mini(str(out), 99).run(None, feeds)):
+        np.testing.assert_allclose(got[0], expected[0], rtol=1e-4, atol=1e-4)
+
+
+def test_optimize_command_errors(onnxmini_cli, tmp_path):
+    small = _small_or_skip()
+    r = subprocess.run([str(onnxmini_cli), "optimize", str(small), "-o", str(tmp_path / "no" / "x.onnx")],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "no/x.onnx" in r.stderr, r.stderr
+    r = subprocess.run([str(onnxmini_cli), "optimize", str(small)], capture_output=True, text=True)
+    assert r.returncode == 2 and "--output" in r.stderr, r.stderr
+
+
+def test_levels_mirror_onnxruntime():
+    assert {k: int(v) for k, v in onnxmini.GraphOptimizationLevel.__members__.items()} == \
+        {k: int(v) for k, v in ort.GraphOptimizationLevel.__members__.items()}
+    assert onnxmini.SessionOptions().graph_optimization_level == ort.SessionOptions().graph_optimization_level
+    assert onnxmini.SessionOptions().optimized_model_filepath == ort.SessionOptions().optimized_model_filepath == ""
