@@ -85,7 +85,20 @@ class AttentionKernel : public Kernel {
       run_attention_reference(p, io);
     } else {
       ctx.stats().variant = run_attention_fused(p, io, ctx.threads());
+      ctx.stats().isa = cpu::isa_name(attention_lanes_for(attention_isa()).isa);
     }
+  }
+
+  // The fused kernel for float32 / float16 / bfloat16, the double loops for float64;
+  // whether it also writes the scores (attention_fused_with_scores) is known here.
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>&) const override {
+    for (size_t i = 0; i < info.input_dtypes.size() && i <= kV; ++i) {
+      if (info.input_dtypes[i] == DType::Float64) return KernelPlan{"attention_reference", "portable", ""};
+      if (info.input_dtypes[i] == DType::Undefined) return KernelPlan::at_run_time();
+    }
+    const bool scores = kQk < info.output_present.size() && info.output_present[kQk];
+    return KernelPlan{scores ? "attention_fused_with_scores" : "attention_fused",
+                      cpu::isa_name(attention_lanes_for(attention_isa()).isa), "64-key blocks"};
   }
 
  private:

@@ -47,6 +47,14 @@ class RmsNormKernel : public Kernel {
     ctx.allocate_output(0, s.dtype(), x.shape());
   }
 
+  // float64: the double loops; other float types: rows with the SIMD sum of squares.
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>&) const override {
+    const DType dt = info.input_dtypes.empty() ? DType::Undefined : info.input_dtypes[0];
+    if (dt == DType::Undefined) return KernelPlan::at_run_time();
+    if (dt == DType::Float64) return KernelPlan{"rmsnorm_reference", "portable", ""};
+    return KernelPlan{"rmsnorm_rows", cpu::isa_name(attention_lanes_for(attention_isa()).isa), ""};
+  }
+
   void compute(KernelContext& ctx) override {
     const Tensor &x = ctx.input(0), &s = ctx.input(1);
     Tensor& y = ctx.output(0);
@@ -94,6 +102,7 @@ class RmsNormKernel : public Kernel {
       return;
     }
     ctx.stats().variant = "rmsnorm_rows";
+    ctx.stats().isa = cpu::isa_name(attention_lanes_for(attention_isa()).isa);
     std::vector<float> scale_f(scale.begin(), scale.end());
     // Sum of squares of a row: the SIMD row reduction where the ISA has one.
     const simd::ReduceRowsFn sum_squares = simd::f32_kernels_for(attention_isa()).reduce_rows[simd::kRowSumSquare];

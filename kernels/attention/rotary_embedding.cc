@@ -87,6 +87,14 @@ class RotaryEmbeddingKernel : public Kernel {
     ctx.allocate_output(0, ctx.input(0).dtype(), ctx.input(0).shape());
   }
 
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>&) const override {
+    const DType dt = info.input_dtypes.empty() ? DType::Undefined : info.input_dtypes[0];
+    if (dt == DType::Undefined) return KernelPlan::at_run_time();
+    if (dt == DType::Float64) return KernelPlan{"rotary_reference", "portable", ""};
+    return KernelPlan{interleaved_ ? "rotary_rows_interleaved" : "rotary_rows",
+                      cpu::isa_name(attention_lanes_for(attention_isa()).isa), ""};
+  }
+
   void compute(KernelContext& ctx) override {
     const Geometry g = geometry(ctx);
     const Tensor &x = ctx.input(0), &cs = ctx.input(1), &sn = ctx.input(2);
@@ -118,6 +126,7 @@ class RotaryEmbeddingKernel : public Kernel {
     }
     ctx.stats().variant = interleaved_ ? "rotary_rows_interleaved" : "rotary_rows";
     const AttentionLanes& lanes = attention_lanes_for(attention_isa());
+    ctx.stats().isa = cpu::isa_name(lanes.isa);
     parallel_for(ctx.threads(), g.batch * g.seq, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, g.heads * g.head_size)),
                  [&](int64_t t0, int64_t t1) {
       thread_local std::vector<float> buf;

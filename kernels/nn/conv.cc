@@ -372,14 +372,17 @@ class ConvKernel : public Kernel {
     ConvGeom g = geometry_of(info, *in[0], *in[1]);
     if (lanes_policy() != LanesPolicy::Always) drop_unit_axes(g.win);
     const bool f32 = dt == DType::Float32;
-    if (f32 && lanes_conv_applies(g, lanes_.get())) return KernelPlan{"conv2d_lanes", "avx512", ""};
+    const ConvVariant forced = conv_variant_override();  // ONNXMINI_CONV_VARIANT, as run() reads it
+    const bool lanes = forced == ConvVariant::Lanes ? lanes_conv_fits(g, lanes_.get())
+                       : forced == ConvVariant::Rule && lanes_conv_applies(g, lanes_.get());
+    if (f32 && lanes) return KernelPlan{"conv2d_lanes", "avx512", "register tile 4 zmm (64 output channels) x 6 output columns"};
     const int64_t cg = g.C / g.group, mg = g.M / g.group;
-    if (uses_direct2d(g)) return KernelPlan{cg == 1 && mg == 1 ? "conv_depthwise" : "conv2d_direct", "portable", ""};
+    if (takes_direct2d(g)) return KernelPlan{cg == 1 && mg == 1 ? "conv_depthwise" : "conv2d_direct", "portable", ""};
     gemm::SgemmArgs args;  // one group's product: mg x P, K = cg * kernel size
     args.M = mg, args.N = g.win.out_size(), args.K = cg * g.win.kernel_size();
     const gemm::SgemmPath path = gemm::engine(info.gemm, info.mode).sgemm_path(args, false);
     KernelPlan p{nullptr, f32 ? path.isa : "portable", f32 ? gemm::sgemm_blocking(path) : ""};
-    if (f32 && implicit_conv_applies(g)) {
+    if (f32 && takes_implicit(g)) {
       p.variant = "conv2d_implicit_gemm";
       return p;
     }

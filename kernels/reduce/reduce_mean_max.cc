@@ -98,8 +98,16 @@ class ReduceMeanMaxKernel : public Kernel {
     const int64_t outer = shape_product(x.shape(), 0, axis_), n = x.dim(axis_);
     const int64_t inner = shape_product(x.shape(), axis_ + 1, x.rank());
     if (outer * inner == 0) return;
+    // Plain loops the compiler vectorises for the baseline ISA (one path in reference mode too).
+    ctx.stats().variant = inner == 1 ? "reduce_mean_max_rows" : "reduce_mean_max_columns";
     if (inner == 1) mean_max_rows(x.data<float>(), outer, n, mean, mx, ctx.threads());
     else mean_max_columns(x.data<float>(), outer, n, inner, mean, mx, ctx.threads());
+  }
+
+  KernelPlan describe(const KernelInfo&, const std::vector<const Shape*>& in) const override {
+    if (in.empty() || !in[0] || axis_ < 0 || axis_ >= static_cast<int64_t>(in[0]->size())) return KernelPlan::at_run_time();
+    const int64_t inner = shape_product(*in[0], static_cast<size_t>(axis_ + 1), in[0]->size());
+    return KernelPlan{inner == 1 ? "reduce_mean_max_rows" : "reduce_mean_max_columns", "portable", ""};
   }
 
  private:

@@ -12,6 +12,7 @@
 
 #include "core/cpu_features.h"
 #include "tests/common/model_builder.h"
+#include "tests/common/variety_model.h"
 #include "tests/profiler/trace_checks.h"
 
 using namespace onnxmini;
@@ -19,38 +20,16 @@ using namespace onnxmini::test;
 
 namespace {
 
-// X [2,16,8,8] -> Conv -> Relu -> Transpose(NHWC) -> ReduceSum(axis 3) -> ArgMax,
-// plus Add, Softmax, MatMul (constant B) and Sigmoid branches.
-ModelBuilder variety_model() {
-  ModelBuilder mb(13);
-  mb.input("X", DType::Float32, {2, 16, 8, 8});
-  mb.input("V", DType::Float32, {64, 32});
-  mb.initializer("W", random_tensor(DType::Float32, {16, 16, 3, 3}, 3));
-  mb.initializer("B", random_tensor(DType::Float32, {32, 48}, 4));
-  mb.node("Conv", {"X", "W"}, {"c"}).name("conv").attr("pads", std::vector<int64_t>{1, 1, 1, 1});
-  mb.node("Relu", {"c"}, {"r"}).name("relu");
-  mb.node("Transpose", {"r"}, {"t"}).name("transpose").attr("perm", std::vector<int64_t>{0, 2, 3, 1});
-  mb.initializer("axes", Tensor::from_vector<int64_t>({1}, {3}));
-  mb.node("ReduceSum", {"t", "axes"}, {"s"}).name("reduce").attr("keepdims", 0);
-  mb.node("ArgMax", {"s"}, {"am"}).name("argmax").attr("axis", 2);
-  mb.node("Add", {"V", "V"}, {"a"}).name("add");
-  mb.node("Softmax", {"a"}, {"sm"}).name("softmax");
-  mb.node("MatMul", {"sm", "B"}, {"mm"}).name("matmul");
-  mb.node("Sigmoid", {"mm"}, {"sg"}).name("sigmoid");
-  mb.output("am");
-  mb.output("sg");
-  return mb;
-}
-
-// name -> kernel_time args of one profiled run.
-std::map<std::string, nlohmann::json> kernel_args(KernelMode mode) {
+// name -> kernel_time args of one profiled run; level 0 by default so that every
+// node of the model is one event.
+std::map<std::string, nlohmann::json> kernel_args(KernelMode mode, int level = ORT_DISABLE_ALL) {
   SessionOptions o;
   o.enable_profiling = true;
   o.kernels = mode;
+  o.graph_optimization_level = level;
   o.profile_file_prefix = ::testing::TempDir() + "variants_profile_";
   auto s = variety_model().session(o);
-  run_all(*s, {{"X", random_tensor(DType::Float32, {2, 16, 8, 8}, 1)},
-               {"V", random_tensor(DType::Float32, {64, 32}, 2)}});
+  run_all(*s, variety_feeds());
   const std::string path = s->end_profiling();
   const nlohmann::json events = nlohmann::json::parse(slurp(path));
   std::remove(path.c_str());
@@ -64,7 +43,7 @@ std::map<std::string, nlohmann::json> kernel_args(KernelMode mode) {
 
 TEST(ProfilerVariants, EveryKernelEventNamesVariantAndIsa) {
   const auto args = kernel_args(KernelMode::Fast);
-  ASSERT_EQ(args.size(), 9u);
+  ASSERT_EQ(args.size(), kVarietyNodes);
   const std::set<std::string> isas{"portable", "avx2", "avx512"};
   for (const auto& [node, a] : args) {
     ASSERT_TRUE(a.contains("kernel_variant")) << node;
@@ -86,19 +65,44 @@ TEST(ProfilerVariants, EveryKernelEventNamesVariantAndIsa) {
   EXPECT_EQ(args.at("matmul")["kernel_variant"], "matmul_folded+gemm_prepacked/builtin");
   EXPECT_EQ(args.at("relu")["kernel_variant"], "unary_loop");
   EXPECT_EQ(args.at("relu")["isa"], "portable");
+  EXPECT_EQ(args.at("attention")["kernel_variant"], "attention_fused");
+  EXPECT_EQ(args.at("rmsnorm")["kernel_variant"], "rmsnorm_rows");
+  // Gemm of [64,48] x [48,40] with a constant B: the prepacked panels.
+  EXPECT_EQ(args.at("gemm")["kernel_variant"], "gemm_prepacked/builtin");
+}
+
+TEST(ProfilerVariants, OptimizedGraphEventsNameVariantAndIsa) {
+  // The default level (all): Conv + Relu run as one Conv, ReduceMean + ReduceMax as
+  // one ReduceMeanMax; their events name the fused kernel's path too.
+  const auto args = kernel_args(KernelMode::Fast, ORT_ENABLE_ALL);
+  ASSERT_LT(args.size(), kVarietyNodes);
+  const std::set<std::string> isas{"portable", "avx2", "avx512"};
+  bool mean_max = false;
+  for (const auto& [node, a] : args) {
+    ASSERT_TRUE(a.contains("kernel_variant")) << node;
+    EXPECT_FALSE(a["kernel_variant"].get<std::string>().empty()) << node;
+    EXPECT_EQ(isas.count(a.value("isa", "")), 1u) << node;
+    if (a["op_name"] == "ReduceMeanMax") {
+      mean_max = true;
+      EXPECT_EQ(a["kernel_variant"], "reduce_mean_max_rows") << node;  // the last axis: contiguous rows
+    }
+  }
+  EXPECT_TRUE(mean_max);
+  EXPECT_EQ(args.count("relu"), 0u);  // fused into the Conv
 }
 
 TEST(ProfilerVariants, SimdKernelsReportTheActiveIsa) {
   // ONNXMINI_ISA caps cpu::active_isa(); the events follow it.
   const auto args = kernel_args(KernelMode::Fast);
   const std::string isa = cpu::active_isa_name();
-  for (const char* node : {"transpose", "add", "softmax", "matmul", "sigmoid", "conv", "reduce", "argmax"})
+  for (const char* node :
+       {"transpose", "add", "softmax", "matmul", "sigmoid", "conv", "reduce", "argmax", "attention", "rmsnorm", "gemm"})
     EXPECT_EQ(args.at(node)["isa"], isa) << node;
 }
 
 TEST(ProfilerVariants, ReferenceKernelsArePortableReference) {
   const auto args = kernel_args(KernelMode::Reference);
-  ASSERT_EQ(args.size(), 9u);
+  ASSERT_EQ(args.size(), kVarietyNodes);
   for (const auto& [node, a] : args) {
     EXPECT_EQ(a["kernel_variant"], "reference") << node;
     EXPECT_EQ(a["isa"], "portable") << node;

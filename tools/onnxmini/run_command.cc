@@ -1,5 +1,5 @@
 // onnxmini run MODEL [--input NAME=SPEC]... [--inputs DIR] [--save-outputs DIR]
-//                    [--repeat N] [--warmup N] [--threads N] [--json] ...
+//                    [--repeat N] [--warmup N] [--threads N] [--json] [--explain] ...
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,10 +9,14 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <memory>
 #include <numeric>
+#include <unistd.h>
 
+#include "onnxmini/explain.h"
 #include "onnxmini/onnxmini.h"
 #include "tools/onnxmini/commands.h"
+#include "tools/onnxmini/explain_report.h"
 #include "tools/onnxmini/inputs.h"
 
 namespace fs = std::filesystem;
@@ -40,6 +44,7 @@ struct RunArgs {
   int profile_max_runs = -1;
   size_t profile_max_events = 1000000;
   bool memory = false;
+  bool explain = false;
   bool allow_unknown_opsets = false;
   int64_t max_tensor_bytes = 0, max_intermediate_bytes = 0;  // 0: the machine's memory
 };
@@ -102,6 +107,50 @@ long peak_rss_kb() {
   return -1;
 }
 
+// --explain: one untimed, profiled run with the given (or generated) inputs shows
+// every node's input shapes; each kernel then says, through Kernel::describe, the
+// path it takes for them. The trace is a temporary file, removed afterwards.
+int explain_command(const RunArgs& a, SessionOptions opts, const std::map<std::string, int64_t>& dims) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("onnxmini_explain_{}", ::getpid());
+  fs::create_directories(dir);
+  opts.enable_profiling = true;
+  opts.profile_file_prefix = (dir / "trace").string();
+  opts.profile_layout = ProfileLayout::KernelOnly;
+  std::map<std::string, std::vector<ExplainInput>> observed;
+  std::unique_ptr<Session> session;
+  std::string shapes;
+  try {
+    session = Session::load(a.model, opts);
+    auto feeds = build_feeds(*session, a.inputs, a.inputs_dir, dims, a.seed);
+    std::vector<std::string> described;
+    for (const auto& [name, value] : feeds)
+      if (value.is_tensor())
+        described.push_back(fmt::format("{} {} {}", name, dtype_name(value.tensor().dtype()),
+                                        shape_to_string(value.tensor().shape())));
+    session->run(feeds);
+    observed = observed_inputs(session->end_profiling());
+    shapes = fmt::format("observed in one untimed run with inputs {}{}", fmt::join(described, ", "),
+                         a.inputs.empty() && a.inputs_dir.empty()
+                             ? " (generated from the declared shapes, symbolic dimensions 1 unless --dim)"
+                             : "");
+  } catch (...) {
+    fs::remove_all(dir);
+    throw;
+  }
+  fs::remove_all(dir);
+  ExplainHeader h;
+  h.model = a.model;
+  h.optimization_level = a.optimize;
+  h.rewrites = session->graph_rewrites();
+  h.shapes_from = shapes;
+  h.kernels = a.kernels;
+  h.gemm = a.gemm;
+  const std::vector<KernelExplanation> rows = session->explain(observed);
+  h.threads = rows.empty() ? a.threads : rows.front().threads;
+  std::cout << (a.json ? explain_json(h, rows) + "\n" : explain_text(h, rows));
+  return 0;
+}
+
 int run_command(const RunArgs& a) {
   if (a.repeat < 1) throw Error(ErrorCode::InvalidArgument, fmt::format("--repeat must be at least 1, got {}", a.repeat));
   if (a.warmup < 0) throw Error(ErrorCode::InvalidArgument, fmt::format("--warmup must be >= 0, got {}", a.warmup));
@@ -129,8 +178,6 @@ int run_command(const RunArgs& a) {
     opts.profile_max_events = a.profile_max_events;
     opts.profile_memory_counters = a.memory;
   }
-  auto session = Session::load(a.model, opts);
-
   std::map<std::string, int64_t> dims;
   for (const auto& d : a.dims) {
     auto [name, value] = split_assignment(d, "--dim");
@@ -138,6 +185,12 @@ int run_command(const RunArgs& a) {
       throw Error(ErrorCode::InvalidArgument, fmt::format("--dim {}: '{}' is not a dimension", name, value));
     dims[name] = std::stoll(value);
   }
+  if (a.explain) {
+    if (a.profile) throw Error(ErrorCode::InvalidArgument, "--explain and --profile cannot be combined (--explain profiles its own run)");
+    return explain_command(a, opts, dims);
+  }
+  auto session = Session::load(a.model, opts);
+
   auto feeds = build_feeds(*session, a.inputs, a.inputs_dir, dims, a.seed);
 
   // Warm-up: at least --warmup runs and --warmup-ms milliseconds. Time matters for
@@ -268,6 +321,9 @@ CommandRegistrar reg("run", [](CLI::App& app) -> std::function<int()> {
   sub->add_option("--profile-max-runs", args->profile_max_runs, "runs recorded after the skipped ones (default: all)");
   sub->add_option("--profile-max-events", args->profile_max_events, "event cap; a warning is printed when reached");
   sub->add_flag("--memory", args->memory, "report peak intermediates, weights and peak RSS");
+  sub->add_flag("--explain", args->explain,
+                "print per node the kernel, the variant and ISA it takes, its blocking and threads "
+                "(one untimed run observes the shapes; nothing is timed)");
   return [args, prof]() {
     args->profile = prof->count() > 0;
     return run_command(*args);
