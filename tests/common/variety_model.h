@@ -57,7 +57,7 @@ inline std::vector<std::pair<std::string, Tensor>> variety_feeds() {
 }
 
 // Nodes of variety_model() at level 0 (each runs as one kernel_time event).
-constexpr size_t kVarietyNodes = 15;
+constexpr size_t kVarietyNodes = 14;
 
 }  // namespace test
 }  // namespace onnxmini
