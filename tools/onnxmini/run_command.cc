@@ -15,6 +15,7 @@
 
 #include "onnxmini/explain.h"
 #include "onnxmini/onnxmini.h"
+#include "onnxmini/profile.h"
 #include "tools/onnxmini/commands.h"
 #include "tools/onnxmini/explain_report.h"
 #include "tools/onnxmini/inputs.h"
@@ -117,6 +118,7 @@ int explain_command(const RunArgs& a, SessionOptions opts, const std::map<std::s
   opts.profile_file_prefix = (dir / "trace").string();
   opts.profile_layout = ProfileLayout::KernelOnly;
   std::map<std::string, std::vector<ExplainInput>> observed;
+  std::map<std::string, std::pair<std::string, std::string>> ran;  // node -> variant, isa in the run
   std::unique_ptr<Session> session;
   std::string shapes;
   try {
@@ -128,7 +130,10 @@ int explain_command(const RunArgs& a, SessionOptions opts, const std::map<std::s
         described.push_back(fmt::format("{} {} {}", name, dtype_name(value.tensor().dtype()),
                                         shape_to_string(value.tensor().shape())));
     session->run(feeds);
-    observed = observed_inputs(session->end_profiling());
+    const std::string trace_path = session->end_profiling();
+    observed = observed_inputs(trace_path);
+    for (const profile::KernelEvent& k : profile::read_trace(trace_path).kernels)
+      ran.emplace(k.node, std::make_pair(k.variant, k.isa));  // a body node's first execution
     shapes = fmt::format("observed in one untimed run with inputs {}{}", fmt::join(described, ", "),
                          a.inputs.empty() && a.inputs_dir.empty()
                              ? " (generated from the declared shapes, symbolic dimensions 1 unless --dim)"
@@ -145,7 +150,17 @@ int explain_command(const RunArgs& a, SessionOptions opts, const std::map<std::s
   h.shapes_from = shapes;
   h.kernels = a.kernels;
   h.gemm = a.gemm;
-  const std::vector<KernelExplanation> rows = session->explain(observed);
+  std::vector<KernelExplanation> rows = session->explain(observed);
+  // A kernel that reports paths but has no describe() for them (or one out of step
+  // with compute()) would be explained wrongly: the run's own record is shown instead.
+  for (KernelExplanation& e : rows) {
+    auto it = ran.find(e.node);
+    if (it == ran.end() || it->second.first.empty() || (it->second.first == e.variant && it->second.second == e.isa))
+      continue;
+    e.note = fmt::format("the run took this path; describe() said {} ({})", e.variant, e.isa.empty() ? "-" : e.isa);
+    e.variant = it->second.first;
+    e.isa = it->second.second;
+  }
   h.threads = rows.empty() ? a.threads : rows.front().threads;
   std::cout << (a.json ? explain_json(h, rows) + "\n" : explain_text(h, rows));
   return 0;
