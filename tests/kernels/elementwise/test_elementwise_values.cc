@@ -175,6 +175,7 @@ TEST(ElementwiseValues, UnaryFloatOpsMatchDoubleFormulas) {
       {"ThresholdedRelu", 10, [](double x) { return x > 1 ? x : 0; }, -5, 5},
       {"Mish", 18, [](double x) { return x * std::tanh(std::log(1 + std::exp(x))); }, -5, 5},
       {"Gelu", 20, [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }, -5, 5},
+      {"Swish", 24, [](double x) { return x / (1 + std::exp(-x)); }, -100, 100},
   };
   uint32_t seed = 900;
   for (const auto& c : cases) {
@@ -218,6 +219,18 @@ TEST(ElementwiseValues, GeluTanhApproximation) {
         0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))));
   }
   EXPECT_TRUE(tensors_near(run_op(20, "Gelu", {x}, [](NodeBuilder& n) { n.attr("approximate", "tanh"); }), expected));
+}
+
+TEST(ElementwiseValues, SwishAlpha) {
+  const std::vector<float> xs = {-100.f, -3.f, -0.5f, 0.f, 0.25f, 2.f, 50.f, kInf, -kInf};
+  Tensor x = Tensor::from_vector<float>({static_cast<int64_t>(xs.size())}, xs);
+  Tensor expected(DType::Float32, x.shape());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const double v = xs[i];
+    // x * sigmoid(alpha x) as written, like onnxruntime: -inf * 0 is NaN.
+    expected.mutable_data<float>()[i] = std::isinf(v) ? (v > 0 ? kInf : kNaN) : static_cast<float>(v / (1 + std::exp(-1.5 * v)));
+  }
+  EXPECT_TRUE(tensors_near(run_op(24, "Swish", {x}, [](NodeBuilder& n) { n.attr("alpha", 1.5f); }), expected, 1e-30, 1e-6));
 }
 
 TEST(ElementwiseValues, IntegerUnaryOps) {
