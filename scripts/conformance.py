@@ -18,8 +18,7 @@ for the reductions), with the fast and with the reference kernels: a test passes
 do. Without --write it only prints the proposal.
 
 Status rules: a test that passes is `pass`. A failing test becomes `skip: <reason>`; the
-reason is derived from the model (float8/int4/string types, training-mode
-BatchNormalization) or from onnxmini's error (an unimplemented op or attribute), and a
+reason is derived from the model (float8/int4/string types) or from onnxmini's error (an unimplemented op or attribute), and a
 wrong numeric result is written as "skip: WRONG RESULT ..." so that it stands out as a
 bug to fix, never as an accepted limitation. A hand-written reason already in the
 manifest is kept while the test still fails.
@@ -152,9 +151,6 @@ def reason_for(test, op, model, message):
         return f"{'/'.join(narrow)} types are not supported"
     if P.STRING in _elem_types(model):
         return "string tensors are not supported by this op"
-    node = model.graph.node[0]
-    if op == "BatchNormalization" and (len(node.output) > 1 or any(a.name == "training_mode" and a.i for a in node.attribute)):
-        return "training-mode BatchNormalization (running statistics outputs) is not supported"
     m = re.match(r"input '([^']+)': (expected rank|dimension) .*", message)
     if m:
         return (f"test data bug: the input_*.pb for '{m.group(1)}' does not have the shape the model declares "
