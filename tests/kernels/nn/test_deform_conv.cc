@@ -40,7 +40,8 @@ TEST(DeformConv, ZeroOffsetsAreAConvolution) {
     const Tensor x = random_values(DType::Float32, {c.N, c.C, c.H, c.W}, 1, -2, 2);
     const Tensor w = random_values(DType::Float32, {c.M, c.C / c.group, c.kh, c.kw}, 2, -1, 1);
     const Tensor b = random_values(DType::Float32, {c.M}, 3, -1, 1);
-    const Tensor off(DType::Float32, {c.N, c.offset_group * c.kh * c.kw * 2, oh, ow});  // zeros
+    Tensor off(DType::Float32, {c.N, c.offset_group * c.kh * c.kw * 2, oh, ow});
+    std::fill(off.mutable_data<float>(), off.mutable_data<float>() + off.numel(), 0.f);
     const auto deform = run_node("DeformConv", 22, {x, w, off, b}, [&](NodeBuilder& n) {
       attrs_of(c)(n);
       n.attr("offset_group", c.offset_group);
