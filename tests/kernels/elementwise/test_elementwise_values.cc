@@ -233,6 +233,21 @@ TEST(ElementwiseValues, SwishAlpha) {
   EXPECT_TRUE(tensors_near(run_op(24, "Swish", {x}, [](NodeBuilder& n) { n.attr("alpha", 1.5f); }), expected, 1e-30, 1e-6));
 }
 
+TEST(ElementwiseValues, SwiGlu) {
+  const Tensor a = random_values(DType::Float32, {3, 70}, 31, -8, 8), b = random_values(DType::Float32, {3, 70}, 32);
+  Tensor expected(DType::Float32, a.shape());
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double x = a.data<float>()[i];
+    expected.mutable_data<float>()[i] = static_cast<float>(x / (1 + std::exp(-0.5 * x)) * b.data<float>()[i]);
+  }
+  auto alpha = [](NodeBuilder& n) { n.attr("alpha", 0.5f); };
+  EXPECT_TRUE(tensors_near(run_op(28, "SwiGLU", {a, b}, alpha, KernelMode::Fast, 2), expected, 1e-6, 1e-5));
+  EXPECT_TRUE(fast_matches_reference(28, "SwiGLU", {random_values(DType::Float16, {40}, 33), random_values(DType::Float16, {40}, 34)}));
+  EXPECT_NE(op_error(28, "SwiGLU", {a, random_values(DType::Float32, {70}, 35)})
+                .find("SwiGLU 'n1': A has shape 3x70 and B 70: they must be identical (no broadcasting)"),
+            std::string::npos);
+}
+
 TEST(ElementwiseValues, IntegerUnaryOps) {
   Tensor x = Tensor::from_vector<int32_t>({4}, {-7, 0, 3, INT32_MIN + 1});
   EXPECT_TRUE(tensors_near(run_op(13, "Abs", {x}), Tensor::from_vector<int32_t>({4}, {7, 0, 3, INT32_MAX})));
