@@ -56,6 +56,18 @@ class MultinomialKernel : public Kernel {
     }
     const Tensor& logits = wide.defined() ? wide : x;
     const int64_t batch = x.dim(0), classes = x.dim(1);
+    // Checked before the threads start (a worker must not throw).
+    for (int64_t b = 0; b < batch; ++b) {
+      double top = -std::numeric_limits<double>::infinity();
+      for (int64_t c = 0; c < classes; ++c) {
+        const int64_t i = b * classes + c;
+        const double v = logits.dtype() == DType::Float64 ? logits.data<double>()[i] : logits.data<float>()[i];
+        if (std::isnan(v) || v == std::numeric_limits<double>::infinity())
+          ctx.fail("row {} class {} has log-probability {}", b, c, v);
+        top = std::max(top, v);
+      }
+      if (!std::isfinite(top)) ctx.fail("row {} has no finite log-probability (all -inf)", b);
+    }
     const CounterRng rng(seed_.key());
     parallel_for(ctx.threads(), batch, 1, [&](int64_t b0, int64_t b1) {
       std::vector<double> cdf(classes);
@@ -66,13 +78,7 @@ class MultinomialKernel : public Kernel {
                                                   : static_cast<double>(logits.data<float>()[i]);
         };
         double top = -std::numeric_limits<double>::infinity();
-        for (int64_t c = 0; c < classes; ++c) {
-          const double v = logit(c);
-          if (std::isnan(v) || v == std::numeric_limits<double>::infinity())
-            ctx.fail("row {} class {} has log-probability {}", b, c, v);
-          top = std::max(top, v);
-        }
-        if (!std::isfinite(top)) ctx.fail("row {} has no finite log-probability (all -inf)", b);
+        for (int64_t c = 0; c < classes; ++c) top = std::max(top, logit(c));  // finite: checked above
         double total = 0;
         for (int64_t c = 0; c < classes; ++c) cdf[c] = total += std::exp(logit(c) - top);
         for (int64_t s = 0; s < samples_; ++s) {
