@@ -100,14 +100,14 @@ class TfIdfVectorizerKernel : public Kernel {
         else int_trie_.add(ipool.data() + at, n, ngram_number + 1);
       }
     }
-    info.require_dtype(0, strings_ ? std::initializer_list<DType>{DType::String}
-                                   : std::initializer_list<DType>{DType::Int32, DType::Int64});
+    const DType declared = info.input_dtypes.empty() ? DType::Undefined : info.input_dtypes[0];
+    if (declared != DType::Undefined && !input_matches_pool(declared))
+      info.unsupported("X has dtype {} but the pool holds {}", dtype_name(declared), strings_ ? "strings" : "integers");
   }
 
   void prepare(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    const bool ok = strings_ ? x.dtype() == DType::String : (x.dtype() == DType::Int32 || x.dtype() == DType::Int64);
-    if (!ok)
+    if (!input_matches_pool(x.dtype()))
       ctx.fail("X has dtype {} but the pool holds {}", dtype_name(x.dtype()), strings_ ? "strings" : "integers");
     if (x.rank() != 1 && x.rank() != 2) ctx.fail("X has shape {}, want [C] or [N, C]", shape_to_string(x.shape()));
     ctx.allocate_output(0, DType::Float32, x.rank() == 1 ? Shape{output_size_} : Shape{x.dim(0), output_size_});
@@ -133,6 +133,10 @@ class TfIdfVectorizerKernel : public Kernel {
   }
 
  private:
+  bool input_matches_pool(DType t) const {
+    return strings_ ? t == DType::String : (t == DType::Int32 || t == DType::Int64);
+  }
+
   // Adds to counts[] every pool n-gram found in row[0..len), for each skip distance.
   template <typename K, typename T>
   void count_row(const NgramTrie<K>& trie, const T* row, int64_t len, float* counts) const {
