@@ -8,6 +8,11 @@
 // items: its elements are `skip + 1` apart, skip in [0, max_skip_count]
 // (1-grams are counted once, not once per skip). mode: TF = counts, IDF =
 // weight (default 1) where the count is non-zero, TFIDF = count * weight.
+// weights[k] belongs to pool n-gram k (the spec's wording, onnxruntime's
+// rule), so it applies to output column ngram_indexes[k]; onnx's Python
+// reference indexes weights by output column instead, which agrees only when
+// ngram_indexes is the identity. A pool that lists an n-gram twice is refused
+// (onnxruntime refuses it too: its column would be ambiguous).
 //
 // Layout: the pool is a trie built once at session creation (children in
 // sorted maps, node ids = n-gram number + 1, 0 for a prefix that is not itself
@@ -34,8 +39,8 @@ struct NgramTrie {
   };
   std::vector<Node> nodes{Node{}};
 
-  // Adds the n-gram items[0..n) with id `id`.
-  void add(const K* items, int64_t n, int64_t id) {
+  // Adds the n-gram items[0..n) with id `id`; false when it is already there.
+  bool add(const K* items, int64_t n, int64_t id) {
     int64_t at = 0;
     for (int64_t k = 0; k < n; ++k) {
       auto it = nodes[at].children.find(items[k]);
@@ -45,7 +50,9 @@ struct NgramTrie {
       }
       at = it->second;
     }
+    if (nodes[at].id != 0) return false;
     nodes[at].id = id;
+    return true;
   }
   int64_t child(int64_t node, const K& key) const {
     auto it = nodes[node].children.find(key);
@@ -80,8 +87,11 @@ class TfIdfVectorizerKernel : public Kernel {
       if (idx < 0) info.fail("ngram_indexes has the negative entry {}", idx);
       output_size_ = std::max(output_size_, idx + 1);
     }
-    if (!weights_.empty() && static_cast<int64_t>(weights_.size()) < output_size_)
-      info.fail("weights has {} entries, fewer than the {} output columns", weights_.size(), output_size_);
+    if (!weights_.empty() && weights_.size() != ngram_indexes_.size())
+      info.fail("weights has {} entries but ngram_indexes has {} (one weight per pool n-gram)", weights_.size(),
+                ngram_indexes_.size());
+    column_weight_.assign(output_size_, 1.f);
+    for (size_t k = 0; k < weights_.size(); ++k) column_weight_[ngram_indexes_[k]] = weights_[k];
     // Level n spans pool[counts[n-1], counts[n]) (the last one runs to the pool's end).
     int64_t ngram_number = 0;
     for (size_t level = 0; level < counts.size(); ++level) {
@@ -96,8 +106,9 @@ class TfIdfVectorizerKernel : public Kernel {
         if (ngram_number >= static_cast<int64_t>(ngram_indexes_.size()))
           info.fail("the pool has more n-grams than ngram_indexes has entries ({})", ngram_indexes_.size());
         if (n < min_gram_ || n > max_gram_) continue;
-        if (strings_) string_trie_.add(spool.data() + at, n, ngram_number + 1);
-        else int_trie_.add(ipool.data() + at, n, ngram_number + 1);
+        const bool fresh = strings_ ? string_trie_.add(spool.data() + at, n, ngram_number + 1)
+                                    : int_trie_.add(ipool.data() + at, n, ngram_number + 1);
+        if (!fresh) info.fail("the pool lists the {}-gram at items [{}, {}) twice", n, at, at + n);
       }
     }
     const DType declared = info.input_dtypes.empty() ? DType::Undefined : info.input_dtypes[0];
@@ -125,7 +136,7 @@ class TfIdfVectorizerKernel : public Kernel {
       else if (x.dtype() == DType::Int64) count_row(int_trie_, x.data<int64_t>() + r * len, len, counts);
       else count_row(int_trie_, x.data<int32_t>() + r * len, len, counts);
       for (int64_t c = 0; c < output_size_; ++c) {
-        const float w = weights_.empty() ? 1.f : weights_[c];
+        const float w = column_weight_[c];
         if (mode_ == TfIdfMode::IDF) counts[c] = counts[c] > 0 ? w : 0.f;
         else if (mode_ == TfIdfMode::TFIDF) counts[c] *= w;
       }
@@ -160,6 +171,7 @@ class TfIdfVectorizerKernel : public Kernel {
   int64_t min_gram_, max_gram_, max_skip_;
   std::vector<int64_t> ngram_indexes_;
   std::vector<float> weights_;
+  std::vector<float> column_weight_;  // weight of each output column (1 without weights)
   TfIdfMode mode_ = TfIdfMode::TF;
   bool strings_ = false;
   int64_t output_size_ = 0;
