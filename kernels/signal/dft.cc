@@ -14,7 +14,8 @@
 // gathered into a complex buffer of length L, transformed and scattered to
 // Y [outer, n_out, inner, c_out]; lines are split across threads. Fast path:
 // the FFT plan of length L (kernels/signal/fft.h: radix-2 or Bluestein),
-// cached per length; reference: the O(L^2) definition.
+// cached per length; a real forward transform of even length goes through
+// the half-length real plan (half the work). Reference: the O(L^2) definition.
 #include <algorithm>
 
 #include "core/checked_math.h"
@@ -52,37 +53,50 @@ class DftKernel : public Kernel {
     ctx.stats().flops = 5.0 * static_cast<double>(lines) * g.length * std::max(1.0, std::log2(double(g.length)));
     if (ctx.output(0).numel() == 0) return;
     const bool reference = ctx.reference_mode();
-    ctx.stats().variant = reference ? "dft_naive" : "dft_fft";
-    std::shared_ptr<const FftPlan> plan = reference ? nullptr : plans_.get(g.length);
+    const bool irfft = inverse_ && onesided_;
+    // Real forward transforms of even length: the half-length real plan.
+    const bool real_path = !reference && g.c_in == 1 && !inverse_ && g.length % 2 == 0;
+    ctx.stats().variant = reference ? "dft_naive" : real_path ? "dft_real_fft" : "dft_fft";
+    std::shared_ptr<const FftPlan> plan = reference || real_path ? nullptr : plans_.get(g.length);
+    std::shared_ptr<const RealFftPlan> real_plan = real_path ? plans_.get_real(g.length) : nullptr;
     FloatInput in(ctx, ctx.input(0));
     FloatOutput out(ctx, ctx.output(0));
     const double scale = inverse_ ? 1.0 / static_cast<double>(g.length) : 1.0;
-    const bool irfft = inverse_ && onesided_;
+    const int64_t work_size = reference ? g.length : real_path ? real_plan->work_size() : plan->scratch_size();
     parallel_for(reference ? nullptr : ctx.threads(), lines, std::max<int64_t>(1, 4096 / g.length),
                  [&](int64_t l0, int64_t l1) {
-                   std::vector<Complex> buf(g.length), work(std::max<int64_t>(reference ? g.length : plan->scratch_size(), 1));
+                   std::vector<Complex> buf(g.length), work(std::max<int64_t>(work_size, 1));
+                   std::vector<double> real(real_path ? g.length : 0);
                    for (int64_t line = l0; line < l1; ++line) {
                      const int64_t o = line / g.inner, i = line % g.inner;
                      auto at = [&](int64_t j) {  // input element j of this line, as a complex number
                        const int64_t base = ((o * g.n_in + j) * g.inner + i) * g.c_in;
                        return Complex(in.at(base), g.c_in == 2 ? in.at(base + 1) : 0.0);
                      };
-                     std::fill(buf.begin(), buf.end(), Complex(0, 0));
-                     if (irfft) {  // Hermitian spectrum from one side: X[L - k] = conj(X[k])
-                       const int64_t side = std::min(g.n_in, g.length / 2 + 1);
-                       for (int64_t k = 0; k < side; ++k) {
-                         buf[k] = at(k);
-                         if (k > 0 && k < g.length) buf[g.length - k] = std::conj(buf[k]);
+                     if (real_path) {
+                       const int64_t n = std::min(g.n_in, g.length);
+                       for (int64_t j = 0; j < n; ++j) real[j] = in.at((o * g.n_in + j) * g.inner + i);
+                       std::fill(real.begin() + n, real.end(), 0.0);
+                       real_plan->forward(real.data(), buf.data(), work.data());  // buf[0 .. L/2]
+                       for (int64_t k = g.length / 2 + 1; k < g.n_out; ++k) buf[k] = std::conj(buf[g.length - k]);
+                     } else {
+                       std::fill(buf.begin(), buf.end(), Complex(0, 0));
+                       if (irfft) {  // Hermitian spectrum from one side: X[L - k] = conj(X[k])
+                         const int64_t side = std::min(g.n_in, g.length / 2 + 1);
+                         for (int64_t k = 0; k < side; ++k) {
+                           buf[k] = at(k);
+                           if (k > 0 && k < g.length) buf[g.length - k] = std::conj(buf[k]);
+                         }
+                         if (side > 0) buf[0] = Complex(buf[0].real(), 0);
+                       } else {
+                         for (int64_t j = 0; j < std::min(g.n_in, g.length); ++j) buf[j] = at(j);
                        }
-                       if (side > 0) buf[0] = Complex(buf[0].real(), 0);
-                     } else {
-                       for (int64_t j = 0; j < std::min(g.n_in, g.length); ++j) buf[j] = at(j);
-                     }
-                     if (reference) {
-                       naive_dft(buf.data(), work.data(), g.length, inverse_);
-                       std::copy(work.begin(), work.begin() + g.length, buf.begin());
-                     } else {
-                       plan->transform(buf.data(), inverse_, work.data());
+                       if (reference) {
+                         naive_dft(buf.data(), work.data(), g.length, inverse_);
+                         std::copy(work.begin(), work.begin() + g.length, buf.begin());
+                       } else {
+                         plan->transform(buf.data(), inverse_, work.data());
+                       }
                      }
                      for (int64_t k = 0; k < g.n_out; ++k) {
                        const int64_t base = ((o * g.n_out + k) * g.inner + i) * g.c_out;

@@ -10,7 +10,8 @@
 // Layout: one (batch, frame) pair is one line: frame_length samples starting
 // at frame * frame_step, multiplied by the window, transformed by the cached
 // FFT plan of length frame_length (fft.h) - or the naive DFT in reference
-// mode - and the first `bins` frequencies written. Lines run on threads.
+// mode - and the first `bins` frequencies written; a real signal with an even
+// frame length uses the half-length real plan. Lines run on threads.
 #include <algorithm>
 
 #include "core/checked_math.h"
@@ -42,27 +43,39 @@ class StftKernel : public Kernel {
     if (ctx.output(0).numel() == 0) return;
     const bool reference = ctx.reference_mode();
     ctx.stats().variant = reference ? "stft_naive" : "stft_fft";
-    std::shared_ptr<const FftPlan> plan = reference ? nullptr : plans_.get(g.frame_length);
+    // A real signal with an even frame length goes through the half-length real plan.
+    const bool real_path = !reference && g.c == 1 && g.frame_length % 2 == 0;
+    if (real_path) ctx.stats().variant = "stft_real_fft";
+    std::shared_ptr<const FftPlan> plan = reference || real_path ? nullptr : plans_.get(g.frame_length);
+    std::shared_ptr<const RealFftPlan> real_plan = real_path ? plans_.get_real(g.frame_length) : nullptr;
     FloatInput in(ctx, ctx.input(0));
     std::unique_ptr<FloatInput> window;
     if (ctx.has_input(2)) window = std::make_unique<FloatInput>(ctx, ctx.input(2));
     FloatOutput out(ctx, ctx.output(0));
+    const int64_t work_size = reference ? g.frame_length : real_path ? real_plan->work_size() : plan->scratch_size();
     parallel_for(reference ? nullptr : ctx.threads(), lines, std::max<int64_t>(1, 4096 / g.frame_length),
                  [&](int64_t l0, int64_t l1) {
-                   std::vector<Complex> buf(g.frame_length),
-                       work(std::max<int64_t>(reference ? g.frame_length : plan->scratch_size(), 1));
+                   std::vector<Complex> buf(g.frame_length), work(std::max<int64_t>(work_size, 1));
+                   std::vector<double> real(real_path ? g.frame_length : 0);
                    for (int64_t line = l0; line < l1; ++line) {
                      const int64_t b = line / g.frames, f = line % g.frames;
-                     for (int64_t j = 0; j < g.frame_length; ++j) {
-                       const int64_t at = (b * g.length + f * g.step + j) * g.c;
-                       const double w = window ? window->at(j) : 1.0;
-                       buf[j] = Complex(in.at(at) * w, g.c == 2 ? in.at(at + 1) * w : 0.0);
-                     }
-                     if (reference) {
-                       naive_dft(buf.data(), work.data(), g.frame_length, false);
-                       std::copy(work.begin(), work.begin() + g.frame_length, buf.begin());
+                     if (real_path) {
+                       for (int64_t j = 0; j < g.frame_length; ++j)
+                         real[j] = in.at(b * g.length + f * g.step + j) * (window ? window->at(j) : 1.0);
+                       real_plan->forward(real.data(), buf.data(), work.data());  // buf[0 .. frame_length/2]
+                       for (int64_t k = g.frame_length / 2 + 1; k < g.bins; ++k) buf[k] = std::conj(buf[g.frame_length - k]);
                      } else {
-                       plan->transform(buf.data(), false, work.data());
+                       for (int64_t j = 0; j < g.frame_length; ++j) {
+                         const int64_t at = (b * g.length + f * g.step + j) * g.c;
+                         const double w = window ? window->at(j) : 1.0;
+                         buf[j] = Complex(in.at(at) * w, g.c == 2 ? in.at(at + 1) * w : 0.0);
+                       }
+                       if (reference) {
+                         naive_dft(buf.data(), work.data(), g.frame_length, false);
+                         std::copy(work.begin(), work.begin() + g.frame_length, buf.begin());
+                       } else {
+                         plan->transform(buf.data(), false, work.data());
+                       }
                      }
                      for (int64_t k = 0; k < g.bins; ++k) {
                        out.set((line * g.bins + k) * 2, buf[k].real());

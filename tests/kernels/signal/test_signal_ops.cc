@@ -68,7 +68,10 @@ TEST(Dft, FastMatchesNaiveReference) {
   const std::vector<Case> cases = {
       {{2, 16, 1}, 1, 0, 0, 0},  {{2, 12, 2}, 1, 0, 0, 0}, {{3, 7, 1}, 1, 0, 1, 0},  {{2, 10, 2}, 1, 1, 0, 0},
       {{2, 9, 3, 2}, 1, 0, 0, 0}, {{2, 5, 6, 1}, 2, 0, 1, 0}, {{2, 9, 2}, 1, 0, 0, 16}, {{2, 20, 2}, 1, 0, 0, 13},
-      {{1, 6, 2}, 1, 1, 1, 0},   {{1, 6, 2}, 1, 1, 1, 9}};
+      {{1, 6, 2}, 1, 1, 1, 0},   {{1, 6, 2}, 1, 1, 1, 9},
+      // Real input, even length: the half-length real plan (two-sided output filled by symmetry).
+      {{2, 20, 1}, 1, 0, 0, 14}, {{2, 2, 1}, 1, 0, 0, 0}, {{3, 4, 30, 1}, 2, 0, 0, 0}, {{2, 7, 1}, 1, 0, 1, 12},
+      {{2, 100, 1}, 1, 0, 1, 0}, {{2, 9, 1}, 1, 0, 0, 0}};
   for (const Case& c : cases)
     for (DType t : {DType::Float32, DType::Float64}) {
       std::vector<Tensor> in = {signal_tensor(t, c.x, 3)};
