@@ -10,8 +10,11 @@
 // pattern that can consume "any" character ('.', a negated class [^..], \W
 // \S \D) would differ on multi-byte characters: such a pattern fails at run
 // time on a string with non-ASCII bytes instead of answering differently.
-// libstdc++'s matcher recurses per input character: strings longer than
-// kMaxLength bytes are refused rather than risking the stack.
+// libstdc++'s default matcher backtracks (exponential time on patterns such
+// as (a+)+b) and recurses per input character; since back-references are
+// refused, the kernel asks libstdc++ for its breadth-first (Thompson-style)
+// executor (regex_constants::__polynomial), whose time is polynomial in the
+// input, like RE2's. Strings longer than kMaxLength bytes are still refused.
 #include <regex>
 
 #include "kernels/registry.h"
@@ -21,6 +24,12 @@ namespace strings {
 namespace {
 
 constexpr size_t kMaxLength = 20000;
+#ifdef __GLIBCXX__
+// Breadth-first matching (no back-references, which check_pattern refuses): polynomial time.
+constexpr auto kSyntax = std::regex::ECMAScript | std::regex_constants::__polynomial;
+#else
+constexpr auto kSyntax = std::regex::ECMAScript;
+#endif
 
 struct PatternCheck {
   std::string refused;          // the construct we refuse, empty when the pattern is fine
@@ -73,7 +82,7 @@ class RegexFullMatchKernel : public Kernel {
                        pattern_, c.refused);
     byte_sensitive_ = c.byte_sensitive;
     try {
-      regex_ = std::regex(pattern_, std::regex::ECMAScript);
+      regex_ = std::regex(pattern_, kSyntax);
     } catch (const std::regex_error& e) {
       info.fail("pattern '{}' is not a valid regular expression: {}", pattern_, e.what());
     }

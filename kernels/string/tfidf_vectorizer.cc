@@ -87,6 +87,10 @@ class TfIdfVectorizerKernel : public Kernel {
       if (idx < 0) info.fail("ngram_indexes has the negative entry {}", idx);
       output_size_ = std::max(output_size_, idx + 1);
     }
+    // One output row holds output_size_ floats: refuse an index that would size a bomb.
+    if (output_size_ > info.max_tensor_bytes / static_cast<int64_t>(sizeof(float)))
+      info.fail("ngram_indexes reaches column {}: a row of {} floats exceeds max_tensor_bytes {}", output_size_ - 1,
+                output_size_, info.max_tensor_bytes);
     if (!weights_.empty() && weights_.size() != ngram_indexes_.size())
       info.fail("weights has {} entries but ngram_indexes has {} (one weight per pool n-gram)", weights_.size(),
                 ngram_indexes_.size());

@@ -98,6 +98,14 @@ TEST(RegexFullMatch, MatchesAndRefusals) {
             std::string::npos);
   const Tensor lit = run_op(20, "RegexFullMatch", {strs({2}, {"café", "cafe"})}, [](NodeBuilder& n) { n.attr("pattern", "caf(é|e)"); });
   EXPECT_EQ(lit.get_as_double(0) + lit.get_as_double(1), 2.0);
+  // A pattern a backtracking matcher needs 2^n steps for (n = 5000 here) answers at once.
+  const Tensor slow = run_op(20, "RegexFullMatch", {strs({2}, {std::string(5000, 'a'), std::string(5000, 'a') + "b"})},
+                             [](NodeBuilder& n) { n.attr("pattern", "(a+)+b"); });
+  EXPECT_EQ(slow.get_as_double(0), 0.0);
+  EXPECT_EQ(slow.get_as_double(1), 1.0);
+  EXPECT_NE(op_error(20, "RegexFullMatch", {strs({1}, {std::string(30000, 'a')})}, [](NodeBuilder& n) { n.attr("pattern", "a*"); })
+                .find("limited to 20000"),
+            std::string::npos);
 }
 
 // Pool: 1-grams {2, 3, 5, 4} -> columns 0..3, 2-grams {(5, 6), (7, 8), (6, 7)} -> columns 4..6.
@@ -151,6 +159,14 @@ TEST(TfIdfVectorizer, StringPoolAndErrors) {
                            .attr("ngram_indexes", std::vector<int64_t>{0, 1, 2}).attr("pool_strings", Strings{"a", "b", "c"});
                      })
                 .find("level 2 of the pool has 1 items, not a multiple of 2"),
+            std::string::npos);
+  EXPECT_NE(op_error(9, "TfIdfVectorizer", {strs({1}, {"a"})},
+                     [](NodeBuilder& n) {
+                       n.attr("mode", "TF").attr("min_gram_length", int64_t{1}).attr("max_gram_length", int64_t{1})
+                           .attr("max_skip_count", int64_t{0}).attr("ngram_counts", std::vector<int64_t>{0})
+                           .attr("ngram_indexes", std::vector<int64_t>{int64_t{1} << 60}).attr("pool_strings", Strings{"a"});
+                     })
+                .find("exceeds max_tensor_bytes"),
             std::string::npos);
 }
 
