@@ -193,3 +193,38 @@ def test_string_ops_match_onnxruntime():
         got, want = _both(_model("RegexFullMatch", [("x", TP.STRING)], [("y", TP.BOOL)], 20, pattern=pattern),
                           {"x": urls})
         assert got[0].tolist() == want[0].tolist(), pattern
+
+
+NORM_CASES = [  # (op, opset, input shape, attrs, extra inputs as shapes)
+    ("LpNormalization", 22, (3, 4, 5), {"p": 1, "axis": 1}, []),
+    ("LpNormalization", 22, (3, 4, 5), {"p": 2}, []),
+    ("MeanVarianceNormalization", 13, (2, 3, 4, 5), {}, []),
+    ("MeanVarianceNormalization", 13, (2, 3, 4, 5), {"axes": [1, 3]}, []),
+    ("GroupNormalization", 21, (2, 6, 4, 3), {"num_groups": 3, "epsilon": 1e-3}, [(6,), (6,)]),
+    ("GroupNormalization", 18, (2, 6, 7), {"num_groups": 2}, [(2,), (2,)]),
+    ("LpPool", 18, (2, 3, 9, 8), {"kernel_shape": [3, 2], "strides": [2, 1], "pads": [1, 0, 1, 1], "p": 3}, []),
+    ("LpPool", 18, (1, 2, 10, 10), {"kernel_shape": [2, 3], "dilations": [2, 2], "ceil_mode": 1, "strides": [2, 2]}, []),
+    ("LpPool", 11, (1, 2, 7, 7), {"kernel_shape": [3, 3], "auto_pad": "SAME_UPPER", "strides": [2, 2]}, []),
+    ("GlobalLpPool", 2, (2, 3, 5, 4), {"p": 2}, []),
+]
+
+
+@pytest.mark.parametrize("case", range(len(NORM_CASES)))
+def test_normalization_and_lp_ops_match_onnxruntime(case):
+    op, opset, shape, attrs, extras = NORM_CASES[case]
+    rng = np.random.default_rng(case)
+    feeds = {"x": rng.uniform(-2, 2, shape).astype(np.float32)}
+    inputs = [("x", TP.FLOAT)]
+    for k, s in enumerate(extras):
+        feeds[f"p{k}"] = rng.uniform(0.5, 1.5, s).astype(np.float32)
+        inputs.append((f"p{k}", TP.FLOAT))
+    try:
+        want = ort.InferenceSession(_model(op, inputs, [("y", TP.FLOAT)], opset, **attrs),
+                                    providers=["CPUExecutionProvider"]).run(None, feeds)
+    except Exception as e:  # noqa: BLE001 - an op / opset onnxruntime lacks
+        pytest.skip(f"onnxruntime cannot run {op}-{opset}: {str(e)[:120]}")
+    got = onnxmini.InferenceSession(_model(op, inputs, [("y", TP.FLOAT)], opset, **attrs)).run(None, feeds)
+    assert got[0].shape == want[0].shape
+    # float32 results of the same formula; onnxmini accumulates in double: a few float32 ulps of the
+    # largest terms (normalized values are O(1); pooled p-norms O(window size)).
+    np.testing.assert_allclose(got[0], want[0], rtol=2e-5, atol=2e-5)
