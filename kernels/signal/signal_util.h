@@ -24,16 +24,20 @@ inline int64_t scalar_int(const KernelContext& ctx, size_t i, const char* what) 
   return t.dtype() == DType::Int32 ? t.data<int32_t>()[0] : t.data<int64_t>()[0];
 }
 
-// Input i as one double (a float32 / float64 / int32 / int64 scalar).
+// Input i as one double (a float32 / float64 / float16 / bfloat16 / int32 / int64 scalar).
 inline double scalar_number(const KernelContext& ctx, size_t i, const char* what) {
   const Tensor& t = ctx.input(i);
   if (t.numel() != 1 || t.rank() > 1) ctx.fail("{} must be a scalar, got shape {}", what, shape_to_string(t.shape()));
   switch (t.dtype()) {
     case DType::Float32: return t.data<float>()[0];
     case DType::Float64: return t.data<double>()[0];
+    case DType::Float16: return half_to_float(static_cast<const uint16_t*>(t.raw())[0]);
+    case DType::BFloat16: return bfloat16_to_float(static_cast<const uint16_t*>(t.raw())[0]);
     case DType::Int32: return t.data<int32_t>()[0];
     case DType::Int64: return static_cast<double>(t.data<int64_t>()[0]);
-    default: ctx.fail("{} has dtype {} (want float32, float64, int32 or int64)", what, dtype_name(t.dtype()));
+    default:
+      ctx.fail("{} has dtype {} (want float32, float64, float16, bfloat16, int32 or int64)", what,
+               dtype_name(t.dtype()));
   }
 }
 
