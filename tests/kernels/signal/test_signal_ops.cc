@@ -109,6 +109,28 @@ TEST(Dft, MatchesDefinitionAndRoundTrips) {
   EXPECT_TRUE(tensors_near(real, r, 1e-12, 1e-12));
 }
 
+TEST(Dft, HalfTypesRoundTheFloat32ResultOnce) {
+  // float16 / bfloat16 inputs are widened exactly, transformed in double and rounded once:
+  // the result equals the float32 transform of the widened input, narrowed.
+  for (DType half : {DType::Float16, DType::BFloat16}) {
+    const Tensor f = signal_tensor(DType::Float32, {2, 12, 2}, 21);
+    Tensor h(half, f.shape()), widened(DType::Float32, f.shape());
+    for (int64_t i = 0; i < f.numel(); ++i) {
+      const float v = f.data<float>()[i];
+      const uint16_t bits = half == DType::Float16 ? float_to_half(v) : float_to_bfloat16(v);
+      static_cast<uint16_t*>(h.raw_mut())[i] = bits;
+      widened.mutable_data<float>()[i] = half == DType::Float16 ? half_to_float(bits) : bfloat16_to_float(bits);
+    }
+    const Tensor yh = run_op(17, "DFT", {h}), yf = run_op(17, "DFT", {widened});
+    ASSERT_EQ(yh.dtype(), half);
+    for (int64_t i = 0; i < yf.numel(); ++i) {
+      const float v = yf.data<float>()[i];
+      const uint16_t want = half == DType::Float16 ? float_to_half(v) : float_to_bfloat16(v);
+      EXPECT_EQ(static_cast<const uint16_t*>(yh.raw())[i], want) << dtype_name(half) << " element " << i;
+    }
+  }
+}
+
 TEST(Dft, Errors) {
   const Tensor x = signal_tensor(DType::Float32, {2, 8, 3}, 1);
   EXPECT_NE(op_error(17, "DFT", {x}).find("last dimension of 1 (real) or 2 (complex)"), std::string::npos);
