@@ -5,12 +5,15 @@
 #include <limits>
 #include <map>
 #include <utility>
+#include <variant>
 
 namespace onnxmini {
 namespace ml {
 
 bool TreeModel::goes_true(const TreeNode& n, double v) const {
-  if (std::isnan(v)) return n.missing_goes_true;
+  // A NaN goes right only when the node says so; otherwise it is compared as
+  // usual (false for every mode but BRANCH_NEQ), as onnxruntime does.
+  if (n.missing_goes_true && std::isnan(v)) return true;
   switch (n.mode) {
     case NodeMode::Leq: return v <= n.threshold;
     case NodeMode::Lt: return v < n.threshold;
@@ -20,6 +23,7 @@ bool TreeModel::goes_true(const TreeNode& n, double v) const {
     case NodeMode::Neq: return v != n.threshold;
     case NodeMode::Member: {
       const auto& set = member_sets[static_cast<size_t>(n.member_set)];
+      if (std::isnan(v)) return false;
       return std::binary_search(set.begin(), set.end(), v);
     }
   }
@@ -216,7 +220,14 @@ TreeModel build_tree_model_v5(const KernelInfo& info) {
   const auto true_leafs = info.attrs.get_ints("nodes_trueleafs");
   const auto false_ids = info.attrs.get_ints("nodes_falsenodeids");
   const auto false_leafs = info.attrs.get_ints("nodes_falseleafs");
-  const auto missing = tensor_doubles(info, "nodes_missing_value_tracks_true", false);
+  // INTS in the schema; a tensor is accepted too (some writers emit one).
+  std::vector<double> missing;
+  if (info.attrs.has("nodes_missing_value_tracks_true")) {
+    const auto& item = info.attrs.items().at("nodes_missing_value_tracks_true");
+    if (std::holds_alternative<Tensor>(item)) missing = tensor_doubles(info, "nodes_missing_value_tracks_true", false);
+    else
+      for (int64_t v : info.attrs.get_ints("nodes_missing_value_tracks_true")) missing.push_back(static_cast<double>(v));
+  }
   const auto leaf_targets = info.attrs.get_ints("leaf_targetids");
   const auto leaf_weights = tensor_doubles(info, "leaf_weights", true);
   const auto members = tensor_doubles(info, "membership_values", false);
