@@ -52,7 +52,9 @@ GreaterOrEqual And Or Not Xor Abs Neg Sqrt Exp Log Reciprocal Floor Ceil Round S
 HardSigmoid Relu LeakyRelu Elu Selu PRelu Softplus Clip Gelu IsNaN IsInf If Loop Scan SequenceEmpty SequenceConstruct
 SequenceInsert SequenceAt SequenceErase SequenceLength SplitToSequence ConcatFromSequence SequenceMap Optional
 OptionalHasElement OptionalGetElement Resize Upsample DepthToSpace SpaceToDepth LRN MaxUnpool Col2Im
-CenterCropPad NonMaxSuppression RoiAlign GridSample AffineGrid LSTM GRU RNN Attention RMSNormalization RotaryEmbedding""".split()
+CenterCropPad NonMaxSuppression RoiAlign GridSample AffineGrid LSTM GRU RNN Attention RMSNormalization RotaryEmbedding
+TreeEnsembleRegressor TreeEnsembleClassifier TreeEnsemble SVMClassifier SVMRegressor LabelEncoder OneHotEncoder Imputer
+CategoryMapper DictVectorizer FeatureVectorizer ArrayFeatureExtractor Binarizer""".split()
 
 P = onnx.TensorProto
 NARROW_TYPES = {P.FLOAT8E4M3FN: "float8", P.FLOAT8E4M3FNUZ: "float8", P.FLOAT8E5M2: "float8",
@@ -84,7 +86,7 @@ def scope(node_root):
             continue
         m = onnx.load(str(d / "model.onnx"), load_external_data=False)
         models[d.name] = m
-        if len(m.graph.node) == 1 and m.graph.node[0].domain in ("", "ai.onnx"):
+        if len(m.graph.node) == 1 and m.graph.node[0].domain in ("", "ai.onnx", "ai.onnx.ml"):
             single_op[d.name] = m.graph.node[0].op_type
     out = {}
     for name, m in models.items():

@@ -90,7 +90,7 @@ def main():
         from onnx.backend.test.case.model import collect_testcases as collect_model_testcases
         simple = [c for c in collect_model_testcases() if c.kind == "simple"]
     single_op = {c.name: c.model.graph.node[0].op_type for c in cases
-                 if len(c.model.graph.node) == 1 and c.model.graph.node[0].domain in ("", "ai.onnx")}
+                 if len(c.model.graph.node) == 1 and c.model.graph.node[0].domain in ("", "ai.onnx", "ai.onnx.ml")}
 
     if out.exists():
         shutil.rmtree(out)
