@@ -179,9 +179,14 @@ def regression(n_targets=1, n=240, seed=0):
     return x.astype(np.float32), y
 
 
-def convert(est, x, **options):
+def convert(est, x, target_opset=None, **options):
     opts = {id(est): options} if options else None
-    return to_onnx(est, x[:1], options=opts)
+    return to_onnx(est, x[:1], options=opts, target_opset=target_opset)
+
+
+# skl2onnx's default opsets, and ai.onnx.ml 3 asked for explicitly (skl2onnx 1.20 still
+# writes TreeEnsemble*, not the ai.onnx.ml 5 TreeEnsemble, when asked for 5).
+ML3 = {"": 17, "ai.onnx.ml": 3}
 
 
 # ---------------------------------------------------------------- tree ensembles
@@ -199,13 +204,13 @@ def _tree_classifiers():
     }
 
 
-@pytest.mark.parametrize("variant", ["default", "as_tensor"])
+@pytest.mark.parametrize("variant", ["default", "target_opset_ml3", "as_tensor"])
 @pytest.mark.parametrize("name", list(_tree_classifiers()))
 def test_tree_classifier(name, variant):
     est, classes = _tree_classifiers()[name]
     x, y = classification(classes)
     est.fit(x, y)
-    model = convert(est, x, zipmap=False)
+    model = convert(est, x, target_opset=ML3 if variant == "target_opset_ml3" else None, zipmap=False)
     atol = tree_atol(ml_node(model, "TreeEnsembleClassifier"), "class")
     feeds = {"X": x}
     if variant == "as_tensor":
@@ -242,7 +247,7 @@ def _tree_regressors():
     }
 
 
-@pytest.mark.parametrize("variant", ["default", "as_tensor", "tree_ensemble_v5"])
+@pytest.mark.parametrize("variant", ["default", "target_opset_ml3", "as_tensor", "tree_ensemble_v5"])
 @pytest.mark.parametrize("name", list(_tree_regressors()))
 def test_tree_regressor(name, variant):
     est, targets = _tree_regressors()[name]
@@ -250,7 +255,7 @@ def test_tree_regressor(name, variant):
         pytest.skip("the v5 rewrite here handles one target")
     x, y = regression(targets)
     est.fit(x, y)
-    model = convert(est, x)
+    model = convert(est, x, target_opset=ML3 if variant == "target_opset_ml3" else None)
     atol = tree_atol(ml_node(model, "TreeEnsembleRegressor"), "target")
     base = 0.0
     feeds = {"X": x}
@@ -311,6 +316,14 @@ def test_tree_ensemble_v5_member_and_nan_routing():
     assert_outputs_match(ours, ref, 0.0)  # integer leaf weights: sums are exact
     ours, ref = run_both(_member_model(onnx.TensorProto.DOUBLE), {"X": x.astype(np.float64)})
     assert_outputs_match(ours, ref, 0.0)
+    # float16: onnxruntime 1.32 rejects this model (its shape inference wants float
+    # splits), so ours is checked against onnxruntime's float32 result; inputs, splits
+    # and weights are small integers, exact in float16.
+    ref32 = ort.InferenceSession(_member_model().SerializeToString()).run(None, {"X": x})[0]
+    ours16 = onnxmini.InferenceSession(_member_model(onnx.TensorProto.FLOAT16).SerializeToString()).run(
+        None, {"X": x.astype(np.float16)})[0]
+    assert ours16.dtype == np.float16
+    np.testing.assert_array_equal(ours16.astype(np.float32), ref32)
 
 
 # ---------------------------------------------------------------- support vector machines
@@ -333,14 +346,15 @@ def svm_atol(est, x, probability):
     return bound
 
 
+@pytest.mark.parametrize("opset", ["default", "target_opset_ml3"])
 @pytest.mark.parametrize("probability", [False, True])
 @pytest.mark.parametrize("kernel", ["linear", "rbf", "poly", "sigmoid"])
 @pytest.mark.parametrize("classes", [2, 3])
-def test_svc(kernel, probability, classes):
+def test_svc(kernel, probability, classes, opset):
     from sklearn.svm import SVC
     x, y = classification(classes, n=150)
     est = SVC(kernel=kernel, probability=probability, random_state=0).fit(x, y)
-    model = convert(est, x, zipmap=False)
+    model = convert(est, x, target_opset=ML3 if opset == "target_opset_ml3" else None, zipmap=False)
     ml_node(model, "SVMClassifier")
     ours, ref = run_both(model, {"X": x})
     assert_outputs_match(ours, ref, svm_atol(est, x, probability))
