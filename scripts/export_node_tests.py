@@ -10,7 +10,7 @@ folder in the layout of Debian's libonnx-testdata, so the conformance runner rea
     python scripts/export_node_tests.py --out build/onnx_node_tests [--all]
 
 The cases come from onnx.backend.test.case.node.collect_testcases (generated in memory, never
-checked in). Only the tests of the ops in scripts/conformance.py's OPS list are written (the
+checked in). Only the tests of the ops in scripts/conformance.py's OPS and ML_OPS lists are written (the
 single-node tests and their `_expanded` function bodies), unless --all. CTest runs this as the
 fixture of the pip-set conformance tests; a stamp file (onnx version + op list + this script)
 makes a re-run with nothing changed a no-op.
@@ -73,7 +73,7 @@ def main():
     args = ap.parse_args()
 
     import onnx
-    from conformance import OPS
+    from conformance import COVERED_OPS as OPS
 
     out = pathlib.Path(args.out)
     key = hashlib.sha256(

@@ -49,34 +49,34 @@ void copy_element(const Tensor& src, int64_t i, Tensor& dst, int64_t j) {
 
 class LabelEncoderKernel : public Kernel {
  public:
-  explicit LabelEncoderKernel(const KernelInfo& info) : label_(info.label()) {
+  explicit LabelEncoderKernel(const KernelInfo& info) {
     if (info.attrs.has("classes_strings")) {
       init_v1(info);
       return;
     }
-    keys_ = read_column(info, "keys", true);
-    values_ = read_column(info, "values", false);
+    keys_ = read_column(info, "keys");
+    values_ = read_column(info, "values");
     if (keys_.numel() != values_.numel())
       info.fail("has {} keys but {} values; they must be equal", keys_.numel(), values_.numel());
     default_ = read_default(info, values_.dtype());
-    index_keys(info, keys_);
+    index_keys(keys_);
   }
 
   void prepare(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    select_direction(ctx, x.dtype());
-    ctx.allocate_output(0, out_values_->dtype(), x.shape());
+    const Direction d = select_direction(ctx, x.dtype());
+    ctx.allocate_output(0, d.values->dtype(), x.shape());
   }
 
   void compute(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    select_direction(ctx, x.dtype());
+    const Direction d = select_direction(ctx, x.dtype());
     Tensor& y = ctx.output(0);
     const int64_t n = x.numel();
     for (int64_t i = 0; i < n; ++i) {
-      const int64_t k = lookup(x, i);
-      if (k < 0) copy_element(*out_default_, 0, y, i);
-      else copy_element(*out_values_, k, y, i);
+      const int64_t k = lookup(x, i, d.reverse);
+      if (k < 0) copy_element(*d.fallback, 0, y, i);
+      else copy_element(*d.values, k, y, i);
     }
   }
 
@@ -91,11 +91,11 @@ class LabelEncoderKernel : public Kernel {
     values_ = tensor_of(positions);
     default_ = Tensor::from_vector<int64_t>({1}, {info.attrs.get_int("default_int64", -1)});
     v1_default_string_ = Tensor::from_vector<std::string>({1}, {info.attrs.get_string("default_string", "_Unused")});
-    index_keys(info, keys_);
+    index_keys(keys_);
   }
 
   // `prefix`_tensor, or `prefix`_strings / _int64s / _floats (exactly one).
-  static Tensor read_column(const KernelInfo& info, const std::string& prefix, bool keys) {
+  static Tensor read_column(const KernelInfo& info, const std::string& prefix) {
     const std::string names[] = {prefix + "_strings", prefix + "_int64s", prefix + "_floats", prefix + "_tensor"};
     int given = 0;
     for (const auto& n : names) given += info.attrs.has(n) ? 1 : 0;
@@ -108,7 +108,6 @@ class LabelEncoderKernel : public Kernel {
     const DType d = t.dtype();
     if (d != DType::String && !is_int_type(d) && !is_float_type(d))
       info.fail("{} has dtype {}; expected string, int64, int32, int16, float or double", names[3], dtype_name(d));
-    (void)keys;
     return t.view({t.numel()});
   }
 
@@ -136,57 +135,49 @@ class LabelEncoderKernel : public Kernel {
     }
   }
 
-  void index_keys(const KernelInfo& info, const Tensor& keys) {
+  // Key -> position; a repeated key keeps its first position (emplace does not overwrite).
+  void index_keys(const Tensor& keys) {
     for (int64_t i = 0; i < keys.numel(); ++i) {
-      bool fresh = true;
       switch (keys.dtype()) {
-        case DType::String: fresh = string_index_.emplace(keys.data<std::string>()[i], i).second; break;
+        case DType::String: string_index_.emplace(keys.data<std::string>()[i], i); break;
         case DType::Float32:
         case DType::Float64: {
           const double v = keys.get_as_double(i);
-          if (std::isnan(v)) {
-            fresh = nan_index_ < 0;
-            if (fresh) nan_index_ = i;
-          } else {
-            fresh = float_index_.emplace(v, i).second;
-          }
+          if (!std::isnan(v)) float_index_.emplace(v, i);
+          else if (nan_index_ < 0) nan_index_ = i;
           break;
         }
-        default: fresh = int_index_.emplace(static_cast<int64_t>(keys.get_as_double(i)), i).second; break;
+        default: int_index_.emplace(static_cast<int64_t>(keys.get_as_double(i)), i); break;
       }
-      // A repeated key: the first one wins (later values are unreachable).
-      (void)fresh;
     }
-    (void)info;
   }
 
+  // What a run reads: the value table, the default, and for opset 1 whether
+  // X holds positions (int64 -> string). Computed per run, so the kernel holds
+  // no per-run state.
+  struct Direction {
+    const Tensor* values;
+    const Tensor* fallback;
+    bool reverse;
+  };
+
   // Checks X's dtype against the keys; for opset 1 picks the direction.
-  void select_direction(const KernelContext& ctx, DType x_type) {
+  Direction select_direction(const KernelContext& ctx, DType x_type) const {
     if (v1_) {
-      if (x_type == DType::String) {
-        out_values_ = &values_;
-        out_default_ = &default_;
-        v1_reverse_ = false;
-      } else if (x_type == DType::Int64) {
-        out_values_ = &keys_;
-        out_default_ = &v1_default_string_;
-        v1_reverse_ = true;
-      } else {
-        ctx.fail("input has dtype {}; expected string or int64", dtype_name(x_type));
-      }
-      return;
+      if (x_type == DType::String) return {&values_, &default_, false};
+      if (x_type == DType::Int64) return {&keys_, &v1_default_string_, true};
+      ctx.fail("input has dtype {}; expected string or int64", dtype_name(x_type));
     }
-    out_values_ = &values_;
-    out_default_ = &default_;
     const DType k = keys_.dtype();
     const bool ok = (k == DType::String && x_type == DType::String) || (is_int_type(k) && is_int_type(x_type)) ||
                     (is_float_type(k) && is_float_type(x_type));
     if (!ok) ctx.fail("input has dtype {} but the keys are {}", dtype_name(x_type), dtype_name(k));
+    return {&values_, &default_, false};
   }
 
   // Position of X[i]'s key in the table, or -1.
-  int64_t lookup(const Tensor& x, int64_t i) const {
-    if (v1_reverse_) {
+  int64_t lookup(const Tensor& x, int64_t i, bool reverse) const {
+    if (reverse) {
       const int64_t v = x.data<int64_t>()[i];
       return v >= 0 && v < keys_.numel() ? v : -1;
     }
@@ -212,11 +203,8 @@ class LabelEncoderKernel : public Kernel {
     }
   }
 
-  std::string label_;
   Tensor keys_, values_, default_, v1_default_string_;
-  const Tensor* out_values_ = nullptr;
-  const Tensor* out_default_ = nullptr;
-  bool v1_ = false, v1_reverse_ = false;
+  bool v1_ = false;
   std::unordered_map<std::string, int64_t> string_index_;
   std::unordered_map<int64_t, int64_t> int_index_;
   std::unordered_map<double, int64_t> float_index_;
