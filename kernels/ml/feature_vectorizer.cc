@@ -6,8 +6,8 @@
 // have the same N); higher ranks are read as [N, prod(rest)]. Y is
 // [N, sum(inputdimensions)] float32, filled row by row.
 #include <algorithm>
-#include <numeric>
 
+#include "core/checked_math.h"
 #include "kernels/registry.h"
 
 namespace onnxmini {
@@ -17,9 +17,13 @@ namespace {
 class FeatureVectorizerKernel : public Kernel {
  public:
   explicit FeatureVectorizerKernel(const KernelInfo& info) : dims_(info.attrs.get_ints("inputdimensions", {})) {
-    for (size_t i = 0; i < dims_.size(); ++i)
+    for (size_t i = 0; i < dims_.size(); ++i) {
       if (dims_[i] < 0) info.fail("inputdimensions[{}] is {}; expected >= 0", i, dims_[i]);
-    total_ = std::accumulate(dims_.begin(), dims_.end(), int64_t{0});
+      // Sizes come from the model: the sum is checked, not wrapped.
+      const auto sum = try_add(total_, dims_[i]);
+      if (!sum) info.fail("inputdimensions sum overflows int64 at index {} ({})", i, dims_[i]);
+      total_ = *sum;
+    }
     if (info.num_inputs != dims_.size())
       info.fail("has {} inputs but inputdimensions has {} values; they must be equal", info.num_inputs, dims_.size());
   }

@@ -117,6 +117,19 @@ TEST(MlFeatureVectorizer, TruncatesAndPads) {
   EXPECT_TRUE(tensors_near(y, Tensor::from_vector<float>({2, 4}, {1, 2, 7, 0, 4, 5, 8, 0}), 0, 0));
 }
 
+TEST(MlFeatureVectorizer, HostileDimensionsAreAnError) {
+  ModelBuilder mb{13};
+  mb.import_domain("ai.onnx.ml", 1);
+  mb.input("A", DType::Float32, {-1, 1});
+  mb.input("B", DType::Float32, {-1, 1});
+  mb.node("FeatureVectorizer", {"A", "B"}, {"Y"}).domain("ai.onnx.ml").name("fv").attr(
+      "inputdimensions", std::vector<int64_t>{std::numeric_limits<int64_t>::max(), 1});
+  mb.output("Y", DType::Float32, {-1, -1});
+  std::string msg = error_message([&] { mb.session(); });
+  EXPECT_NE(msg.find("FeatureVectorizer 'fv'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("inputdimensions sum overflows int64 at index 1"), std::string::npos) << msg;
+}
+
 }  // namespace
 }  // namespace test
 }  // namespace onnxmini
