@@ -541,3 +541,16 @@ def test_imputer_per_feature_and_feature_vectorizer():
     b = np.array([[1, 2], [3, 4], [5, 6]], np.float32)
     ours, ref = run_both(model, {"A": a, "B": b})
     assert_outputs_match(ours, ref, 0.0)
+
+
+def test_dict_vectorizer_int64_keys_and_a_non_dict_feed():
+    node = helper.make_node("DictVectorizer", ["X"], ["Y"], domain="ai.onnx.ml", int64_vocabulary=[5, 1, 9])
+    map_type = helper.make_map_type_proto(onnx.TensorProto.INT64,
+                                          helper.make_tensor_type_proto(onnx.TensorProto.FLOAT, None))
+    model = _single_node_model(node, [helper.make_value_info("X", map_type)],
+                               [helper.make_tensor_value_info("Y", onnx.TensorProto.FLOAT, None)], 1)
+    for d in [{9: 1.5, 5: -2.0}, {7: 3.0}, {1: 0.25, 5: 4.0, 9: 8.0}]:
+        ours, ref = run_both(model, {"X": d})
+        assert_outputs_match(ours, ref, 0.0)
+    with pytest.raises(onnxmini.InvalidArgument, match="expected a dict for map"):
+        onnxmini.InferenceSession(model.SerializeToString()).run(None, {"X": [1.0, 2.0]})
