@@ -292,7 +292,7 @@ def pip_doc(per_op, statuses, total_pass):
              "exported to `BUILD_DIR/onnx_node_tests/simple`) have no manifest: `test_sequence_model1`-`8`",
              "(the only tests of SequenceConstruct, SequenceAt, SequenceErase, SequenceLength, SequenceEmpty",
              "and ConcatFromSequence), `test_expand_shape_model*`, `test_shrink`, ... must pass in both kernel",
-             "modes; the Gradient, StringNormalizer and Mod-28 `fmod=0` float models are listed as",
+             "modes; the Gradient and StringNormalizer models are listed as",
              "unsupported with their reasons (`tests/conformance/test_simple_models.cc`,",
              "`--gtest_filter='OnnxSimpleModels.*:OnnxPipSimpleModels.*'`).", "",
              f"**{total_pass} of {len(statuses)} tests pass.**", ""]

@@ -27,7 +27,6 @@ namespace {
 const std::vector<std::pair<std::string, std::string>> kUnsupported = {
     {"test_gradient_of_", "Gradient (ai.onnx.preview.training) is a training op"},
     {"test_strnorm_model_", "StringNormalizer is not implemented"},
-    {"test_mod_fmod_0_signed_zero_", "Mod-28's fmod=0 for floating-point inputs is not implemented"},
 };
 
 std::string unsupported_reason(const std::string& test) {
