@@ -54,7 +54,8 @@ class GatherNDKernel : public Kernel {
     const int64_t tuples = batches == 0 ? 0 : indices.numel() / k / batches;  // per batch
     const std::vector<int64_t> strides = row_major_strides(data.shape());
     const int64_t* ind = indices.data<int64_t>();
-    std::vector<int64_t> offsets(static_cast<size_t>(batches * tuples));
+    Tensor offsets_t = ctx.scratch(DType::Int64, {batches * tuples});  // from the run's pool: no allocation once warm
+    int64_t* offsets = offsets_t.mutable_data<int64_t>();
     for (int64_t t = 0; t < batches * tuples; ++t) {
       int64_t off = (t / std::max<int64_t>(tuples, 1)) * batch_block;
       for (int64_t j = 0; j < k; ++j) {
@@ -73,7 +74,7 @@ class GatherNDKernel : public Kernel {
       using T = decltype(tag);
       const T* in = elems<T>(data);
       T* out = elems_mut<T>(y);
-      const int64_t n = static_cast<int64_t>(offsets.size());
+      const int64_t n = batches * tuples;
       parallel_for(ctx.threads(), n, std::max<int64_t>(1, 16384 / std::max<int64_t>(slab, 1)),
                    [&](int64_t t0, int64_t t1) {
                      for (int64_t t = t0; t < t1; ++t) std::copy(in + offsets[t], in + offsets[t] + slab, out + t * slab);

@@ -127,7 +127,8 @@ class ScatterNDKernel : public Kernel {
     const int64_t slab = shape_product(data.shape(), k, data.rank());
     const std::vector<int64_t> strides = row_major_strides(data.shape());
     // Element offset of each index tuple's slab, all checked first.
-    std::vector<int64_t> offsets(static_cast<size_t>(tuples));
+    Tensor offsets_t = ctx.scratch(DType::Int64, {tuples});  // from the run's pool: no allocation once warm
+    int64_t* offsets = offsets_t.mutable_data<int64_t>();
     const int64_t* ind = indices.data<int64_t>();
     for (int64_t t = 0; t < tuples; ++t) {
       int64_t off = 0;
