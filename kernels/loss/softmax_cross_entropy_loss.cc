@@ -7,8 +7,16 @@
 //
 // Layout: for each (n, d) the C class scores are strided by D; the log-softmax
 // makes two passes over them (max, then sum of exp) and a third to write.
+// Fast path (float32, 2-D scores: D = 1, so each row of C scores is contiguous):
+// rows split across threads; per row the SIMD table's max, then exp of
+// (x - max) written into the log_prob row itself, its SIMD sum, and a last
+// pass rewriting the row as x - max - log(sum) - no scratch buffer. The plain
+// loops stay as the reference path (and serve D > 1 and float64).
 #include <algorithm>
 #include <cmath>
+
+#include "core/thread_pool.h"
+#include "kernels/simd/f32_kernels.h"
 
 #include "kernels/loss/loss_common.h"
 #include "kernels/registry.h"
@@ -54,7 +62,12 @@ class SoftmaxCrossEntropyLossKernel : public Kernel {
     const bool logp_direct = ctx.output_wanted(1) && ctx.output(1).dtype() == compute_dtype;
     if (!logp_direct) logp_wide = ctx.scratch(compute_dtype, x.shape());
     Acc* logp = static_cast<Acc*>(logp_direct ? ctx.output(1).raw_mut() : logp_wide.raw_mut());
-    log_softmax_axis1(scores, logp, s);
+    if constexpr (std::is_same_v<Acc, float>) {
+      if (!ctx.reference_mode() && s.d == 1) log_softmax_rows_fast(ctx, scores, logp, s);
+      else log_softmax_axis1(scores, logp, s);
+    } else {
+      log_softmax_axis1(scores, logp, s);
+    }
 
     Tensor& y = ctx.output(0);
     Acc* unreduced = nullptr;
@@ -66,6 +79,28 @@ class SoftmaxCrossEntropyLossKernel : public Kernel {
     if (reduction_ == Reduction::None) store<Acc>(unreduced, y);
     else store<Acc>(&r, y);
     if (ctx.output_wanted(1) && !logp_direct) store<Acc>(logp, ctx.output(1));
+  }
+
+  // The fast path of log_softmax_axis1 for D = 1 (see the file comment).
+  static void log_softmax_rows_fast(const KernelContext& ctx, const float* x, float* logp, const LossShape& s) {
+    const simd::F32Kernels& k = simd::f32_kernels();
+    const int64_t c = s.c;
+    parallel_for(ctx.threads(), s.n, std::max<int64_t>(1, 16384 / std::max<int64_t>(c, 1)), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const float* row = x + r * c;
+        float* out = logp + r * c;
+        float mx = -INFINITY, sum = 0.f;
+        if (k.reduce_rows[simd::kRowMax]) k.reduce_rows[simd::kRowMax](row, 1, c, &mx);
+        else for (int64_t j = 0; j < c; ++j) mx = std::max(mx, row[j]);
+        for (int64_t j = 0; j < c; ++j) out[j] = row[j] - mx;
+        if (k.exp) k.exp(out, out, c);
+        else for (int64_t j = 0; j < c; ++j) out[j] = std::exp(out[j]);
+        if (k.reduce_rows[simd::kRowSum]) k.reduce_rows[simd::kRowSum](out, 1, c, &sum);
+        else for (int64_t j = 0; j < c; ++j) sum += out[j];
+        const float shift = mx + std::log(sum);
+        for (int64_t j = 0; j < c; ++j) out[j] = row[j] - shift;
+      }
+    });
   }
 
   // logp[n, :, d] = x[n, :, d] - max - log(sum(exp(x[n, :, d] - max))).
