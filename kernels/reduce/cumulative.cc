@@ -7,7 +7,9 @@
 // Layout: the input is (outer, len, inner) around the axis; each of the
 // outer * inner lanes is an independent running accumulation with stride
 // `inner`. The inner loop runs over the inner lanes of one axis position, so
-// memory is read contiguously; outer blocks are split across threads.
+// memory is read contiguously; outer blocks are split across threads. The
+// running value is the previous output row (no buffer), except for halves,
+// which keep a float32 row per thread chunk.
 #include "core/float16.h"
 #include "core/thread_pool.h"
 #include "kernels/registry.h"
@@ -82,19 +84,41 @@ class CumulativeKernel : public Kernel {
       if constexpr (std::is_same_v<T, uint16_t>) return half ? float_to_half(v) : float_to_bfloat16(v);
       else return v;
     };
-    parallel_for(ctx.threads(), outer, std::max<int64_t>(1, 16384 / (len * inner)), [&](int64_t o0, int64_t o1) {
-      std::vector<Acc> acc(static_cast<size_t>(inner));
-      for (int64_t o = o0; o < o1; ++o) {
-        std::fill(acc.begin(), acc.end(), kProduct ? Acc(1) : Acc(0));
-        for (int64_t step = 0; step < len; ++step) {
-          const int64_t k = reverse_ ? len - 1 - step : step;
-          const T* src = in + (o * len + k) * inner;
-          T* dst = out + (o * len + k) * inner;
-          for (int64_t i = 0; i < inner; ++i) {
-            const Acc v = load(src[i]);
-            if (exclusive_) dst[i] = save(acc[i]);
-            acc[i] = kProduct ? static_cast<Acc>(acc[i] * v) : static_cast<Acc>(acc[i] + v);
-            if (!exclusive_) dst[i] = save(acc[i]);
+    const Acc identity = kProduct ? Acc(1) : Acc(0);
+    auto combine = [](Acc a, Acc b) { return kProduct ? static_cast<Acc>(a * b) : static_cast<Acc>(a + b); };
+    parallel_for(ctx.threads(), outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(len * inner, 1)),
+                 [&](int64_t o0, int64_t o1) {
+      if constexpr (std::is_same_v<T, Acc>) {
+        // The running value of step k is the previous output row (exact: same type),
+        // so no accumulator buffer: dst = prev_dst op (exclusive ? prev_src : src).
+        for (int64_t o = o0; o < o1; ++o)
+          for (int64_t step = 0; step < len; ++step) {
+            const int64_t k = reverse_ ? len - 1 - step : step, prev = reverse_ ? k + 1 : k - 1;
+            const T* src = in + (o * len + k) * inner;
+            T* dst = out + (o * len + k) * inner;
+            if (step == 0) {
+              for (int64_t i = 0; i < inner; ++i) dst[i] = exclusive_ ? identity : src[i];
+              continue;
+            }
+            const T* prev_dst = out + (o * len + prev) * inner;
+            const T* add = exclusive_ ? in + (o * len + prev) * inner : src;
+            for (int64_t i = 0; i < inner; ++i) dst[i] = combine(prev_dst[i], add[i]);
+          }
+      } else {
+        // float16 / bfloat16: the running value stays in float32, rounded once per output.
+        std::vector<Acc> acc(static_cast<size_t>(inner));
+        for (int64_t o = o0; o < o1; ++o) {
+          std::fill(acc.begin(), acc.end(), identity);
+          for (int64_t step = 0; step < len; ++step) {
+            const int64_t k = reverse_ ? len - 1 - step : step;
+            const T* src = in + (o * len + k) * inner;
+            T* dst = out + (o * len + k) * inner;
+            for (int64_t i = 0; i < inner; ++i) {
+              const Acc v = load(src[i]);
+              if (exclusive_) dst[i] = save(acc[i]);
+              acc[i] = combine(acc[i], v);
+              if (!exclusive_) dst[i] = save(acc[i]);
+            }
           }
         }
       }
