@@ -1,0 +1,263 @@
+// QLinearConv (ai.onnx 10) and ConvInteger (ai.onnx 10): uint8 / int8 convolutions with
+// groups, pads / auto_pad, strides, dilations, per-output-channel weight zero points and
+// scales, 1-D to 3-D, on the int8 GEMM engine (kernels/gemm_engine/qgemm.h).
+//
+// Layout: X is N x C x D x H x W (fewer spatial axes are padded to three with size-1 axes),
+// W is M x C/group x kD x kH x kW, Y is N x M x oD x oH x oW. For one image n and group g
+// the convolution is the transposed GEMM
+//   Y[n, g]^T (P x M/g) = col^T (P x Kc) * W[g]^T (Kc x M/g),  Kc = C/g * kD*kH*kW, P = oD*oH*oW
+// so that the weights are the engine's B operand: their zero points and scales are per
+// column there, and a constant W is transposed and packed once at session creation. col is
+// the usual Kc x P im2col matrix (row (c, tap), one column per output position; padding
+// holds x_zero_point, so it adds (zx - zx) * w = 0), read by the engine as a transposed A;
+// a 1x1 kernel with stride 1 and no padding reads X itself. The engine writes Y in NCHW
+// through its transposed store, with bias and requantization fused.
+// Reference mode: direct loops with int64 sums, then the engine's output stage per element.
+#include <array>
+#include <cstring>
+
+#include "kernels/nn/spatial.h"
+#include "kernels/quantization/qop_common.h"
+#include "kernels/registry.h"
+
+namespace onnxmini {
+namespace quant {
+namespace {
+
+// The geometry of one call, normalised to three spatial axes.
+struct Geometry {
+  int64_t N = 0, C = 0, M = 0, group = 1, Cg = 0, Mg = 0;
+  std::array<int64_t, 3> in{1, 1, 1}, k{1, 1, 1}, out{1, 1, 1}, stride{1, 1, 1}, dil{1, 1, 1}, pad{0, 0, 0};
+  int64_t in_size() const { return in[0] * in[1] * in[2]; }
+  int64_t P() const { return out[0] * out[1] * out[2]; }
+  int64_t taps() const { return k[0] * k[1] * k[2]; }
+  int64_t Kc() const { return Cg * taps(); }
+  bool pointwise() const {
+    return taps() == 1 && stride == std::array<int64_t, 3>{1, 1, 1} && pad == std::array<int64_t, 3>{0, 0, 0};
+  }
+};
+
+class QConvKernel : public Kernel {
+ public:
+  QConvKernel(const KernelInfo& info, bool qlinear)
+      : qlinear_(qlinear),
+        attrs_(nn::read_window_attrs(info)),
+        group_(info.attrs.get_int("group", 1)),
+        x_(0),
+        w_(qlinear ? 3 : 1) {
+    if (group_ < 1) info.fail("group must be >= 1, got {}", group_);
+    const Tensor* w = info.constant_input(w_);
+    if (w && info.mode == KernelMode::Fast && is_int8_type(w->dtype()) && w->rank() >= 3 && w->dim(0) % group_ == 0) {
+      const int64_t M = w->dim(0), Mg = M / group_, Kc = w->numel() / std::max<int64_t>(M, 1);
+      std::vector<uint8_t> wt(static_cast<size_t>(Kc * Mg));
+      const uint8_t* src = static_cast<const uint8_t*>(w->raw());
+      for (int64_t g = 0; g < group_; ++g) {
+        transpose_weights(src + g * Mg * Kc, Mg, Kc, wt.data());
+        packed_.push_back(gemm::qgemm_pack_b(gemm::active_qisa(), Kc, Mg, wt.data(), w->dtype() == DType::Int8, Mg));
+      }
+    }
+  }
+
+  void prepare(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(x_);
+    const Tensor& w = ctx.input(w_);
+    require_int8(ctx, x, "x");
+    require_int8(ctx, w, "w");
+    const Geometry geo = geometry(ctx, x, w);
+    Shape ys{geo.N, geo.M};
+    for (size_t d = 0; d + 2 < x.rank(); ++d) ys.push_back(geo.out[3 - (x.rank() - 2) + d]);
+    DType yt = DType::Int32;
+    if (qlinear_) {
+      if (!ctx.has_input(7)) ctx.fail("y_zero_point is required (it gives the output type)");
+      require_int8(ctx, ctx.input(7), "y_zero_point");
+      yt = ctx.input(7).dtype();
+    }
+    ctx.allocate_output(0, yt, ys);
+  }
+
+  void compute(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(x_);
+    const Tensor& w = ctx.input(w_);
+    Tensor& y = ctx.output(0);
+    const Geometry geo = geometry(ctx, x, w);
+    ctx.stats().flops = 2.0 * geo.N * geo.M * geo.P() * geo.Kc();
+    const int32_t x_zero = read_zero_point(ctx, qlinear_ ? 2 : 2, x.dtype(), 1, "x_zero_point")[0];
+    const std::vector<int32_t> w_zero = read_zero_point(ctx, qlinear_ ? 5 : 3, w.dtype(), geo.M, "w_zero_point");
+
+    // The output stage for the whole of one image (channels are the GEMM's columns).
+    gemm::QgemmOutput out;
+    out.transposed = true;
+    out.ldy = geo.P();
+    std::vector<float> scale;
+    std::vector<int32_t> bias;
+    if (qlinear_) {
+      const float x_scale = read_scale(ctx, 1, 1, "x_scale")[0];
+      const std::vector<float> w_scale = read_scale(ctx, 4, geo.M, "w_scale");
+      const float y_scale = read_scale(ctx, 6, 1, "y_scale")[0];
+      out.y_zero = read_zero_point(ctx, 7, y.dtype(), 1, "y_zero_point")[0];
+      out.kind = y.dtype() == DType::UInt8 ? gemm::QgemmOutput::UInt8 : gemm::QgemmOutput::Int8;
+      scale.resize(static_cast<size_t>(geo.M));
+      for (int64_t m = 0; m < geo.M; ++m) scale[m] = x_scale * w_scale[w_scale.size() > 1 ? m : 0] / y_scale;
+      out.scale = scale.data();
+      out.scale_per_column = true;
+      if (ctx.has_input(8)) {
+        const Tensor& b = ctx.input(8);
+        if (b.dtype() != DType::Int32 || b.numel() != geo.M)
+          ctx.fail("B must be int32 with M = {} values, got {} {}", geo.M, dtype_name(b.dtype()), shape_to_string(b.shape()));
+        out.bias_i32 = b.data<int32_t>();
+      }
+    }
+    if (y.numel() == 0) return;
+    const size_t esize = dtype_size(y.dtype());
+    if (ctx.reference_mode()) {
+      ctx.stats().variant = "qconv_reference";
+      return reference(geo, x, w, x_zero, w_zero, out, static_cast<uint8_t*>(y.raw_mut()), esize);
+    }
+    ctx.stats().variant = geo.pointwise() ? "qconv1x1_gemm" : "qconv_im2col_gemm";
+
+    const int64_t P = geo.P(), Kc = geo.Kc();
+    Tensor col, wt;
+    if (!geo.pointwise()) col = ctx.scratch(DType::UInt8, {Kc, P});
+    if (packed_.empty()) wt = ctx.scratch(DType::UInt8, {Kc, geo.Mg});
+    const uint8_t* xb = static_cast<const uint8_t*>(x.raw());
+    const uint8_t* wb = static_cast<const uint8_t*>(w.raw());
+    for (int64_t n = 0; n < geo.N; ++n)
+      for (int64_t g = 0; g < geo.group; ++g) {
+        const uint8_t* xg = xb + (n * geo.C + g * geo.Cg) * geo.in_size();
+        const uint8_t* a = xg;
+        if (!geo.pointwise()) {
+          im2col(geo, xg, static_cast<uint8_t>(x_zero), col.mutable_data<uint8_t>());
+          a = col.data<uint8_t>();
+        }
+        gemm::QgemmArgs args;
+        args.M = P, args.N = geo.Mg, args.K = Kc;
+        args.A = a, args.a_signed = x.dtype() == DType::Int8, args.trans_a = true, args.lda = P;
+        args.a_zero = x_zero;
+        args.b_signed = w.dtype() == DType::Int8;
+        args.b_zero_per_column = w_zero.size() > 1;
+        args.b_zero = w_zero.data() + (args.b_zero_per_column ? g * geo.Mg : 0);
+        if (packed_.empty()) {
+          transpose_weights(wb + g * geo.Mg * Kc, geo.Mg, Kc, wt.mutable_data<uint8_t>());
+          args.B = wt.data<uint8_t>(), args.ldb = geo.Mg;
+        }
+        args.out = out;
+        args.out.y = static_cast<uint8_t*>(y.raw_mut()) + (n * geo.M + g * geo.Mg) * P * esize;
+        if (out.scale) args.out.scale = out.scale + g * geo.Mg;
+        if (out.bias_i32) args.out.bias_i32 = out.bias_i32 + g * geo.Mg;
+        gemm::qgemm(args, packed_.empty() ? nullptr : packed_[static_cast<size_t>(g)].get(), ctx.threads());
+      }
+  }
+
+ private:
+  // dst (Kc x Mg) = transpose of the Mg x Kc rows of one group's weights.
+  static void transpose_weights(const uint8_t* w, int64_t Mg, int64_t Kc, uint8_t* dst) {
+    for (int64_t m = 0; m < Mg; ++m)
+      for (int64_t k = 0; k < Kc; ++k) dst[k * Mg + m] = w[m * Kc + k];
+  }
+
+  Geometry geometry(const KernelContext& ctx, const Tensor& x, const Tensor& w) const {
+    if (x.rank() < 3 || x.rank() > 5) ctx.unsupported("x has rank {}; 1-D to 3-D convolutions are supported", x.rank());
+    if (w.rank() != x.rank()) ctx.fail("w has rank {}, x has rank {}", w.rank(), x.rank());
+    Geometry geo;
+    geo.N = x.dim(0), geo.C = x.dim(1), geo.M = w.dim(0), geo.group = group_;
+    if (geo.C % group_ != 0 || geo.M % group_ != 0)
+      ctx.fail("group {} does not divide the {} input channels and the {} output channels", group_, geo.C, geo.M);
+    geo.Cg = geo.C / group_, geo.Mg = geo.M / group_;
+    if (w.dim(1) != geo.Cg) ctx.fail("w {} has {} input channels per group, x {} with group {} needs {}",
+                                     shape_to_string(w.shape()), w.dim(1), shape_to_string(x.shape()), group_, geo.Cg);
+    std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end()), k(w.shape().begin() + 2, w.shape().end());
+    if (!attrs_.kernel.empty() && attrs_.kernel != k)
+      ctx.fail("kernel_shape {} differs from the weights' {}", shape_to_string(attrs_.kernel), shape_to_string(k));
+    const nn::Window win = nn::resolve_window(ctx, attrs_, in, k);
+    const size_t off = 3 - win.rank;
+    for (size_t d = 0; d < win.rank; ++d) {
+      geo.in[off + d] = win.in[d], geo.k[off + d] = win.kernel[d], geo.out[off + d] = win.out[d];
+      geo.stride[off + d] = win.stride[d], geo.dil[off + d] = win.dilation[d], geo.pad[off + d] = win.pad_begin[d];
+    }
+    return geo;
+  }
+
+  // col (Kc x P): row (c, kd, kh, kw), column (od, oh, ow) = x[c, od*s - p + kd*d, ...] or zx.
+  static void im2col(const Geometry& g, const uint8_t* x, uint8_t zx, uint8_t* col) {
+    const int64_t P = g.P();
+    for (int64_t c = 0; c < g.Cg; ++c)
+      for (int64_t kd = 0; kd < g.k[0]; ++kd)
+        for (int64_t kh = 0; kh < g.k[1]; ++kh)
+          for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+            uint8_t* row = col + (((c * g.k[0] + kd) * g.k[1] + kh) * g.k[2] + kw) * P;
+            for (int64_t od = 0; od < g.out[0]; ++od) {
+              const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dil[0];
+              for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+                const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dil[1];
+                uint8_t* r = row + (od * g.out[1] + oh) * g.out[2];
+                if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1]) {
+                  std::memset(r, zx, static_cast<size_t>(g.out[2]));
+                  continue;
+                }
+                const uint8_t* src = x + ((c * g.in[0] + id) * g.in[1] + ih) * g.in[2];
+                const int64_t sw = g.stride[2], base = kw * g.dil[2] - g.pad[2];
+                for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+                  const int64_t iw = ow * sw + base;
+                  r[ow] = iw >= 0 && iw < g.in[2] ? src[iw] : zx;
+                }
+              }
+            }
+          }
+  }
+
+  // The oracle: sum over the taps inside the input of (x - zx)(w - zw) in int64.
+  static void reference(const Geometry& g, const Tensor& x, const Tensor& w, int32_t zx, const std::vector<int32_t>& zw,
+                        const gemm::QgemmOutput& out0, uint8_t* y, size_t esize) {
+    const bool xs = x.dtype() == DType::Int8, ws = w.dtype() == DType::Int8;
+    const uint8_t* xb = static_cast<const uint8_t*>(x.raw());
+    const uint8_t* wb = static_cast<const uint8_t*>(w.raw());
+    auto xv = [&](int64_t i) -> int64_t { return xs ? int64_t(int8_t(xb[i])) : int64_t(xb[i]); };
+    auto wv = [&](int64_t i) -> int64_t { return ws ? int64_t(int8_t(wb[i])) : int64_t(wb[i]); };
+    const int64_t P = g.P();
+    for (int64_t n = 0; n < g.N; ++n) {
+      gemm::QgemmOutput o = out0;
+      o.y = y + n * g.M * P * esize;
+      for (int64_t m = 0; m < g.M; ++m) {
+        const int64_t grp = m / g.Mg, z = zw[zw.size() > 1 ? m : 0];
+        for (int64_t od = 0; od < g.out[0]; ++od)
+          for (int64_t oh = 0; oh < g.out[1]; ++oh)
+            for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+              int64_t acc = 0;
+              for (int64_t c = 0; c < g.Cg; ++c)
+                for (int64_t kd = 0; kd < g.k[0]; ++kd)
+                  for (int64_t kh = 0; kh < g.k[1]; ++kh)
+                    for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+                      const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dil[0];
+                      const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dil[1];
+                      const int64_t iw = ow * g.stride[2] - g.pad[2] + kw * g.dil[2];
+                      if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1] || iw < 0 || iw >= g.in[2]) continue;
+                      const int64_t xi = (((n * g.C + grp * g.Cg + c) * g.in[0] + id) * g.in[1] + ih) * g.in[2] + iw;
+                      const int64_t wi = (((m * g.Cg + c) * g.k[0] + kd) * g.k[1] + kh) * g.k[2] + kw;
+                      acc += (xv(xi) - zx) * (wv(wi) - z);
+                    }
+              const int64_t p = (od * g.out[1] + oh) * g.out[2] + ow;
+              gemm::qgemm_store(o, p, m, static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(acc))));
+            }
+      }
+    }
+  }
+
+  bool qlinear_;
+  nn::WindowAttrs attrs_;
+  int64_t group_;
+  size_t x_, w_;
+  std::vector<std::shared_ptr<gemm::QPackedB>> packed_;  // per group, constant w only
+};
+
+std::unique_ptr<Kernel> make_qlinear_conv(const KernelInfo& info) { return std::make_unique<QConvKernel>(info, true); }
+std::unique_ptr<Kernel> make_conv_integer(const KernelInfo& info) { return std::make_unique<QConvKernel>(info, false); }
+
+}  // namespace
+
+ONNXMINI_REGISTER_KERNEL("qlinear_conv", "", "QLinearConv", 10, INT_MAX, make_qlinear_conv);
+ONNXMINI_REGISTER_KERNEL("qlinear_conv", "", "ConvInteger", 10, INT_MAX, make_conv_integer);
+
+}  // namespace quant
+}  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(quantization_qlinear_conv);
