@@ -28,7 +28,7 @@ namespace onnxmini {
 namespace gemm {
 namespace {
 
-constexpr int64_t kTaskCols = 256;  // columns per task (a multiple of every NR)
+constexpr int64_t kTaskCols = 256;  // narrowest column cut of a task (a multiple of every NR)
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
@@ -94,23 +94,44 @@ void pack_b_into(const QgemmKernelSet& ks, int64_t K, int64_t N, const uint8_t* 
 
 // Rows [m0, m0 + rows) of op(A) into MR slivers of the uint8 form A' = A ^ 0x80 when A is
 // int8 (rows past `rows` in the last sliver zero); rowsum[i] = sum_k A'[m0 + i, k].
+// Row-major A moves 4 bytes (one k group) at a time; a transposed A (K x M, convolutions'
+// im2col) is read one contiguous run of the sliver's rows per k.
 void pack_a_block(const QgemmKernelSet& ks, const QgemmArgs& g, int64_t m0, int64_t rows, int64_t kp, uint8_t* dst,
                   int32_t* rowsum) {
   const int mr = ks.mr;
   const uint8_t* A = static_cast<const uint8_t*>(g.A);
   const uint8_t flip = g.a_signed ? 0x80 : 0;
+  const uint32_t flip4 = g.a_signed ? 0x80808080u : 0u;
   std::memset(dst, 0, static_cast<size_t>(round_up(rows, mr) * kp));
   for (int64_t s = 0; s < rows; s += mr) {
     const int64_t r = std::min<int64_t>(mr, rows - s);
     uint8_t* d = dst + s * kp;
-    for (int64_t i = 0; i < r; ++i) {
-      const int64_t m = m0 + s + i;
-      int32_t sum = 0;
+    if (g.trans_a) {
+      for (int64_t i = 0; i < r; ++i) rowsum[s + i] = 0;
       for (int64_t k = 0; k < g.K; ++k) {
-        const uint8_t v = (g.trans_a ? A[k * g.lda + m] : A[m * g.lda + k]) ^ flip;
-        d[(k / 4) * mr * 4 + i * 4 + (k % 4)] = v;
-        sum += v;
+        const uint8_t* src = A + k * g.lda + m0 + s;
+        uint8_t* dk = d + (k / 4) * mr * 4 + (k % 4);
+        for (int64_t i = 0; i < r; ++i) {
+          const uint8_t v = src[i] ^ flip;
+          dk[i * 4] = v;
+          rowsum[s + i] += v;
+        }
       }
+      continue;
+    }
+    for (int64_t i = 0; i < r; ++i) {
+      const uint8_t* src = A + (m0 + s + i) * g.lda;
+      uint8_t* di = d + i * 4;
+      int64_t k = 0;
+      for (; k + 4 <= g.K; k += 4) {
+        uint32_t v;
+        std::memcpy(&v, src + k, 4);
+        v ^= flip4;
+        std::memcpy(di + (k / 4) * mr * 4, &v, 4);
+      }
+      for (; k < g.K; ++k) di[(k / 4) * mr * 4 + (k % 4)] = src[k] ^ flip;
+      int32_t sum = 0;
+      for (k = 0; k < g.K; ++k) sum += static_cast<uint8_t>(src[k] ^ flip);
       rowsum[s + i] = sum;
     }
   }
@@ -310,13 +331,21 @@ void qgemm(QIsa isa, const QgemmArgs& g, const QPackedB* packed_b, ThreadPool* p
   p.zp.per_column = g.b_zero_per_column;
   p.zp.zb_shift = b_signed ? 0 : -128;
 
+  // Tasks: row blocks of mc rows over all N when there are enough of them for the threads
+  // (A packed once); otherwise the columns are cut too (a narrow or short C).
+  const int threads = pool ? pool->num_threads() : 1;
   const int64_t mtasks = (g.M + ks.mc - 1) / ks.mc;
-  const int64_t ntasks = (g.N + kTaskCols - 1) / kTaskCols;
+  int64_t task_cols = round_up(g.N, ks.nr);
+  if (mtasks < 4 * threads) {
+    const int64_t cuts = (4 * threads + mtasks - 1) / mtasks;
+    task_cols = std::max<int64_t>(kTaskCols, round_up((g.N + cuts - 1) / cuts, ks.nr));
+  }
+  const int64_t ntasks = (g.N + task_cols - 1) / task_cols;
   const int64_t tasks = mtasks * ntasks;
   auto body = [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t mi = t / ntasks, ni = t % ntasks;
-      run_task(p, mi * ks.mc, std::min(g.M, (mi + 1) * ks.mc), ni * kTaskCols, std::min(g.N, (ni + 1) * kTaskCols));
+      run_task(p, mi * ks.mc, std::min(g.M, (mi + 1) * ks.mc), ni * task_cols, std::min(g.N, (ni + 1) * task_cols));
     }
   };
   const bool parallel = pool && pool->num_threads() > 1 && tasks > 1 && g.M * g.N * g.K > 64 * 64 * 64;
