@@ -166,3 +166,49 @@ def test_conv_integer(case, tx, tw):
     attrs = {k: v for k, v in c.items() if k not in ("x", "w")}
     mini, ref = _run_both(_model("ConvInteger", feeds, TP.INT32, attrs, ("w",)), feeds, ("w",))
     np.testing.assert_array_equal(mini, ref)
+
+
+def _qdq_model(conv, per_channel, rng):
+    """x_q -> DequantizeLinear -> Conv / MatMul (weights and bias through DequantizeLinear) -> QuantizeLinear."""
+    xs, xz, ys, yz = np.float32(0.02), np.uint8(120), np.float32(0.3), np.uint8(100)
+    if conv:
+        x = _q(rng, np.uint8, (1, 8, 12, 12))
+        w = _q(rng, np.int8, (16, 8, 3, 3))
+    else:
+        x = _q(rng, np.uint8, (9, 40))
+        w = _q(rng, np.int8, (40, 24))
+    M = w.shape[0] if conv else w.shape[1]
+    ws = (rng.uniform(0.002, 0.01, M) if per_channel else np.array(0.005)).astype(np.float32)
+    wz = np.zeros(ws.shape, np.int8)
+    inits = [nh.from_array(np.array(v), n) for n, v in [("xs", xs), ("xz", xz), ("ys", ys), ("yz", yz)]]
+    inits += [nh.from_array(w, "w"), nh.from_array(ws, "ws"), nh.from_array(wz, "wz")]
+    axis = {"axis": 0 if conv else 1} if per_channel else {}
+    nodes = [oh.make_node("DequantizeLinear", ["x", "xs", "xz"], ["xf"]),
+             oh.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wf"], **axis)]
+    ins = ["xf", "wf"]
+    if conv:
+        b = rng.integers(-2000, 2000, M).astype(np.int32)
+        bs = (xs * ws * np.ones(M, np.float32)).astype(np.float32)
+        inits += [nh.from_array(b, "b"), nh.from_array(bs, "bs"), nh.from_array(np.zeros(M, np.int32), "bz")]
+        nodes.append(oh.make_node("DequantizeLinear", ["b", "bs", "bz"], ["bf"], axis=0))
+        ins.append("bf")
+    nodes.append(oh.make_node("Conv", ins, ["yf"], pads=[1, 1, 1, 1]) if conv else oh.make_node("MatMul", ins, ["yf"]))
+    nodes.append(oh.make_node("QuantizeLinear", ["yf", "ys", "yz"], ["y"]))
+    g = oh.make_graph(nodes, "qdq", [oh.make_tensor_value_info("x", TP.UINT8, x.shape)],
+                      [oh.make_tensor_value_info("y", TP.UINT8, None)], inits)
+    m = oh.make_model(g, opset_imports=[oh.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m.SerializeToString(), x
+
+
+@pytest.mark.parametrize("conv", [True, False])
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_qdq_unit_runs_as_integer_op(conv, per_channel):
+    """The QDQ rule (runtime/graph_fusion_qdq.cc) turns the unit into QLinearConv / QLinearMatMul:
+    the result must agree with onnxruntime (which fuses the same unit) within 1, in few elements.
+    On a branch without the DequantizeLinear / QuantizeLinear kernels this still runs: the
+    rule removes every DequantizeLinear / QuantizeLinear of the unit."""
+    rng = np.random.default_rng(int(conv) * 2 + int(per_channel))
+    model, x = _qdq_model(conv, per_channel, rng)
+    mini, ref = _run_both(model, [("x", x)])
+    _assert_quantized_close(mini, ref)
