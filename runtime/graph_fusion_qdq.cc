@@ -23,6 +23,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -198,13 +199,14 @@ struct QdqPass {
 
   // Bias scale = x scale * w scale (per channel), within float32 rounding; zero point 0.
   static bool bias_scale_matches(const Dq& x, const Dq& w, const Dq& b) {
-    if (b.s->numel() != w.s->numel() && b.s->numel() != 1) return false;
+    const int64_t count = std::max(b.s->numel(), w.s->numel());  // either may be per tensor
+    if ((b.s->numel() != count && b.s->numel() != 1) || (w.s->numel() != count && w.s->numel() != 1)) return false;
     if (b.z)
       for (int64_t k = 0; k < b.z->numel(); ++k)
         if (b.z->data<int32_t>()[k] != 0) return false;
     const float xs = x.s->data<float>()[0];
-    for (int64_t k = 0; k < w.s->numel(); ++k) {
-      const double want = static_cast<double>(xs) * w.s->data<float>()[k];
+    for (int64_t k = 0; k < count; ++k) {
+      const double want = static_cast<double>(xs) * w.s->data<float>()[w.s->numel() == 1 ? 0 : k];
       const double got = b.s->data<float>()[b.s->numel() == 1 ? 0 : k];
       if (!(std::fabs(got - want) <= 1e-6 * std::fabs(want))) return false;
     }
