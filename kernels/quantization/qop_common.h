@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/float16.h"
 #include "kernels/gemm_engine/qgemm.h"
 #include "kernels/kernel.h"
 
@@ -37,14 +38,19 @@ inline std::vector<int32_t> read_zero_point(const KernelContext& ctx, size_t i, 
   return v;
 }
 
-// Scale input `i` (float32, a scalar or `max_count` values, all finite and positive... or at
-// least finite: onnxruntime accepts any value, so do we, as long as it is float32).
+// Scale input `i`: a scalar or `max_count` values, float32 or (QLinearMatMul 21) float16 /
+// bfloat16 widened to float32. Any value is accepted, as onnxruntime does.
 inline std::vector<float> read_scale(const KernelContext& ctx, size_t i, int64_t max_count, const char* what) {
   const Tensor& s = ctx.input(i);
-  if (s.dtype() != DType::Float32) ctx.unsupported("{} has dtype {}; only float is supported", what, dtype_name(s.dtype()));
   if (s.numel() != 1 && s.numel() != max_count)
     ctx.fail("{} has shape {}: expected a scalar or {} values", what, shape_to_string(s.shape()), max_count);
-  return std::vector<float>(s.data<float>(), s.data<float>() + s.numel());
+  if (s.dtype() == DType::Float32) return std::vector<float>(s.data<float>(), s.data<float>() + s.numel());
+  if (s.dtype() != DType::Float16 && s.dtype() != DType::BFloat16)
+    ctx.unsupported("{} has dtype {}; float, float16 and bfloat16 are supported", what, dtype_name(s.dtype()));
+  const uint16_t* h = static_cast<const uint16_t*>(s.raw());
+  std::vector<float> v(static_cast<size_t>(s.numel()));
+  for (int64_t k = 0; k < s.numel(); ++k) v[k] = s.dtype() == DType::Float16 ? half_to_float(h[k]) : bfloat16_to_float(h[k]);
+  return v;
 }
 
 // numpy matmul over [..., M, K] x [..., K, N] with broadcast batch dims; 1-D operands
