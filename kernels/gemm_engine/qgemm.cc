@@ -242,7 +242,12 @@ void run_task(const Problem& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) 
   const int64_t rows = m1 - m0;
   uint8_t* a = t_pack_a.get(static_cast<size_t>(round_up(rows, mr) * p.kp));
   int32_t* rowsum = reinterpret_cast<int32_t*>(t_rowsum.get(static_cast<size_t>(rows) * 4 + 64));
-  pack_a_block(ks, g, m0, rows, p.kp, a, rowsum);
+  if (g.a_packer) {
+    std::memset(a, 0, static_cast<size_t>(round_up(rows, mr) * p.kp));
+    g.a_packer->pack(m0, rows, p.kp, mr, a, rowsum);
+  } else {
+    pack_a_block(ks, g, m0, rows, p.kp, a, rowsum);
+  }
   alignas(64) int32_t tile[16 * 64];
   int32_t out[64];
   uint32_t colterm[64], zbn[64];
@@ -326,7 +331,7 @@ void qgemm(QIsa isa, const QgemmArgs& g, const QPackedB* packed_b, ThreadPool* p
     p.b = b;
     p.colsum = colsum;
   }
-  p.zp.za = static_cast<uint32_t>(g.a_zero + (g.a_signed ? 128 : 0));
+  p.zp.za = static_cast<uint32_t>(g.a_zero + (g.a_signed && !g.a_packer ? 128 : 0));
   p.zp.zb = g.b_zero;
   p.zp.per_column = g.b_zero_per_column;
   p.zp.zb_shift = b_signed ? 0 : -128;
@@ -351,6 +356,13 @@ void qgemm(QIsa isa, const QgemmArgs& g, const QPackedB* packed_b, ThreadPool* p
   const bool parallel = pool && pool->num_threads() > 1 && tasks > 1 && g.M * g.N * g.K > 64 * 64 * 64;
   if (parallel) pool->parallel_for(tasks, 1, body);
   else body(0, tasks);
+}
+
+void qgemm_pack_row(const uint8_t* row, int64_t K, int mr, int i, uint8_t* sliver) {
+  uint8_t* d = sliver + i * 4;
+  int64_t k = 0;
+  for (; k + 4 <= K; k += 4) std::memcpy(d + (k / 4) * mr * 4, row + k, 4);
+  for (; k < K; ++k) d[(k / 4) * mr * 4 + (k % 4)] = row[k];
 }
 
 void qgemm_store(const QgemmOutput& o, int64_t m, int64_t n, int32_t acc) { store_row(o, m, n, 1, &acc); }

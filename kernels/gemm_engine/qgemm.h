@@ -47,6 +47,20 @@ struct QgemmOutput {
   int32_t y_zero = 0;                 // UInt8 / Int8
 };
 
+// Supplies op(A) already packed, instead of A / lda / trans_a / a_signed (a convolution
+// writes its patches straight into the layout: no im2col matrix). pack() fills rows
+// [m0, m0 + rows) as `mr`-row slivers of kp / 4 groups of 4 uint8 k values
+// (kernels/gemm_engine/qgemm_kernel.h; rows past `rows` and k past K zero) and their row
+// sums; qgemm_pack_row() writes one row. A is then uint8 with zero point a_zero.
+class QgemmAPacker {
+ public:
+  virtual ~QgemmAPacker() = default;
+  virtual void pack(int64_t m0, int64_t rows, int64_t kp, int mr, uint8_t* dst, int32_t* rowsum) const = 0;
+};
+
+// Row i (< mr) of a sliver (kp bytes per row, zeroed by the caller past K) from K contiguous bytes.
+void qgemm_pack_row(const uint8_t* row, int64_t K, int mr, int i, uint8_t* sliver);
+
 struct QgemmArgs {
   int64_t M = 0, N = 0, K = 0;
   const void* A = nullptr;  // uint8_t or int8_t
@@ -54,6 +68,7 @@ struct QgemmArgs {
   bool trans_a = false;     // A stored K x M
   int64_t lda = 0;
   int32_t a_zero = 0;
+  const QgemmAPacker* a_packer = nullptr;  // when set, supplies A (then uint8)
   const void* B = nullptr;  // ignored with a QPackedB
   bool b_signed = true;
   int64_t ldb = 0;

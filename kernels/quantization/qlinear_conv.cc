@@ -5,13 +5,15 @@
 // Layout: X is N x C x D x H x W (fewer spatial axes are padded to three with size-1 axes),
 // W is M x C/group x kD x kH x kW, Y is N x M x oD x oH x oW. For one image n and group g
 // the convolution is the transposed GEMM
-//   Y[n, g]^T (P x M/g) = col^T (P x Kc) * W[g]^T (Kc x M/g),  Kc = C/g * kD*kH*kW, P = oD*oH*oW
-// so that the weights are the engine's B operand: their zero points and scales are per
-// column there, and a constant W is transposed and packed once at session creation. col is
-// the usual Kc x P im2col matrix (row (c, tap), one column per output position; padding
-// holds x_zero_point, so it adds (zx - zx) * w = 0), read by the engine as a transposed A;
-// a 1x1 kernel with stride 1 and no padding reads X itself. The engine writes Y in NCHW
-// through its transposed store, with bias and requantization fused.
+//   Y[n, g]^T (P x M/g) = patches (P x Kc) * W'[g] (Kc x M/g),  Kc = taps * C/g, P = oD*oH*oW
+// with k ordered (tap, channel): the weights are the engine's B operand, so their zero
+// points and scales are per column there; a constant W is reordered and packed once at
+// session creation. X is first copied channels-last (D x H x W x C, as uint8: an int8 X is
+// flipped to x ^ 0x80 with zero point zx + 128), so each (pixel, tap) of a patch is one
+// contiguous run of C/g bytes; PatchPacker writes the patches of a block of pixels straight
+// into the engine's packed A layout (no im2col matrix), padding taps holding the zero point
+// (they add (zx - zx) * w = 0). The engine writes Y in NCHW through its transposed store,
+// with bias and requantization fused.
 // Reference mode: direct loops with int64 sums, then the engine's output stage per element.
 #include <array>
 #include <cstring>
@@ -32,9 +34,47 @@ struct Geometry {
   int64_t P() const { return out[0] * out[1] * out[2]; }
   int64_t taps() const { return k[0] * k[1] * k[2]; }
   int64_t Kc() const { return Cg * taps(); }
-  bool pointwise() const {
-    return taps() == 1 && stride == std::array<int64_t, 3>{1, 1, 1} && pad == std::array<int64_t, 3>{0, 0, 0};
+};
+
+// The patches of one image and group, from the channels-last copy of X, packed for the engine.
+class PatchPacker : public gemm::QgemmAPacker {
+ public:
+  PatchPacker(const Geometry& g, const uint8_t* x_last, int64_t c0, uint8_t pad) : g_(g), x_(x_last), c0_(c0), pad_(pad) {}
+
+  void pack(int64_t m0, int64_t rows, int64_t kp, int mr, uint8_t* dst, int32_t* rowsum) const override {
+    thread_local std::vector<uint8_t> row;
+    const int64_t K = g_.Kc(), Cg = g_.Cg;
+    if (static_cast<int64_t>(row.size()) < K) row.resize(static_cast<size_t>(K));
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t p = m0 + r;
+      const int64_t ow = p % g_.out[2], oh = (p / g_.out[2]) % g_.out[1], od = p / (g_.out[2] * g_.out[1]);
+      uint8_t* t = row.data();
+      for (int64_t kd = 0; kd < g_.k[0]; ++kd) {
+        const int64_t id = od * g_.stride[0] - g_.pad[0] + kd * g_.dil[0];
+        for (int64_t kh = 0; kh < g_.k[1]; ++kh) {
+          const int64_t ih = oh * g_.stride[1] - g_.pad[1] + kh * g_.dil[1];
+          for (int64_t kw = 0; kw < g_.k[2]; ++kw, t += Cg) {
+            const int64_t iw = ow * g_.stride[2] - g_.pad[2] + kw * g_.dil[2];
+            if (id < 0 || id >= g_.in[0] || ih < 0 || ih >= g_.in[1] || iw < 0 || iw >= g_.in[2]) {
+              std::memset(t, pad_, static_cast<size_t>(Cg));
+            } else {
+              std::memcpy(t, x_ + ((id * g_.in[1] + ih) * g_.in[2] + iw) * g_.C + c0_, static_cast<size_t>(Cg));
+            }
+          }
+        }
+      }
+      int32_t sum = 0;
+      for (int64_t k = 0; k < K; ++k) sum += row[k];
+      rowsum[r] = sum;
+      gemm::qgemm_pack_row(row.data(), K, mr, static_cast<int>(r % mr), dst + (r / mr) * mr * kp);
+    }
   }
+
+ private:
+  const Geometry& g_;
+  const uint8_t* x_;
+  int64_t c0_;
+  uint8_t pad_;
 };
 
 class QConvKernel : public Kernel {
@@ -52,7 +92,7 @@ class QConvKernel : public Kernel {
       std::vector<uint8_t> wt(static_cast<size_t>(Kc * Mg));
       const uint8_t* src = static_cast<const uint8_t*>(w->raw());
       for (int64_t g = 0; g < group_; ++g) {
-        transpose_weights(src + g * Mg * Kc, Mg, Kc, wt.data());
+        transpose_weights(src + g * Mg * Kc, Mg, w->dim(1), Kc / w->dim(1), wt.data());
         packed_.push_back(gemm::qgemm_pack_b(gemm::active_qisa(), Kc, Mg, wt.data(), w->dtype() == DType::Int8, Mg));
       }
     }
@@ -113,31 +153,33 @@ class QConvKernel : public Kernel {
       ctx.stats().variant = "qconv_reference";
       return reference(geo, x, w, x_zero, w_zero, out, static_cast<uint8_t*>(y.raw_mut()), esize);
     }
-    ctx.stats().variant = geo.pointwise() ? "qconv1x1_gemm" : "qconv_im2col_gemm";
+    ctx.stats().variant = "qconv_patches_gemm";
 
-    const int64_t P = geo.P(), Kc = geo.Kc();
-    Tensor col, wt;
-    if (!geo.pointwise()) col = ctx.scratch(DType::UInt8, {Kc, P});
+    const int64_t P = geo.P(), Kc = geo.Kc(), S = geo.in_size();
+    // X channels-last as uint8 (int8 flipped by ^ 0x80, its zero point moved by 128).
+    Tensor x_last = ctx.scratch(DType::UInt8, {S, geo.C});
+    const uint8_t flip = x.dtype() == DType::Int8 ? 0x80 : 0;
+    const int32_t zx = x_zero + (flip ? 128 : 0);
+    Tensor wt;
     if (packed_.empty()) wt = ctx.scratch(DType::UInt8, {Kc, geo.Mg});
     const uint8_t* xb = static_cast<const uint8_t*>(x.raw());
     const uint8_t* wb = static_cast<const uint8_t*>(w.raw());
-    for (int64_t n = 0; n < geo.N; ++n)
+    uint8_t* xl = x_last.mutable_data<uint8_t>();
+    for (int64_t n = 0; n < geo.N; ++n) {
+      const uint8_t* xn = xb + n * geo.C * S;
+      for (int64_t c = 0; c < geo.C; ++c)
+        for (int64_t i = 0; i < S; ++i) xl[i * geo.C + c] = xn[c * S + i] ^ flip;
       for (int64_t g = 0; g < geo.group; ++g) {
-        const uint8_t* xg = xb + (n * geo.C + g * geo.Cg) * geo.in_size();
-        const uint8_t* a = xg;
-        if (!geo.pointwise()) {
-          im2col(geo, xg, static_cast<uint8_t>(x_zero), col.mutable_data<uint8_t>());
-          a = col.data<uint8_t>();
-        }
+        PatchPacker packer(geo, xl, g * geo.Cg, static_cast<uint8_t>(zx));
         gemm::QgemmArgs args;
         args.M = P, args.N = geo.Mg, args.K = Kc;
-        args.A = a, args.a_signed = x.dtype() == DType::Int8, args.trans_a = true, args.lda = P;
-        args.a_zero = x_zero;
+        args.a_packer = &packer;
+        args.a_zero = zx;
         args.b_signed = w.dtype() == DType::Int8;
         args.b_zero_per_column = w_zero.size() > 1;
         args.b_zero = w_zero.data() + (args.b_zero_per_column ? g * geo.Mg : 0);
         if (packed_.empty()) {
-          transpose_weights(wb + g * geo.Mg * Kc, geo.Mg, Kc, wt.mutable_data<uint8_t>());
+          transpose_weights(wb + g * geo.Mg * Kc, geo.Mg, geo.Cg, geo.taps(), wt.mutable_data<uint8_t>());
           args.B = wt.data<uint8_t>(), args.ldb = geo.Mg;
         }
         args.out = out;
@@ -146,13 +188,15 @@ class QConvKernel : public Kernel {
         if (out.bias_i32) args.out.bias_i32 = out.bias_i32 + g * geo.Mg;
         gemm::qgemm(args, packed_.empty() ? nullptr : packed_[static_cast<size_t>(g)].get(), ctx.threads());
       }
+    }
   }
 
  private:
-  // dst (Kc x Mg) = transpose of the Mg x Kc rows of one group's weights.
-  static void transpose_weights(const uint8_t* w, int64_t Mg, int64_t Kc, uint8_t* dst) {
+  // dst (Kc x Mg, k = tap * Cg + c) from one group's Mg x Cg x taps weights.
+  static void transpose_weights(const uint8_t* w, int64_t Mg, int64_t Cg, int64_t taps, uint8_t* dst) {
     for (int64_t m = 0; m < Mg; ++m)
-      for (int64_t k = 0; k < Kc; ++k) dst[k * Mg + m] = w[m * Kc + k];
+      for (int64_t c = 0; c < Cg; ++c)
+        for (int64_t t = 0; t < taps; ++t) dst[(t * Cg + c) * Mg + m] = w[(m * Cg + c) * taps + t];
   }
 
   Geometry geometry(const KernelContext& ctx, const Tensor& x, const Tensor& w) const {
@@ -175,34 +219,6 @@ class QConvKernel : public Kernel {
       geo.stride[off + d] = win.stride[d], geo.dil[off + d] = win.dilation[d], geo.pad[off + d] = win.pad_begin[d];
     }
     return geo;
-  }
-
-  // col (Kc x P): row (c, kd, kh, kw), column (od, oh, ow) = x[c, od*s - p + kd*d, ...] or zx.
-  static void im2col(const Geometry& g, const uint8_t* x, uint8_t zx, uint8_t* col) {
-    const int64_t P = g.P();
-    for (int64_t c = 0; c < g.Cg; ++c)
-      for (int64_t kd = 0; kd < g.k[0]; ++kd)
-        for (int64_t kh = 0; kh < g.k[1]; ++kh)
-          for (int64_t kw = 0; kw < g.k[2]; ++kw) {
-            uint8_t* row = col + (((c * g.k[0] + kd) * g.k[1] + kh) * g.k[2] + kw) * P;
-            for (int64_t od = 0; od < g.out[0]; ++od) {
-              const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dil[0];
-              for (int64_t oh = 0; oh < g.out[1]; ++oh) {
-                const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dil[1];
-                uint8_t* r = row + (od * g.out[1] + oh) * g.out[2];
-                if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1]) {
-                  std::memset(r, zx, static_cast<size_t>(g.out[2]));
-                  continue;
-                }
-                const uint8_t* src = x + ((c * g.in[0] + id) * g.in[1] + ih) * g.in[2];
-                const int64_t sw = g.stride[2], base = kw * g.dil[2] - g.pad[2];
-                for (int64_t ow = 0; ow < g.out[2]; ++ow) {
-                  const int64_t iw = ow * sw + base;
-                  r[ow] = iw >= 0 && iw < g.in[2] ? src[iw] : zx;
-                }
-              }
-            }
-          }
   }
 
   // The oracle: sum over the taps inside the input of (x - zx)(w - zw) in int64.
