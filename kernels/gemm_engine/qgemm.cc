@@ -186,8 +186,10 @@ void store_row(const QgemmOutput& o, int64_t m, int64_t n0, int64_t cnt, const i
     case QgemmOutput::Float: {
       float* y = static_cast<float*>(o.y) + base;
       const float* bias = o.bias ? o.bias + n0 : nullptr;
+      const int32_t* bi = o.bias_i32 ? o.bias_i32 + m * o.bias_row_stride + n0 * o.bias_col_step : nullptr;
       for (int64_t j = 0; j < cnt; ++j) {
-        float v = static_cast<float>(acc[j]) * sc[j * sstep];
+        const uint32_t a = static_cast<uint32_t>(acc[j]) + (bi ? static_cast<uint32_t>(bi[j * o.bias_col_step]) : 0u);
+        float v = static_cast<float>(static_cast<int32_t>(a)) * sc[j * sstep];
         if (bias) v += bias[j];
         y[j * step] = v;
       }
@@ -198,10 +200,11 @@ void store_row(const QgemmOutput& o, int64_t m, int64_t n0, int64_t cnt, const i
       const bool u8 = o.kind == QgemmOutput::UInt8;
       const float lo = (u8 ? 0.0f : -128.0f) - static_cast<float>(o.y_zero);
       const float hi = (u8 ? 255.0f : 127.0f) - static_cast<float>(o.y_zero);
-      const int32_t* bias = o.bias_i32 ? o.bias_i32 + n0 : nullptr;
+      const int32_t* bias = o.bias_i32 ? o.bias_i32 + m * o.bias_row_stride + n0 * o.bias_col_step : nullptr;
+      const int64_t bstep = o.bias_col_step;
       constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
       for (int64_t j = 0; j < cnt; ++j) {
-        const uint32_t a = static_cast<uint32_t>(acc[j]) + (bias ? static_cast<uint32_t>(bias[j]) : 0u);
+        const uint32_t a = static_cast<uint32_t>(acc[j]) + (bias ? static_cast<uint32_t>(bias[j * bstep]) : 0u);
         float x = static_cast<float>(static_cast<int32_t>(a)) * sc[j * sstep];
         x = x > lo ? x : lo;
         x = x < hi ? x : hi;

@@ -43,7 +43,10 @@ struct QgemmOutput {
   const float* scale = nullptr;
   bool scale_per_column = false;
   const float* bias = nullptr;        // Float: added after scaling, per column (may be null)
-  const int32_t* bias_i32 = nullptr;  // UInt8 / Int8: added to acc before scaling, per column
+  // Added to acc before scaling (all kinds but Int32): element (m, n) at
+  // bias_i32[m * bias_row_stride + n * bias_col_step] (a column vector, a row, a matrix, a scalar).
+  const int32_t* bias_i32 = nullptr;
+  int64_t bias_row_stride = 0, bias_col_step = 1;
   int32_t y_zero = 0;                 // UInt8 / Int8
 };
 

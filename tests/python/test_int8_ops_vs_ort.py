@@ -212,3 +212,27 @@ def test_qdq_unit_runs_as_integer_op(conv, per_channel):
     model, x = _qdq_model(conv, per_channel, rng)
     mini, ref = _run_both(model, [("x", x)])
     _assert_quantized_close(mini, ref)
+
+
+@pytest.mark.parametrize("trans_a", [0, 1])
+@pytest.mark.parametrize("trans_b", [0, 1])
+@pytest.mark.parametrize("out", ["u8", "float"])
+@pytest.mark.parametrize("c_shape", [None, (), (24,), (13, 24)])
+def test_qgemm(trans_a, trans_b, out, c_shape):
+    rng = np.random.default_rng(trans_a * 8 + trans_b * 4 + (out == "u8") * 2 + (0 if c_shape is None else len(c_shape) + 1))
+    M, K, N = 13, 50, 24
+    a = _q(rng, np.uint8, (K, M) if trans_a else (M, K))
+    b = _q(rng, np.int8, (N, K) if trans_b else (K, N))
+    feeds = [("a", a), ("as", np.asarray(np.float32(0.02))), ("az", _q(rng, np.uint8, ())), ("b", b),
+             ("bs", rng.uniform(0.005, 0.02, N).astype(np.float32)), ("bz", np.zeros(N, np.int8)),
+             ("c", None if c_shape is None else rng.integers(-3000, 3000, c_shape).astype(np.int32)),
+             ("ys", np.asarray(np.float32(0.5)) if out == "u8" else None),
+             ("yz", _q(rng, np.uint8, ()) if out == "u8" else None)]
+    consts = ("b", "bs", "bz", "c")
+    model = _model("QGemm", feeds, TP.UINT8 if out == "u8" else TP.FLOAT,
+                   {"transA": trans_a, "transB": trans_b, "alpha": 0.75}, consts, domain=MS)
+    mini, ref = _run_both(model, feeds, consts)
+    if out == "u8":
+        _assert_quantized_close(mini, ref)
+    else:
+        np.testing.assert_allclose(mini, ref, rtol=1e-6, atol=1e-5)

@@ -224,6 +224,27 @@ TEST(QLinearConv, MatchesReferencePerChannelBiasAutoPad) {
         }
 }
 
+TEST(QGemm, MatchesReferenceTransposesBiasShapesOutputs) {
+  std::mt19937 rng(8);
+  const int64_t M = 21, K = 70, N = 33;
+  for (int64_t ta : {0, 1})
+    for (int64_t tb : {0, 1})
+      for (bool quantized : {false, true})
+        for (const Shape& cs : {Shape{}, Shape{N}, Shape{M, 1}, Shape{M, N}}) {
+          Tensor c(DType::Int32, cs);
+          for (int64_t i = 0; i < c.numel(); ++i) c.mutable_data<int32_t>()[i] = std::uniform_int_distribution<int32_t>(-4000, 4000)(rng);
+          auto attrs = [&](NodeBuilder& nb) { nb.attr("transA", ta).attr("transB", tb).attr("alpha", 0.5f); };
+          EXPECT_TRUE(fast_equals_reference(
+              "QGemm", "com.microsoft",
+              {random_int8(DType::UInt8, ta ? Shape{K, M} : Shape{M, K}, rng), floats({}, rng, 0.01f, 0.05f),
+               scalar_zero(DType::UInt8, rng), random_int8(DType::Int8, tb ? Shape{N, K} : Shape{K, N}, rng),
+               floats({N}, rng, 0.005f, 0.02f), random_int8(DType::Int8, {N}, rng), c,
+               quantized ? floats({}, rng, 0.2f, 0.5f) : Tensor(), quantized ? scalar_zero(DType::Int8, rng) : Tensor()},
+              {false, false, false, true, true, true, true}, attrs))
+              << ta << tb << quantized << shape_to_string(cs);
+        }
+}
+
 }  // namespace
 }  // namespace test
 }  // namespace onnxmini
