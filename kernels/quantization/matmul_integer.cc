@@ -82,7 +82,8 @@ class MatMulIntegerKernel : public Kernel {
     const Tensor& a_in = ctx.input(s_.a);
     const Tensor& b = ctx.input(s_.b);
     Tensor& y = ctx.output(0);
-    const MatMulPlan p = make_matmul_plan(ctx, a_in.shape(), b.shape());
+    MatMulPlan p = make_matmul_plan(ctx, a_in.shape(), b.shape());
+    fold_batch_into_rows(p);
     ctx.stats().flops = 2.0 * p.batch * p.M * p.N * p.K;
     ctx.stats().variant = ctx.reference_mode() ? "qgemm_reference" : packed_b_ ? "qgemm_prepacked" : "qgemm";
     const std::vector<int32_t> b_zero = read_zero_point(ctx, s_.b_zero, b.dtype(), p.N, "b_zero_point");

@@ -36,7 +36,8 @@ class QLinearMatMulKernel : public Kernel {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(3);
     Tensor& y = ctx.output(0);
-    const MatMulPlan p = make_matmul_plan(ctx, a.shape(), b.shape());
+    MatMulPlan p = make_matmul_plan(ctx, a.shape(), b.shape());
+    fold_batch_into_rows(p);
     ctx.stats().flops = 2.0 * p.batch * p.M * p.N * p.K;
     ctx.stats().variant = ctx.reference_mode() ? "qgemm_reference" : packed_b_ ? "qgemm_prepacked" : "qgemm";
     const float a_scale = read_scale(ctx, 1, 1, "a_scale")[0];
