@@ -4,8 +4,9 @@
 //   x_q -> DequantizeLinear(xs, xz) -+
 //   w_q -> DequantizeLinear(ws, wz) -+-> Conv / MatMul -> QuantizeLinear(ys, yz) -> y_q
 //   b_q -> DequantizeLinear(xs*ws)  -+   (Conv bias, optional)
-// becomes QLinearConv(x_q, xs, xz, w_q, ws, wz, ys, yz, b_q) or
-// QLinearMatMul(x_q, xs, xz, w_q, ws, wz, ys, yz). The float graph computes
+// becomes QLinearConv(x_q, xs, xz, w_q, ws, wz, ys, yz, b_q), QLinearMatMul(x_q, xs, xz,
+// w_q, ws, wz, ys, yz) or, for a Gemm with alpha = beta = 1, onnxruntime's com.microsoft
+// QGemm(x_q, xs, xz, w_q, ws, wz, b_q, ys, yz) (transA / transB kept). The float graph computes
 //   Q(sum (xs (x - xz)) (ws (w - wz)) + bs b) = Q(xs ws [sum (x - xz)(w - wz) + b])
 // (bs = xs * ws), which the integer op computes from the int32 sum with the multiplier
 // xs * ws / ys: the same value up to float32 rounding of the float path (a requantized
@@ -14,7 +15,8 @@
 // Exact conditions, else the unit is left alone:
 //   - xs, xz, ys, yz, ws, wz, b, bs constants (not overridable), scales float32;
 //   - xs, xz, ys, yz scalars; ws / wz a scalar or per output channel (Conv: axis 0 over
-//     W's dim 0; MatMul: axis 1 / -1 over a 2-D B's columns), no block quantization;
+//     W's dim 0; MatMul: axis 1 / -1 over a 2-D B's columns; Gemm: the N axis of B),
+//     no block quantization;
 //   - x, w, y of type uint8 / int8 (zero points given), b int32 with zero point 0 and
 //     scale equal to xs * ws (relative 1e-6);
 //   - the Conv / MatMul output feeds only the QuantizeLinear; the DequantizeLinear nodes are
@@ -137,9 +139,12 @@ struct QdqPass {
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       if (removed[i]) continue;
       const GraphNode& op = g.nodes[i];
-      const bool conv = is(op, "Conv"), matmul = is(op, "MatMul");
-      if ((!conv && !matmul) || op.opset < 10 || op.outputs.size() != 1 || op.inputs.size() < 2) continue;
+      const bool conv = is(op, "Conv"), matmul = is(op, "MatMul"), gemm = is(op, "Gemm");
+      if ((!conv && !matmul && !gemm) || op.opset < 10 || op.outputs.size() != 1 || op.inputs.size() < 2) continue;
       if (matmul && op.inputs.size() != 2) continue;
+      // Gemm: C must be the int32 bias of the sums, so alpha = beta = 1.
+      const bool trans_b = gemm && op.attrs.get_int("transB", 0) != 0;
+      if (gemm && (op.attrs.get_float("alpha", 1.0f) != 1.0f || op.attrs.get_float("beta", 1.0f) != 1.0f)) continue;
       Dq x, w, b;
       if (!read_dq(op.inputs[0], x) || !read_dq(op.inputs[1], w)) continue;
       if (!per_tensor(x) || !int8_type(x.qtype) || !int8_type(w.qtype)) continue;
@@ -152,8 +157,11 @@ struct QdqPass {
                       w.s->dim(0) == wq->dim(0)))
           continue;
         if (matmul && !(wq->rank() == 2 && (w.axis == 1 || w.axis == -1) && w.s->dim(0) == wq->dim(1))) continue;
+        if (gemm && !(wq->rank() == 2 && (trans_b ? (w.axis == 0 || w.axis == -2) : (w.axis == 1 || w.axis == -1)) &&
+                      w.s->dim(0) == wq->dim(trans_b ? 0 : 1)))
+          continue;
       }
-      const bool has_bias = conv && op.inputs.size() > 2 && op.inputs[2] >= 0;
+      const bool has_bias = (conv || gemm) && op.inputs.size() > 2 && op.inputs[2] >= 0;
       if (has_bias) {
         if (!read_dq(op.inputs[2], b) || b.qtype != DType::Int32 || !constant(b.q)) continue;
         if (!bias_scale_matches(x, w, b)) continue;
@@ -173,16 +181,28 @@ struct QdqPass {
 
       GraphNode fused;
       fused.name = op.name;
-      fused.op_type = conv ? "QLinearConv" : "QLinearMatMul";
+      fused.op_type = conv ? "QLinearConv" : matmul ? "QLinearMatMul" : "QGemm";
       fused.opset = op.opset;
+      if (gemm) {  // onnxruntime's contrib op
+        fused.domain = "com.microsoft";
+        fused.opset = 1;
+        bool imported = false;
+        for (const auto& [domain, version] : g.opsets) imported = imported || domain == "com.microsoft";
+        if (!imported) g.opsets.emplace_back("com.microsoft", 1);
+      }
       fused.index = op.index;
       const std::string base = op.name.empty() ? fmt::format("node{}", op.index) : op.name;
-      fused.inputs = {x.q, x.scale, zero_of(x, base + "_x_zero"), w.q, w.scale, zero_of(w, base + "_w_zero"),
-                      q.inputs[1], q.inputs[2]};
-      if (has_bias) fused.inputs.push_back(b.q);
+      fused.inputs = {x.q, x.scale, zero_of(x, base + "_x_zero"), w.q, w.scale, zero_of(w, base + "_w_zero")};
+      if (gemm) fused.inputs.push_back(has_bias ? b.q : -1);  // QGemm: C before y_scale, y_zero_point
+      fused.inputs.push_back(q.inputs[1]);
+      fused.inputs.push_back(q.inputs[2]);
+      if (has_bias && conv) fused.inputs.push_back(b.q);
       fused.outputs = {q.outputs[0]};
       if (conv)
         for (const char* a : {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"})
+          if (op.attrs.has(a)) fused.attrs.set(a, op.attrs.items().at(a));
+      if (gemm)
+        for (const char* a : {"transA", "transB"})
           if (op.attrs.has(a)) fused.attrs.set(a, op.attrs.items().at(a));
       const std::string what = fmt::format("{} '{}' + QuantizeLinear '{}' ({})", op.op_type, op.name, q.name, fused.op_type);
       g.nodes[i] = std::move(fused);

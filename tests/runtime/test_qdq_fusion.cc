@@ -28,6 +28,7 @@ double val(const Tensor& t, int64_t i) { return t.get_as_double(i); }
 
 struct Unit {
   bool conv = true;
+  bool gemm = false;  // with conv = false: Gemm(transB = 1, bias) instead of MatMul
   bool per_channel = true;
   bool bias = true;
   bool bias_scale_off = false;
@@ -40,7 +41,7 @@ struct Unit {
 ModelBuilder unit_model(const Unit& u, std::mt19937& rng, Tensor& x, Tensor& w, Tensor& ws, Tensor& b) {
   ModelBuilder mb(13);
   x = bytes(DType::UInt8, u.conv ? Shape{1, 3, 6, 5} : Shape{5, 12}, rng);
-  w = bytes(DType::Int8, u.conv ? Shape{4, 3, 3, 3} : Shape{12, 7}, rng);
+  w = bytes(DType::Int8, u.conv ? Shape{4, 3, 3, 3} : u.gemm ? Shape{7, 12} : Shape{12, 7}, rng);
   const int64_t M = u.conv ? 4 : 7;
   const float xs = 0.02f;
   ws = Tensor(DType::Float32, u.per_channel ? Shape{M} : Shape{});
@@ -52,9 +53,9 @@ ModelBuilder unit_model(const Unit& u, std::mt19937& rng, Tensor& x, Tensor& w, 
   mb.node("DequantizeLinear", {"x", "xs", "xz"}, {"xf"}).name("dq_x");
   auto dqw = mb.node("DequantizeLinear", {"w", "ws"}, {"wf"});
   dqw.name("dq_w");
-  if (u.per_channel) dqw.attr("axis", static_cast<int64_t>(u.conv ? (u.w_scale_axis_wrong ? 1 : 0) : 1));
+  if (u.per_channel) dqw.attr("axis", static_cast<int64_t>(u.conv ? (u.w_scale_axis_wrong ? 1 : 0) : u.gemm ? 0 : 1));
   std::vector<std::string> ins = {"xf", "wf"};
-  if (u.conv && u.bias) {
+  if ((u.conv || u.gemm) && u.bias) {
     b = Tensor(DType::Int32, {M});
     Tensor bs(DType::Float32, {M});
     for (int64_t m = 0; m < M; ++m) {
@@ -65,8 +66,9 @@ ModelBuilder unit_model(const Unit& u, std::mt19937& rng, Tensor& x, Tensor& w, 
     mb.node("DequantizeLinear", {"b", "bs"}, {"bf"}).name("dq_b").attr("axis", static_cast<int64_t>(0));
     ins.push_back("bf");
   }
-  auto op = mb.node(u.conv ? "Conv" : "MatMul", ins, {"yf"});
+  auto op = mb.node(u.conv ? "Conv" : u.gemm ? "Gemm" : "MatMul", ins, {"yf"});
   op.name("op");
+  if (u.gemm) op.attr("transB", static_cast<int64_t>(1));
   if (u.conv) op.attr("pads", std::vector<int64_t>{1, 1, 1, 1});
   mb.node("QuantizeLinear", {"yf", "ys", "yz"}, {"y"}).name("q_y");
   mb.output("y");
@@ -86,8 +88,9 @@ std::vector<int> expected(const Unit& u, const Tensor& x, const Tensor& w, const
   if (!u.conv) {
     for (int64_t m = 0; m < 5; ++m)
       for (int64_t n = 0; n < 7; ++n) {
-        double acc = 0;
-        for (int64_t k = 0; k < 12; ++k) acc += (val(x, m * 12 + k) - 120) * xs * val(w, k * 7 + n) * wscale(n);
+        double acc = u.gemm && u.bias ? val(b, n) * xs * wscale(n) : 0;
+        for (int64_t k = 0; k < 12; ++k)
+          acc += (val(x, m * 12 + k) - 120) * xs * val(w, u.gemm ? n * 12 + k : k * 7 + n) * wscale(n);
         out.push_back(q(acc));
       }
     return out;
@@ -135,16 +138,18 @@ void expect_fused_and_close(const Unit& u) {
   }
 }
 
-TEST(QdqFusion, ConvPerChannelWithBias) { expect_fused_and_close({true, true, true}); }
-TEST(QdqFusion, ConvPerTensorNoBias) { expect_fused_and_close({true, false, false}); }
-TEST(QdqFusion, MatMulPerColumn) { expect_fused_and_close({false, true, false}); }
-TEST(QdqFusion, MatMulPerTensor) { expect_fused_and_close({false, false, false}); }
+TEST(QdqFusion, ConvPerChannelWithBias) { expect_fused_and_close({true, false, true, true}); }
+TEST(QdqFusion, ConvPerTensorNoBias) { expect_fused_and_close({true, false, false, false}); }
+TEST(QdqFusion, MatMulPerColumn) { expect_fused_and_close({false, false, true, false}); }
+TEST(QdqFusion, MatMulPerTensor) { expect_fused_and_close({false, false, false, false}); }
+TEST(QdqFusion, GemmTransposedPerChannelWithBias) { expect_fused_and_close({false, true, true, true}); }
 
 TEST(QdqFusion, NearMissesStayUnfused) {
   if (!KernelRegistry::instance().knows("", "DequantizeLinear") || !KernelRegistry::instance().knows("", "QuantizeLinear"))
     GTEST_SKIP() << "needs the DequantizeLinear / QuantizeLinear kernels (quantization branch)";
   std::mt19937 rng(9);
-  for (Unit u : {Unit{true, true, true, true}, Unit{true, true, true, false, true}, Unit{true, true, true, false, false, true}}) {
+  for (Unit u : {Unit{true, false, true, true, true}, Unit{true, false, true, true, false, true},
+                 Unit{true, false, true, true, false, false, true}}) {
     Tensor x, w, ws, b;
     ModelBuilder mb = unit_model(u, rng, x, w, ws, b);
     auto s = mb.session(opts(ORT_ENABLE_EXTENDED));
