@@ -217,6 +217,48 @@ void store_row(const QgemmOutput& o, int64_t m, int64_t n0, int64_t cnt, const i
   }
 }
 
+// Column segment y(m0 .. m0 + cnt, n) of a transposed output (contiguous there), with the
+// arithmetic of store_row element for element (so both give identical values).
+void store_col(const QgemmOutput& o, int64_t m0, int64_t n, int64_t cnt, const int32_t* acc) {
+  const float sc = o.scale ? o.scale[o.scale_per_column ? n : 0] : 1.0f;
+  const int64_t base = n * o.ldy + m0;
+  const int32_t* bias = o.bias_i32 ? o.bias_i32 + m0 * o.bias_row_stride + n * o.bias_col_step : nullptr;
+  const int64_t bstep = o.bias_row_stride;
+  switch (o.kind) {
+    case QgemmOutput::Int32: {
+      std::memcpy(static_cast<int32_t*>(o.y) + base, acc, static_cast<size_t>(cnt) * 4);
+      return;
+    }
+    case QgemmOutput::Float: {
+      float* y = static_cast<float*>(o.y) + base;
+      const float fb = o.bias ? o.bias[n] : 0.0f;
+      for (int64_t i = 0; i < cnt; ++i) {
+        const uint32_t a = static_cast<uint32_t>(acc[i]) + (bias ? static_cast<uint32_t>(bias[i * bstep]) : 0u);
+        float v = static_cast<float>(static_cast<int32_t>(a)) * sc;
+        if (o.bias) v += fb;
+        y[i] = v;
+      }
+      return;
+    }
+    case QgemmOutput::UInt8:
+    case QgemmOutput::Int8: {
+      const bool u8 = o.kind == QgemmOutput::UInt8;
+      const float lo = (u8 ? 0.0f : -128.0f) - static_cast<float>(o.y_zero);
+      const float hi = (u8 ? 255.0f : 127.0f) - static_cast<float>(o.y_zero);
+      constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
+      uint8_t* y = static_cast<uint8_t*>(o.y) + base;
+      for (int64_t i = 0; i < cnt; ++i) {
+        const uint32_t a = static_cast<uint32_t>(acc[i]) + (bias ? static_cast<uint32_t>(bias[i * bstep]) : 0u);
+        float x = static_cast<float>(static_cast<int32_t>(a)) * sc;
+        x = x > lo ? x : lo;
+        x = x < hi ? x : hi;
+        y[i] = static_cast<uint8_t>(static_cast<int32_t>((x + kMagic) - kMagic) + o.y_zero);
+      }
+      return;
+    }
+  }
+}
+
 // The zero-point terms of the u8 x s8 form (qgemm.h): za' and zb'(n).
 struct ZeroPoints {
   uint32_t za;  // za'
@@ -246,7 +288,10 @@ void run_task(const Problem& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) 
   uint8_t* a = t_pack_a.get(static_cast<size_t>(round_up(rows, mr) * p.kp));
   int32_t* rowsum = reinterpret_cast<int32_t*>(t_rowsum.get(static_cast<size_t>(rows) * 4 + 64));
   if (g.a_packer) {
-    std::memset(a, 0, static_cast<size_t>(round_up(rows, mr) * p.kp));
+    // The packer writes every (row, k < K) byte: only the k padding (K % 4 != 0) and the
+    // rows past `rows` in the last sliver must be zeroed first.
+    if (g.K % 4 != 0) std::memset(a, 0, static_cast<size_t>(round_up(rows, mr) * p.kp));
+    else if (rows % mr != 0) std::memset(a + (rows / mr) * mr * p.kp, 0, static_cast<size_t>(mr * p.kp));
     g.a_packer->pack(m0, rows, p.kp, mr, a, rowsum);
   } else {
     pack_a_block(ks, g, m0, rows, p.kp, a, rowsum);
@@ -265,6 +310,15 @@ void run_task(const Problem& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) 
     for (int64_t ir = 0; ir < rows; ir += mr) {
       const int64_t m = std::min<int64_t>(mr, rows - ir);
       ks.kernel(p.kp / 4, a + ir * p.kp, bs, tile);
+      if (g.out.transposed) {  // NCHW convolutions: each tile column is a contiguous run of y
+        for (int64_t j = 0; j < n; ++j) {
+          for (int64_t i = 0; i < m; ++i)
+            out[i] = static_cast<int32_t>(static_cast<uint32_t>(tile[i * nr + j]) -
+                                          zbn[j] * static_cast<uint32_t>(rowsum[ir + i]) + colterm[j]);
+          store_col(g.out, m0 + ir, jc + j, m, out);
+        }
+        continue;
+      }
       for (int64_t i = 0; i < m; ++i) {
         const uint32_t rs = static_cast<uint32_t>(rowsum[ir + i]);
         const int32_t* t = tile + i * nr;

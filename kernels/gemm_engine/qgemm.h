@@ -53,8 +53,9 @@ struct QgemmOutput {
 // Supplies op(A) already packed, instead of A / lda / trans_a / a_signed (a convolution
 // writes its patches straight into the layout: no im2col matrix). pack() fills rows
 // [m0, m0 + rows) as `mr`-row slivers of kp / 4 groups of 4 uint8 k values
-// (kernels/gemm_engine/qgemm_kernel.h; rows past `rows` and k past K zero) and their row
-// sums; qgemm_pack_row() writes one row. A is then uint8 with zero point a_zero.
+// (kernels/gemm_engine/qgemm_kernel.h) and their row sums: it must write every k < K of
+// every row (the engine has zeroed the rest); qgemm_pack_row() writes one row. A is then
+// uint8 with zero point a_zero.
 class QgemmAPacker {
  public:
   virtual ~QgemmAPacker() = default;

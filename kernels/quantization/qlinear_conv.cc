@@ -15,6 +15,7 @@
 // (they add (zx - zx) * w = 0). The engine writes Y in NCHW through its transposed store,
 // with bias and requantization fused.
 // Reference mode: direct loops with int64 sums, then the engine's output stage per element.
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -37,42 +38,59 @@ struct Geometry {
 };
 
 // The patches of one image and group, from the channels-last copy of X, packed for the engine.
+// Row sums come from per-pixel channel sums (pixel_sum, computed once per image and group):
+// a patch's sum is the sum over its taps of the pixel sums, or Cg * pad for padding taps.
+// With Cg a multiple of 4 every (tap, 4 channels) is one 4-byte move into the sliver.
 class PatchPacker : public gemm::QgemmAPacker {
  public:
-  PatchPacker(const Geometry& g, const uint8_t* x_last, int64_t c0, uint8_t pad) : g_(g), x_(x_last), c0_(c0), pad_(pad) {}
+  PatchPacker(const Geometry& g, const uint8_t* x_last, const int32_t* pixel_sum, int64_t c0, uint8_t pad)
+      : g_(g), x_(x_last), pixel_sum_(pixel_sum), c0_(c0), pad_(pad) {}
 
   void pack(int64_t m0, int64_t rows, int64_t kp, int mr, uint8_t* dst, int32_t* rowsum) const override {
     thread_local std::vector<uint8_t> row;
     const int64_t K = g_.Kc(), Cg = g_.Cg;
-    if (static_cast<int64_t>(row.size()) < K) row.resize(static_cast<size_t>(K));
+    const bool by4 = Cg % 4 == 0;
+    if (!by4 && static_cast<int64_t>(row.size()) < K) row.resize(static_cast<size_t>(K));
+    uint32_t pad4;
+    std::memset(&pad4, pad_, 4);
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t p = m0 + r;
       const int64_t ow = p % g_.out[2], oh = (p / g_.out[2]) % g_.out[1], od = p / (g_.out[2] * g_.out[1]);
-      uint8_t* t = row.data();
+      uint8_t* sliver = dst + (r / mr) * mr * kp + (r % mr) * 4;  // this row's k group 0
+      int64_t k = 0;
+      int32_t sum = 0;
       for (int64_t kd = 0; kd < g_.k[0]; ++kd) {
         const int64_t id = od * g_.stride[0] - g_.pad[0] + kd * g_.dil[0];
         for (int64_t kh = 0; kh < g_.k[1]; ++kh) {
           const int64_t ih = oh * g_.stride[1] - g_.pad[1] + kh * g_.dil[1];
-          for (int64_t kw = 0; kw < g_.k[2]; ++kw, t += Cg) {
+          for (int64_t kw = 0; kw < g_.k[2]; ++kw, k += Cg) {
             const int64_t iw = ow * g_.stride[2] - g_.pad[2] + kw * g_.dil[2];
-            if (id < 0 || id >= g_.in[0] || ih < 0 || ih >= g_.in[1] || iw < 0 || iw >= g_.in[2]) {
-              std::memset(t, pad_, static_cast<size_t>(Cg));
+            const bool inside = id >= 0 && id < g_.in[0] && ih >= 0 && ih < g_.in[1] && iw >= 0 && iw < g_.in[2];
+            const int64_t pix = (id * g_.in[1] + ih) * g_.in[2] + iw;
+            const uint8_t* src = inside ? x_ + pix * g_.C + c0_ : nullptr;
+            sum += inside ? pixel_sum_[pix] : static_cast<int32_t>(Cg * pad_);
+            if (by4) {
+              uint8_t* d = sliver + (k / 4) * mr * 4;
+              for (int64_t c = 0; c < Cg; c += 4, d += mr * 4)
+                if (src) std::memcpy(d, src + c, 4);
+                else std::memcpy(d, &pad4, 4);
+            } else if (src) {
+              std::memcpy(row.data() + k, src, static_cast<size_t>(Cg));
             } else {
-              std::memcpy(t, x_ + ((id * g_.in[1] + ih) * g_.in[2] + iw) * g_.C + c0_, static_cast<size_t>(Cg));
+              std::memset(row.data() + k, pad_, static_cast<size_t>(Cg));
             }
           }
         }
       }
-      int32_t sum = 0;
-      for (int64_t k = 0; k < K; ++k) sum += row[k];
       rowsum[r] = sum;
-      gemm::qgemm_pack_row(row.data(), K, mr, static_cast<int>(r % mr), dst + (r / mr) * mr * kp);
+      if (!by4) gemm::qgemm_pack_row(row.data(), K, mr, static_cast<int>(r % mr), dst + (r / mr) * mr * kp);
     }
   }
 
  private:
   const Geometry& g_;
   const uint8_t* x_;
+  const int32_t* pixel_sum_;
   int64_t c0_;
   uint8_t pad_;
 };
@@ -158,6 +176,7 @@ class QConvKernel : public Kernel {
     const int64_t P = geo.P(), Kc = geo.Kc(), S = geo.in_size();
     // X channels-last as uint8 (int8 flipped by ^ 0x80, its zero point moved by 128).
     Tensor x_last = ctx.scratch(DType::UInt8, {S, geo.C});
+    Tensor pixel_sum = ctx.scratch(DType::Int32, {S});
     const uint8_t flip = x.dtype() == DType::Int8 ? 0x80 : 0;
     const int32_t zx = x_zero + (flip ? 128 : 0);
     Tensor wt;
@@ -167,10 +186,17 @@ class QConvKernel : public Kernel {
     uint8_t* xl = x_last.mutable_data<uint8_t>();
     for (int64_t n = 0; n < geo.N; ++n) {
       const uint8_t* xn = xb + n * geo.C * S;
-      for (int64_t c = 0; c < geo.C; ++c)
-        for (int64_t i = 0; i < S; ++i) xl[i * geo.C + c] = xn[c * S + i] ^ flip;
+      for (int64_t i0 = 0; i0 < S; i0 += 64)  // blocks of 64 pixels: reads and writes stay in L1
+        for (int64_t c = 0; c < geo.C; ++c)
+          for (int64_t i = i0; i < std::min(S, i0 + 64); ++i) xl[i * geo.C + c] = xn[c * S + i] ^ flip;
       for (int64_t g = 0; g < geo.group; ++g) {
-        PatchPacker packer(geo, xl, g * geo.Cg, static_cast<uint8_t>(zx));
+        int32_t* ps = pixel_sum.mutable_data<int32_t>();
+        for (int64_t i = 0; i < S; ++i) {
+          int32_t sum = 0;
+          for (int64_t c = 0; c < geo.Cg; ++c) sum += xl[i * geo.C + g * geo.Cg + c];
+          ps[i] = sum;
+        }
+        PatchPacker packer(geo, xl, ps, g * geo.Cg, static_cast<uint8_t>(zx));
         gemm::QgemmArgs args;
         args.M = P, args.N = geo.Mg, args.K = Kc;
         args.a_packer = &packer;
