@@ -158,6 +158,7 @@ const QgemmKernelSet& kernels_for(QIsa isa) {
   switch (isa) {
     case QIsa::Avx512vnni: return qgemm_kernels_avx512vnni();
     case QIsa::Avx512bw: return qgemm_kernels_avx512bw();
+    case QIsa::AvxVnni: return qgemm_kernels_avx_vnni();
     case QIsa::Avx2: return qgemm_kernels_avx2();
     default: return qgemm_kernels_portable();
   }
@@ -165,6 +166,11 @@ const QgemmKernelSet& kernels_for(QIsa isa) {
 
 bool hw_has_vnni() {
   static const bool v = cpu::hw_has_avx512() && __builtin_cpu_supports("avx512vnni");
+  return v;
+}
+
+bool hw_has_avx_vnni() {
+  static const bool v = cpu::hw_has_avx2_fma() && __builtin_cpu_supports("avxvnni");
   return v;
 }
 
@@ -341,6 +347,7 @@ const char* qisa_name(QIsa isa) {
   switch (isa) {
     case QIsa::Avx512vnni: return "avx512vnni";
     case QIsa::Avx512bw: return "avx512bw";
+    case QIsa::AvxVnni: return "avxvnni";
     case QIsa::Avx2: return "avx2";
     default: return "portable";
   }
@@ -350,6 +357,7 @@ bool qisa_available(QIsa isa) {
   switch (isa) {
     case QIsa::Avx512vnni: return hw_has_vnni();
     case QIsa::Avx512bw: return cpu::hw_has_avx512();
+    case QIsa::AvxVnni: return hw_has_avx_vnni();
     case QIsa::Avx2: return cpu::hw_has_avx2_fma();
     default: return true;
   }
@@ -358,7 +366,7 @@ bool qisa_available(QIsa isa) {
 QIsa active_qisa() {
   switch (cpu::active_isa()) {
     case cpu::Isa::Avx512: return hw_has_vnni() ? QIsa::Avx512vnni : QIsa::Avx512bw;
-    case cpu::Isa::Avx2: return QIsa::Avx2;
+    case cpu::Isa::Avx2: return hw_has_avx_vnni() ? QIsa::AvxVnni : QIsa::Avx2;
     default: return QIsa::Portable;
   }
 }

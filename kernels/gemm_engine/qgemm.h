@@ -81,9 +81,9 @@ struct QgemmArgs {
   QgemmOutput out;
 };
 
-// A kernel set / ISA path. Vnni is AVX-512 VNNI; the others use the exact split
-// vpmaddubsw scheme (AVX2, AVX-512BW) or plain loops (portable).
-enum class QIsa { Portable = 0, Avx2 = 1, Avx512bw = 2, Avx512vnni = 3 };
+// A kernel set / ISA path. Avx512vnni and AvxVnni (the 256-bit VEX form) use vpdpbusd; the
+// others the exact split vpmaddubsw scheme (AVX2, AVX-512BW) or plain loops (portable).
+enum class QIsa { Portable = 0, Avx2 = 1, AvxVnni = 2, Avx512bw = 3, Avx512vnni = 4 };
 const char* qisa_name(QIsa isa);
 // The paths this machine can run, best last; the active one honours ONNXMINI_ISA.
 bool qisa_available(QIsa isa);

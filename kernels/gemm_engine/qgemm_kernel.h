@@ -28,6 +28,7 @@ struct QgemmKernelSet {
 
 const QgemmKernelSet& qgemm_kernels_portable();
 const QgemmKernelSet& qgemm_kernels_avx2();        // only when cpu::hw_has_avx2_fma()
+const QgemmKernelSet& qgemm_kernels_avx_vnni();    // only when hw_has_avx2_fma() and the CPU has avx_vnni
 const QgemmKernelSet& qgemm_kernels_avx512bw();    // only when cpu::hw_has_avx512()
 const QgemmKernelSet& qgemm_kernels_avx512vnni();  // only when hw_has_avx512() and the CPU has avx512_vnni
 

@@ -9,6 +9,8 @@
 // neither vpmaddubsw saturates. Each half goes through vpmaddwd by ones (pairs of pairs ->
 // int32) before the two are added, so no int16 sum of the halves is ever formed.
 // Registers: 8 accumulators + 2 B + 2 A halves + ones + 2 temporaries = 15 of 16.
+// AVX-VNNI (the VEX vpdpbusd of CPUs with avx_vnni, compiled for that target per function):
+// a 6 x 16 tile, 12 accumulators + 2 B + 1 broadcast, exact like the AVX-512 VNNI kernel.
 #include <immintrin.h>
 
 #include <cstring>
@@ -48,7 +50,36 @@ void kernel_avx2(int64_t kgroups, const uint8_t* a, const int8_t* b, int32_t* c)
   }
 }
 
+constexpr int kVnniMR = 6;
+
+__attribute__((target("avx2,avxvnni"))) void kernel_avx_vnni(int64_t kgroups, const uint8_t* a, const int8_t* b,
+                                                             int32_t* c) {
+  __m256i acc0[kVnniMR], acc1[kVnniMR];
+  for (int i = 0; i < kVnniMR; ++i) acc0[i] = acc1[i] = _mm256_setzero_si256();
+  for (int64_t g = 0; g < kgroups; ++g) {
+    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + g * NR * 4));
+    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + g * NR * 4 + 32));
+#pragma GCC unroll 6
+    for (int i = 0; i < kVnniMR; ++i) {
+      int32_t a4;
+      std::memcpy(&a4, a + g * kVnniMR * 4 + i * 4, 4);
+      const __m256i av = _mm256_set1_epi32(a4);
+      acc0[i] = _mm256_dpbusd_avx_epi32(acc0[i], av, b0);
+      acc1[i] = _mm256_dpbusd_avx_epi32(acc1[i], av, b1);
+    }
+  }
+  for (int i = 0; i < kVnniMR; ++i) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + i * NR), acc0[i]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + i * NR + 8), acc1[i]);
+  }
+}
+
 }  // namespace
+
+const QgemmKernelSet& qgemm_kernels_avx_vnni() {
+  static const QgemmKernelSet ks{QIsa::AvxVnni, kVnniMR, NR, 126, kernel_avx_vnni};
+  return ks;
+}
 
 const QgemmKernelSet& qgemm_kernels_avx2() {
   static const QgemmKernelSet ks{QIsa::Avx2, MR, NR, 128, kernel_avx2};

@@ -20,10 +20,11 @@ inline std::vector<const simd::F32Kernels*> simd_tables() {
   return v;
 }
 
-// The int8 GEMM paths this machine can run (portable, AVX2, AVX-512BW, AVX-512 VNNI).
+// The int8 GEMM paths this machine can run (portable, AVX2, AVX-VNNI, AVX-512BW, AVX-512 VNNI).
 inline std::vector<gemm::QIsa> qgemm_isas() {
   std::vector<gemm::QIsa> v;
-  for (auto isa : {gemm::QIsa::Portable, gemm::QIsa::Avx2, gemm::QIsa::Avx512bw, gemm::QIsa::Avx512vnni})
+  for (auto isa : {gemm::QIsa::Portable, gemm::QIsa::Avx2, gemm::QIsa::AvxVnni, gemm::QIsa::Avx512bw,
+                   gemm::QIsa::Avx512vnni})
     if (gemm::qisa_available(isa)) v.push_back(isa);
   return v;
 }
