@@ -14,6 +14,7 @@
 // into the engine's packed A layout (no im2col matrix), padding taps holding the zero point
 // (they add (zx - zx) * w = 0). The engine writes Y in NCHW through its transposed store,
 // with bias and requantization fused.
+// Depthwise convolutions (one channel per group) skip the GEMM: direct loops per plane.
 // Reference mode: direct loops with int64 sums, then the engine's output stage per element.
 #include <algorithm>
 #include <array>
@@ -21,6 +22,7 @@
 
 #include "kernels/nn/spatial.h"
 #include "kernels/quantization/qop_common.h"
+#include "core/thread_pool.h"
 #include "kernels/registry.h"
 
 namespace onnxmini {
@@ -171,6 +173,10 @@ class QConvKernel : public Kernel {
       ctx.stats().variant = "qconv_reference";
       return reference(geo, x, w, x_zero, w_zero, out, static_cast<uint8_t*>(y.raw_mut()), esize);
     }
+    if (geo.Cg == 1 && geo.Mg == 1) {  // depthwise: a GEMM with N = 1 would waste its tile width
+      ctx.stats().variant = "qconv_depthwise_direct";
+      return depthwise(ctx, geo, x, w, x_zero, w_zero, out, static_cast<uint8_t*>(y.raw_mut()), esize);
+    }
     ctx.stats().variant = "qconv_patches_gemm";
 
     const int64_t P = geo.P(), Kc = geo.Kc(), S = geo.in_size();
@@ -245,6 +251,53 @@ class QConvKernel : public Kernel {
       geo.stride[off + d] = win.stride[d], geo.dil[off + d] = win.dilation[d], geo.pad[off + d] = win.pad_begin[d];
     }
     return geo;
+  }
+
+  // Depthwise (one input and one output channel per group): per (image, channel) plane,
+  // direct int32 sums over the taps inside the input (padding adds (zx - zx) * w = 0), the
+  // taps' (w - zw) read once per plane; planes are spread over the threads. The output stage
+  // is the engine's, per element (channel = column of the transposed output).
+  static void depthwise(KernelContext& ctx, const Geometry& g, const Tensor& x, const Tensor& w, int32_t zx,
+                        const std::vector<int32_t>& zw, const gemm::QgemmOutput& out0, uint8_t* y, size_t esize) {
+    const bool xs = x.dtype() == DType::Int8, ws = w.dtype() == DType::Int8;
+    const uint8_t* xb = static_cast<const uint8_t*>(x.raw());
+    const uint8_t* wb = static_cast<const uint8_t*>(w.raw());
+    const int64_t P = g.P(), S = g.in_size(), T = g.taps();
+    auto plane = [&](int64_t b, int64_t e) {
+      std::vector<int32_t> wt(static_cast<size_t>(T));
+      for (int64_t nc = b; nc < e; ++nc) {
+        const int64_t n = nc / g.M, c = nc % g.M;
+        const int32_t z = zw[zw.size() > 1 ? c : 0];
+        for (int64_t t = 0; t < T; ++t) wt[t] = (ws ? int32_t(int8_t(wb[c * T + t])) : int32_t(wb[c * T + t])) - z;
+        const uint8_t* xp = xb + (n * g.C + c) * S;
+        gemm::QgemmOutput o = out0;
+        o.y = y + n * g.M * P * esize;
+        for (int64_t od = 0; od < g.out[0]; ++od)
+          for (int64_t oh = 0; oh < g.out[1]; ++oh)
+            for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+              uint32_t acc = 0;  // int32 sums, wrapping like the engine's
+              for (int64_t kd = 0; kd < g.k[0]; ++kd) {
+                const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dil[0];
+                if (id < 0 || id >= g.in[0]) continue;
+                for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+                  const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dil[1];
+                  if (ih < 0 || ih >= g.in[1]) continue;
+                  const uint8_t* row = xp + (id * g.in[1] + ih) * g.in[2];
+                  const int32_t* wk = wt.data() + (kd * g.k[1] + kh) * g.k[2];
+                  for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+                    const int64_t iw = ow * g.stride[2] - g.pad[2] + kw * g.dil[2];
+                    if (iw < 0 || iw >= g.in[2]) continue;
+                    const int32_t v = (xs ? int32_t(int8_t(row[iw])) : int32_t(row[iw])) - zx;
+                    acc += static_cast<uint32_t>(v * wk[kw]);
+                  }
+                }
+              }
+              gemm::qgemm_store(o, (od * g.out[1] + oh) * g.out[2] + ow, c, static_cast<int32_t>(acc));
+            }
+      }
+    };
+    if (ctx.threads()) ctx.threads()->parallel_for(g.N * g.M, 1, plane);
+    else plane(0, g.N * g.M);
   }
 
   // The oracle: sum over the taps inside the input of (x - zx)(w - zw) in int64.
