@@ -246,7 +246,7 @@ class Session {
 
   // Per node (bodies of If/Loop/Scan right after their node, deeper depth), the
   // kernel's plan for the known input shapes: constants, declared graph inputs
-  // with static shapes, and `observed` (node event name -> inputs by slot, e.g.
+  // with static shapes, and `observed` (node event name -> its present tensor inputs in order, e.g.
   // read from a profile of one run). Runs nothing.
   std::vector<KernelExplanation> explain(
       const std::map<std::string, std::vector<ExplainInput>>& observed = {}) const;
