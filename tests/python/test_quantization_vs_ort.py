@@ -1,0 +1,194 @@
+"""Quantization ops against onnxruntime: one-node models built with onnx.helper, run by both on
+the same seeded inputs.
+
+Exactness: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConcat and
+QLinearLeakyRelu compute the same float32 expressions as onnxruntime (a division by the scale,
+round half to even; the product (x - zp) * scale) and must agree bit for bit.
+The com.microsoft ops whose onnxruntime kernel reorders or fuses float operations may differ by
+one quantization step (|diff| <= 1 in the integer domain) where the exact real value lies within
+a few ulps of a rounding tie:
+  - QLinearAdd / QLinearMul: MLAS evaluates a*(sa/sc) + b*(sb/sc) + const with FMA / a different
+    association than the spec's dequantize-add-quantize;
+  - QLinearSigmoid: MLAS fills its 256-entry table with its own logistic approximation
+    (a few ulps from expf-based 1/(1+exp(-x)));
+  - QLinearGlobalAveragePool / QLinearAveragePool: onnxruntime scales the integer sum by
+    x_scale / (y_scale * count) in one float product;
+  - QLinearSoftmax: onnxruntime uses exp tables in float and floor(1 / y_scale) as the output
+    multiplier (exact for the quantizer's y_scale = 1/256, used here).
+"""
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto as TP
+from onnx import helper as oh
+from onnx import numpy_helper
+
+import onnxmini
+
+NP_TO_TP = {np.float32: TP.FLOAT, np.float16: TP.FLOAT16, np.uint8: TP.UINT8, np.int8: TP.INT8,
+            np.uint16: TP.UINT16, np.int16: TP.INT16, np.int32: TP.INT32, np.int64: TP.INT64}
+
+
+def _model(op, opset, feeds, consts, n_out, attrs, domain="", ms_opset=1):
+    """feeds: (name, array) graph inputs; consts: (name, array) initializers (array None = absent)."""
+    names = [n for n, _ in feeds] + [n for n, _ in consts]
+    order = attrs.pop("_order", None)
+    if order is not None:
+        names = order
+    inputs = [oh.make_tensor_value_info(n, NP_TO_TP[a.dtype.type], a.shape) for n, a in feeds]
+    inits = [numpy_helper.from_array(a, n) for n, a in consts if a is not None]
+    node = oh.make_node(op, names, [f"y{i}" for i in range(n_out)], domain=domain, **attrs)
+    outs = [onnx.ValueInfoProto(name=f"y{i}") for i in range(n_out)]
+    g = oh.make_graph([node], "g", inputs, outs, inits)
+    opsets = [oh.make_opsetid("", opset)]
+    if domain:
+        opsets.append(oh.make_opsetid(domain, ms_opset))
+    m = oh.make_model(g, opset_imports=opsets)
+    m.ir_version = 9
+    return m.SerializeToString()
+
+
+def _run_both(model, feeds):
+    feed = dict(feeds)
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    ref = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"]).run(None, feed)
+    mini = onnxmini.InferenceSession(model).run(None, feed)
+    return mini, ref
+
+
+def _assert_equal(mini, ref, max_step=0):
+    assert len(mini) == len(ref)
+    for m, r in zip(mini, ref):
+        m, r = np.asarray(m), np.asarray(r)
+        assert m.dtype == r.dtype and m.shape == r.shape, (m.dtype, r.dtype, m.shape, r.shape)
+        if max_step == 0:
+            np.testing.assert_array_equal(m, r)
+        else:
+            diff = np.abs(m.astype(np.int64) - r.astype(np.int64))
+            assert diff.max(initial=0) <= max_step, f"max diff {diff.max()} at {np.argmax(diff)}"
+
+
+def _x(shape, seed=0, lo=-4.0, hi=4.0):
+    x = np.random.default_rng(seed).uniform(lo, hi, size=shape).astype(np.float32)
+    flat = x.reshape(-1)
+    if flat.size >= 8:  # exact ties of x / scale, where half-to-even rounding matters
+        flat[:4] = np.array([0.05, -0.05, 0.15, 0.25], np.float32) * 2
+    return x
+
+
+QTYPES = [np.uint8, np.int8, np.uint16, np.int16]
+
+
+def _zp(qt, shape, seed=1):
+    info = np.iinfo(qt)
+    rng = np.random.default_rng(seed)
+    span = min(50, (int(info.max) - int(info.min)) // 4)
+    mid = (int(info.max) + int(info.min)) // 2
+    return rng.integers(mid - span, mid + span, size=shape).astype(qt)
+
+
+@pytest.mark.parametrize("qt", QTYPES)
+@pytest.mark.parametrize("n", [7, 100, 1000])
+def test_quantize_per_tensor(qt, n):
+    x = _x((n,))
+    x[-1] = 1e6  # saturation
+    x[-2] = -1e6
+    scale = np.array(0.1, np.float32)
+    zp = _zp(qt, ())
+    opset = 21 if qt in (np.uint16, np.int16) else 13
+    _assert_equal(*_run_both(_model("QuantizeLinear", opset, [("x", x)], [("s", scale), ("z", zp)], 1, {}),
+                             [("x", x)]))
+
+
+@pytest.mark.parametrize("qt", [np.uint8, np.int8])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_quantize_per_axis(qt, axis):
+    x = _x((3, 40, 5), seed=2)
+    d = x.shape[axis]
+    scale = np.random.default_rng(3).uniform(0.01, 0.1, size=(d,)).astype(np.float32)
+    zp = _zp(qt, (d,))
+    _assert_equal(*_run_both(_model("QuantizeLinear", 13, [("x", x)], [("s", scale), ("z", zp)], 1,
+                                    {"axis": axis}), [("x", x)]))
+
+
+@pytest.mark.parametrize("qt", [np.uint8, np.int8, np.int16])
+def test_quantize_blocked(qt):
+    x = _x((4, 10, 3), seed=4)
+    scale = np.random.default_rng(5).uniform(0.01, 0.1, size=(4, 3, 3)).astype(np.float32)
+    zp = _zp(qt, (4, 3, 3))
+    _assert_equal(*_run_both(_model("QuantizeLinear", 21, [("x", x)], [("s", scale), ("z", zp)], 1,
+                                    {"axis": 1, "block_size": 4}), [("x", x)]))
+
+
+def test_quantize_default_uint8_and_output_dtype():
+    x = _x((50,), seed=6)
+    scale = np.array(0.05, np.float32)
+    _assert_equal(*_run_both(_model("QuantizeLinear", 13, [("x", x)], [("s", scale)], 1, {}), [("x", x)]))
+    _assert_equal(*_run_both(_model("QuantizeLinear", 21, [("x", x)], [("s", scale)], 1,
+                                    {"output_dtype": TP.INT8}), [("x", x)]))
+
+
+def test_quantize_float16():
+    x = _x((64,), seed=7).astype(np.float16)
+    scale = np.array(0.03, np.float16)
+    zp = np.array(3, np.int8)
+    _assert_equal(*_run_both(_model("QuantizeLinear", 19, [("x", x)], [("s", scale), ("z", zp)], 1, {}),
+                             [("x", x)]))
+
+
+@pytest.mark.parametrize("qt", QTYPES + [np.int32])
+def test_dequantize_per_tensor(qt):
+    info = np.iinfo(qt)
+    lo, hi = max(int(info.min), -100000), min(int(info.max), 100000)
+    x = np.random.default_rng(8).integers(lo, hi, size=(300,)).astype(qt)
+    scale = np.array(0.0371, np.float32)
+    zp = np.array(0, qt) if qt == np.int32 else _zp(qt, ())
+    opset = 21 if qt in (np.uint16, np.int16) else 13
+    _assert_equal(*_run_both(_model("DequantizeLinear", opset, [("x", x)], [("s", scale), ("z", zp)], 1, {}),
+                             [("x", x)]))
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_dequantize_per_axis_and_blocked(axis):
+    x = np.random.default_rng(9).integers(-128, 127, size=(3, 8, 4)).astype(np.int8)
+    d = x.shape[axis]
+    scale = np.random.default_rng(10).uniform(0.01, 0.1, size=(d,)).astype(np.float32)
+    zp = _zp(np.int8, (d,))
+    _assert_equal(*_run_both(_model("DequantizeLinear", 13, [("x", x)], [("s", scale), ("z", zp)], 1,
+                                    {"axis": axis}), [("x", x)]))
+    bshape = list(x.shape)
+    bshape[axis] = (bshape[axis] + 1) // 2
+    scale = np.random.default_rng(11).uniform(0.01, 0.1, size=bshape).astype(np.float32)
+    zp = _zp(np.int8, bshape)
+    _assert_equal(*_run_both(_model("DequantizeLinear", 21, [("x", x)], [("s", scale), ("z", zp)], 1,
+                                    {"axis": axis, "block_size": 2}), [("x", x)]))
+
+
+def test_dequantize_float16_scale():
+    x = np.random.default_rng(12).integers(0, 255, size=(40,)).astype(np.uint8)
+    scale = np.array(0.02, np.float16)
+    zp = np.array(128, np.uint8)
+    _assert_equal(*_run_both(_model("DequantizeLinear", 19, [("x", x)], [("s", scale), ("z", zp)], 1, {}),
+                             [("x", x)]))
+
+
+@pytest.mark.parametrize("shape,lo,hi", [((1000,), -3, 5), ((7, 9), 0.5, 2), ((64,), -2, -1), ((10,), 0, 0)])
+def test_dynamic_quantize_linear(shape, lo, hi):
+    x = np.random.default_rng(13).uniform(lo, hi, size=shape).astype(np.float32)
+    _assert_equal(*_run_both(_model("DynamicQuantizeLinear", 11, [("x", x)], [], 3, {}), [("x", x)]))
+
+
+@pytest.mark.parametrize("op", ["QuantizeLinear", "DequantizeLinear"])
+def test_com_microsoft_quantize_dequantize(op):
+    if op == "QuantizeLinear":
+        x = _x((4, 30), seed=14)
+        scale = np.random.default_rng(15).uniform(0.01, 0.1, size=(30,)).astype(np.float32)
+        zp = _zp(np.uint16, (30,))
+    else:
+        x = np.random.default_rng(16).integers(0, 65535, size=(4, 30)).astype(np.uint16)
+        scale = np.random.default_rng(17).uniform(0.01, 0.1, size=(30,)).astype(np.float32)
+        zp = _zp(np.uint16, (30,))
+    model = _model(op, 13, [("x", x)], [("s", scale), ("z", zp)], 1, {"axis": 1}, domain="com.microsoft")
+    _assert_equal(*_run_both(model, [("x", x)]))
