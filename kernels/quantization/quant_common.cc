@@ -40,6 +40,22 @@ ParamLayout param_layout(const KernelContext& ctx, const Shape& x, const Shape& 
   return p;
 }
 
+float scalar_scale(const KernelContext& ctx, size_t i, const char* what) {
+  const Tensor& t = ctx.input(i);
+  if (!is_scale_type(t.dtype()) || t.numel() != 1)
+    ctx.fail("{} must be one float value, got {} of shape {}", what, dtype_name(t.dtype()), shape_to_string(t.shape()));
+  return float_at(t, 0);
+}
+
+int32_t scalar_zero_point(const KernelContext& ctx, size_t i, DType type, const char* what) {
+  if (!ctx.has_input(i)) return 0;
+  const Tensor& t = ctx.input(i);
+  if (t.dtype() != type || t.numel() != 1)
+    ctx.fail("{} must be one {} value, got {} of shape {}", what, dtype_name(type), dtype_name(t.dtype()),
+             shape_to_string(t.shape()));
+  return int_at(t, 0);
+}
+
 void check_zero_point_shape(const KernelContext& ctx, size_t zp_index, const Shape& scale) {
   if (!ctx.has_input(zp_index)) return;
   const Shape& zp = ctx.input(zp_index).shape();

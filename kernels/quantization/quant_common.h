@@ -121,6 +121,19 @@ struct ParamLayout {
 ParamLayout param_layout(const KernelContext& ctx, const Shape& x, const Shape& scale, int64_t axis,
                          int64_t block_size);
 
+// The per-tensor parameters of the com.microsoft QLinear* ops: input `i` must be a
+// one-element float scale / a one-element zero point of dtype `t` (0 when absent).
+float scalar_scale(const KernelContext& ctx, size_t i, const char* what);
+int32_t scalar_zero_point(const KernelContext& ctx, size_t i, DType t, const char* what);
+
+// A 256-entry map of every 8-bit input q to saturate(round(f((q - zx) * sx) / sy) + zy):
+// the exact form of a unary quantized op whose input has 256 possible values.
+template <class Q, class F>
+void build_lookup(Q* table, float sx, int32_t zx, float sy, int32_t zy, F&& f) {
+  for (int v = std::numeric_limits<Q>::lowest(); v <= std::numeric_limits<Q>::max(); ++v)
+    table[static_cast<uint8_t>(v)] = quantize_value<Q>(f(static_cast<float>(v - zx) * sx), sy, zy);
+}
+
 // Checks that the optional zero point (input `zp_index`) has scale's shape.
 void check_zero_point_shape(const KernelContext& ctx, size_t zp_index, const Shape& scale);
 

@@ -192,3 +192,101 @@ def test_com_microsoft_quantize_dequantize(op):
         zp = _zp(np.uint16, (30,))
     model = _model(op, 13, [("x", x)], [("s", scale), ("z", zp)], 1, {"axis": 1}, domain="com.microsoft")
     _assert_equal(*_run_both(model, [("x", x)]))
+
+
+# --- com.microsoft QLinear* element-wise ops (QOperator format) -----------------------------------
+
+MS = "com.microsoft"
+
+
+def _q8(qt, shape, seed):
+    info = np.iinfo(qt)
+    return np.random.default_rng(seed).integers(int(info.min), int(info.max) + 1, size=shape).astype(qt)
+
+
+def _params(qt, seed):
+    rng = np.random.default_rng(seed)
+    zp = np.array(rng.integers(100, 150) if qt == np.uint8 else rng.integers(-20, 20), qt)
+    return np.array(rng.uniform(0.01, 0.08), np.float32), zp
+
+
+@pytest.mark.parametrize("op", ["QLinearAdd", "QLinearMul"])
+@pytest.mark.parametrize("qt", [np.uint8, np.int8])
+@pytest.mark.parametrize("shapes", [((2, 3, 40), (2, 3, 40)), ((2, 3, 40), (40,)), ((4, 1, 5), (1, 6, 1)), ((), (7,))])
+def test_qlinear_binary(op, qt, shapes):
+    a, b = _q8(qt, shapes[0], 20), _q8(qt, shapes[1], 21)
+    (sa, za), (sb, zb), (sc, zc) = _params(qt, 22), _params(qt, 23), _params(qt, 24)
+    if op == "QLinearMul":
+        sc = np.array(sa * sb * 40, np.float32)
+    names = ["a", "sa", "za", "b", "sb", "zb", "sc", "zc"]
+    consts = [("sa", sa), ("za", za), ("sb", sb), ("zb", zb), ("sc", sc), ("zc", zc)]
+    model = _model(op, 13, [("a", a), ("b", b)], consts, 1, {"_order": names}, domain=MS)
+    _assert_equal(*_run_both(model, [("a", a), ("b", b)]), max_step=1)
+
+
+@pytest.mark.parametrize("op,attrs,max_step", [("QLinearSigmoid", {}, 1), ("QLinearLeakyRelu", {"alpha": 0.1}, 0)])
+@pytest.mark.parametrize("qt", [np.uint8, np.int8])
+def test_qlinear_lookup(op, attrs, max_step, qt):
+    x = _q8(qt, (3, 50), 30)
+    (sx, zx), (sy, zy) = _params(qt, 31), _params(qt, 32)
+    if op == "QLinearSigmoid":
+        sy = np.array(1 / 256, np.float32)
+        zy = np.array(0 if qt == np.uint8 else -128, qt)
+    consts = [("sx", sx), ("zx", zx), ("sy", sy), ("zy", zy)]
+    model = _model(op, 13, [("x", x)], consts, 1, dict(attrs), domain=MS)
+    _assert_equal(*_run_both(model, [("x", x)]), max_step=max_step)
+
+
+@pytest.mark.parametrize("qt", [np.uint8, np.int8])
+@pytest.mark.parametrize("same", [False, True])
+def test_qlinear_concat(qt, same):
+    xs = [_q8(qt, (2, c, 3), 40 + c) for c in (1, 4, 2)]
+    sy, zy = _params(qt, 41)
+    names, consts, feeds = ["sy", "zy"], [("sy", sy), ("zy", zy)], []
+    for i, x in enumerate(xs):
+        s, z = (sy, zy) if same else _params(qt, 50 + i)
+        names += [f"x{i}", f"s{i}", f"z{i}"]
+        consts += [(f"s{i}", s), (f"z{i}", z)]
+        feeds.append((f"x{i}", x))
+    model = _model("QLinearConcat", 13, feeds, consts, 1, {"_order": names, "axis": 1}, domain=MS)
+    _assert_equal(*_run_both(model, feeds))
+
+
+@pytest.mark.parametrize("qt", [np.uint8, np.int8])
+@pytest.mark.parametrize("channels_last", [0, 1])
+def test_qlinear_global_average_pool(qt, channels_last):
+    x = _q8(qt, (2, 5, 7, 6), 60)
+    (sx, zx), (sy, zy) = _params(qt, 61), _params(qt, 62)
+    consts = [("sx", sx), ("zx", zx), ("sy", sy), ("zy", zy)]
+    model = _model("QLinearGlobalAveragePool", 13, [("x", x)], consts, 1, {"channels_last": channels_last},
+                   domain=MS)
+    _assert_equal(*_run_both(model, [("x", x)]), max_step=1)
+
+
+@pytest.mark.parametrize("qt", [np.uint8, np.int8])
+@pytest.mark.parametrize("attrs", [
+    {"kernel_shape": [2, 2], "strides": [2, 2]},
+    {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]},
+    {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 1},
+    {"kernel_shape": [3, 2], "strides": [2, 2], "ceil_mode": 1},
+    {"kernel_shape": [3, 3], "auto_pad": "SAME_UPPER", "strides": [2, 2]},
+    {"kernel_shape": [2, 2], "channels_last": 1},
+])
+def test_qlinear_average_pool(qt, attrs):
+    x = _q8(qt, (2, 3, 7, 8), 70)
+    (sx, zx), (sy, zy) = _params(qt, 71), _params(qt, 72)
+    consts = [("sx", sx), ("zx", zx), ("sy", sy), ("zy", zy)]
+    model = _model("QLinearAveragePool", 13, [("x", x)], consts, 1, dict(attrs), domain=MS)
+    _assert_equal(*_run_both(model, [("x", x)]), max_step=1)
+
+
+@pytest.mark.parametrize("qt", [np.uint8, np.int8])
+@pytest.mark.parametrize("opset,axis", [(13, -1), (13, 1), (11, 1)])
+def test_qlinear_softmax(qt, opset, axis):
+    x = _q8(qt, (3, 10, 4), 80)
+    sx, zx = _params(qt, 81)
+    sy = np.array(1 / 256, np.float32)
+    zy = np.array(0 if qt == np.uint8 else -128, qt)
+    consts = [("sx", sx), ("zx", zx), ("sy", sy), ("zy", zy)]
+    model = _model("QLinearSoftmax", 13, [("x", x)], consts, 1, {"axis": axis, "opset": opset}, domain=MS)
+    _assert_equal(*_run_both(model, [("x", x)]), max_step=1)
