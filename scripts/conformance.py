@@ -52,7 +52,8 @@ GreaterOrEqual And Or Not Xor Abs Neg Sqrt Exp Log Reciprocal Floor Ceil Round S
 HardSigmoid Relu LeakyRelu Elu Selu PRelu Softplus Clip Gelu IsNaN IsInf If Loop Scan SequenceEmpty SequenceConstruct
 SequenceInsert SequenceAt SequenceErase SequenceLength SplitToSequence ConcatFromSequence SequenceMap Optional
 OptionalHasElement OptionalGetElement Resize Upsample DepthToSpace SpaceToDepth LRN MaxUnpool Col2Im
-CenterCropPad NonMaxSuppression RoiAlign GridSample AffineGrid LSTM GRU RNN Attention RMSNormalization RotaryEmbedding""".split()
+CenterCropPad NonMaxSuppression RoiAlign GridSample AffineGrid LSTM GRU RNN Attention RMSNormalization RotaryEmbedding
+QuantizeLinear DequantizeLinear DynamicQuantizeLinear""".split()
 
 P = onnx.TensorProto
 NARROW_TYPES = {P.FLOAT8E4M3FN: "float8", P.FLOAT8E4M3FNUZ: "float8", P.FLOAT8E5M2: "float8",

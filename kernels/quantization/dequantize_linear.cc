@@ -2,8 +2,9 @@
 // y = (x - x_zero_point) * x_scale, the difference taken in integers and the
 // product in float32 (as onnxruntime does), then rounded once to the output
 // type: the scale's dtype (float32, float16, bfloat16), or the `output_dtype`
-// attribute where the opset has it. x is uint8, int8, uint16, int16 or int32
-// (int32: the zero point must be absent or 0, per the spec). Per tensor, per
+// attribute where the opset has it. x is uint8, int8, uint16, int16, int32
+// (the zero point must then be absent or 0, per the spec), int4, uint4 or a
+// float8 type (y = (float(x) - float(zero point)) * scale). Per tensor, per
 // axis (`axis`) or blocked (`block_size`).
 //
 // Data layout: x viewed as [outer, axis_dim, inner]; flat chunks split across
@@ -26,7 +27,9 @@ class DequantizeLinearKernel : public Kernel {
       : axis_(info.attrs.get_int("axis", 1)),
         block_size_(info.attrs.get_int("block_size", 0)),
         output_dtype_(info.attrs.get_int("output_dtype", 0)) {
-    info.require_dtype(0, {DType::UInt8, DType::Int8, DType::UInt16, DType::Int16, DType::Int32});
+    info.require_dtype(0, {DType::UInt8, DType::Int8, DType::UInt16, DType::Int16, DType::Int32, DType::Int4,
+                           DType::UInt4, DType::Float8E4M3FN, DType::Float8E4M3FNUZ, DType::Float8E5M2,
+                           DType::Float8E5M2FNUZ});
     if (block_size_ < 0) info.fail("block_size must be >= 0, got {}", block_size_);
     if (output_dtype_ != 0 && !quant::is_scale_type(static_cast<DType>(output_dtype_)))
       info.unsupported("output_dtype {} is not supported (float32, float16, bfloat16)", output_dtype_);
@@ -35,8 +38,9 @@ class DequantizeLinearKernel : public Kernel {
   void prepare(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     const Tensor& scale = ctx.input(1);
-    if (!quant::is_quant_int(x.dtype()) && x.dtype() != DType::Int32)
-      ctx.unsupported("x dtype {} is not supported (uint8, int8, uint16, int16, int32)", dtype_name(x.dtype()));
+    if (!quant::is_quant_type(x.dtype()) && x.dtype() != DType::Int32)
+      ctx.unsupported("x dtype {} is not supported (uint8, int8, uint16, int16, int32, int4, uint4, float8)",
+                      dtype_name(x.dtype()));
     if (!quant::is_scale_type(scale.dtype()))
       ctx.fail("x_scale dtype {} is not a float type", dtype_name(scale.dtype()));
     if (ctx.has_input(2) && ctx.input(2).dtype() != x.dtype())
@@ -86,8 +90,27 @@ class DequantizeLinearKernel : public Kernel {
         }
       });
     };
-    if (x.dtype() == DType::Int32) body(int32_t{});
-    else quant::visit_quant_int(x.dtype(), body);
+    if (x.dtype() == DType::Int32) {
+      body(int32_t{});
+    } else if (!quant::visit_quant_int(x.dtype(), body)) {  // int4 / uint4 / float8: one scalar rule
+      const MiniFloatFormat* f = minifloat_format(x.dtype());
+      const Tensor* zp_t = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+      const uint8_t* in = static_cast<const uint8_t*>(x.raw());
+      parallel_for(ctx.threads(), n, 16384, [&](int64_t begin, int64_t end) {
+        for (int64_t k = begin; k < end; ++k) {
+          const int64_t row = k / p.inner, i = k % p.inner;
+          const int64_t pi = p.index(row / p.axis_dim, row % p.axis_dim, i);
+          float v;
+          if (f) {
+            const float z = zp_t ? minifloat_to_float(static_cast<const uint8_t*>(zp_t->raw())[pi], *f) : 0.f;
+            v = minifloat_to_float(in[k], *f) - z;
+          } else {
+            v = static_cast<float>(quant::int_at(x, k) - zp[pi]);
+          }
+          quant::store_float(y, k, v * scale[pi]);
+        }
+      });
+    }
   }
 
  private:

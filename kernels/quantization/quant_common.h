@@ -14,15 +14,19 @@
 #include <type_traits>
 
 #include "core/float16.h"
+#include "core/minifloat.h"
 #include "kernels/kernel.h"
 
 namespace onnxmini {
 namespace quant {
 
-// The integer types a quantized tensor may have here (one element per byte / short).
+// The integer types a quantized tensor may have here (one element per byte / short;
+// INT4 / UINT4 one code per byte, core/minifloat.h).
 inline bool is_quant_int(DType t) {
-  return t == DType::UInt8 || t == DType::Int8 || t == DType::UInt16 || t == DType::Int16;
+  return t == DType::UInt8 || t == DType::Int8 || t == DType::UInt16 || t == DType::Int16 || is_int4(t);
 }
+// Any QuantizeLinear output / DequantizeLinear input type: the integers above and the float8 types.
+inline bool is_quant_type(DType t) { return is_quant_int(t) || (is_minifloat(t) && t != DType::Float4E2M1); }
 // Scale / float-side types: float32, float16, bfloat16.
 inline bool is_scale_type(DType t) { return t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16; }
 
@@ -79,12 +83,14 @@ inline int32_t int_at(const Tensor& t, int64_t i) {
     case DType::UInt16: return t.data<uint16_t>()[i];
     case DType::Int16: return t.data<int16_t>()[i];
     case DType::Int32: return t.data<int32_t>()[i];
+    case DType::Int4: return int4_value(static_cast<const uint8_t*>(t.raw())[i]);
+    case DType::UInt4: return uint4_value(static_cast<const uint8_t*>(t.raw())[i]);
     default: return 0;
   }
 }
 
 // Calls fn(Q{}) with Q the C++ type of quantized dtype t (uint8, int8, uint16, int16);
-// returns false for any other dtype.
+// returns false for any other dtype (INT4 / UINT4 included: see int4_compute_type).
 template <class Fn>
 inline bool visit_quant_int(DType t, Fn&& fn) {
   switch (t) {
@@ -93,6 +99,21 @@ inline bool visit_quant_int(DType t, Fn&& fn) {
     case DType::UInt16: fn(uint16_t{}); return true;
     case DType::Int16: fn(int16_t{}); return true;
     default: return false;
+  }
+}
+
+// The 8-bit type whose arithmetic a 4-bit type borrows: values are computed and
+// saturated as int8 / uint8, then clamped to the 4-bit range (clamp_to_int4).
+inline DType int4_compute_type(DType t) { return t == DType::Int4 ? DType::Int8 : DType::UInt8; }
+// In place: int8 / uint8 values -> 4-bit codes of the clamped values.
+inline void clamp_to_int4(uint8_t* data, int64_t n, DType t) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (t == DType::Int4) {
+      const int v = static_cast<int8_t>(data[i]);
+      data[i] = static_cast<uint8_t>((v < -8 ? -8 : v > 7 ? 7 : v) & 0x0F);
+    } else {
+      data[i] = data[i] > 15 ? 15 : data[i];
+    }
   }
 }
 

@@ -1,10 +1,13 @@
 // QuantizeLinear (ai.onnx opsets 10-latest; com.microsoft 1, which onnxruntime's
 // quantizer writes for 16-bit types): y = saturate(round(x / y_scale) + y_zero_point),
 // rounding half to even (quant_common.h). x is float32, float16 or bfloat16;
-// y is uint8 (default), int8, uint16 or int16: the zero point's dtype, else
-// the `output_dtype` attribute (opset 21). Parameters are per tensor, per axis
-// (`axis`, 1-D scale) or blocked (`block_size`, opset 21). The float8 and
-// 4-bit output types are not supported yet (the runtime has no such dtypes).
+// y is uint8 (default), int8, uint16, int16, int4, uint4 or a float8 type: the
+// zero point's dtype, else the `output_dtype` attribute (opset 21). Parameters
+// are per tensor, per axis (`axis`, 1-D scale) or blocked (`block_size`).
+// 4-bit outputs are computed as 8-bit and clamped to [-8, 7] / [0, 15]. Float8
+// outputs are y = float8(x / y_scale + y_zero_point) with no integer rounding,
+// rounded to nearest even, clamped to the type's range when `saturate` (default 1)
+// and otherwise inf / NaN on overflow (core/minifloat.h).
 //
 // Data layout: x is viewed as [outer, axis_dim, inner]; each run of elements
 // sharing one (scale, zero point) - the whole tensor, or one `inner` row per
@@ -27,11 +30,13 @@ class QuantizeLinearKernel : public Kernel {
   explicit QuantizeLinearKernel(const KernelInfo& info)
       : axis_(info.attrs.get_int("axis", 1)),
         block_size_(info.attrs.get_int("block_size", 0)),
-        output_dtype_(info.attrs.get_int("output_dtype", 0)) {
+        output_dtype_(info.attrs.get_int("output_dtype", 0)),
+        saturate_(info.attrs.get_int("saturate", 1) != 0) {
     info.require_dtype(0, {DType::Float32, DType::Float16, DType::BFloat16});
     if (block_size_ < 0) info.fail("block_size must be >= 0, got {}", block_size_);
-    if (output_dtype_ != 0 && !quant::is_quant_int(static_cast<DType>(output_dtype_)))
-      info.unsupported("output_dtype {} is not supported (uint8, int8, uint16, int16)", output_dtype_);
+    if (output_dtype_ != 0 && !quant::is_quant_type(static_cast<DType>(output_dtype_)))
+      info.unsupported("output_dtype {} is not supported (uint8, int8, uint16, int16, int4, uint4, float8)",
+                       output_dtype_);
   }
 
   void prepare(KernelContext& ctx) override {
@@ -44,8 +49,9 @@ class QuantizeLinearKernel : public Kernel {
     DType out = output_dtype_ != 0 ? static_cast<DType>(output_dtype_) : DType::UInt8;
     if (ctx.has_input(2)) {
       const DType zp = ctx.input(2).dtype();
-      if (!quant::is_quant_int(zp))
-        ctx.unsupported("y_zero_point dtype {} is not supported (uint8, int8, uint16, int16)", dtype_name(zp));
+      if (!quant::is_quant_type(zp))
+        ctx.unsupported("y_zero_point dtype {} is not supported (uint8, int8, uint16, int16, int4, uint4, float8)",
+                        dtype_name(zp));
       if (output_dtype_ != 0 && zp != out)
         ctx.fail("output_dtype {} differs from y_zero_point dtype {}", dtype_name(out), dtype_name(zp));
       out = zp;
@@ -73,13 +79,16 @@ class QuantizeLinearKernel : public Kernel {
       scale = scale_buf.data<float>();
     }
     int32_t* zp = zp_buf.mutable_data<int32_t>();
+    if (const MiniFloatFormat* f = minifloat_format(y.dtype()))
+      return quantize_float8(ctx, x, scale, p, *f, y);
     for (int64_t i = 0; i < np; ++i) zp[i] = ctx.has_input(2) ? quant::int_at(ctx.input(2), i) : 0;
 
     const quant::QuantizeLanes& lanes = quant::quantize_lanes();
     const bool reference = ctx.reference_mode();
-    quant::visit_quant_int(y.dtype(), [&](auto tag) {
+    const DType compute = is_int4(y.dtype()) ? quant::int4_compute_type(y.dtype()) : y.dtype();
+    quant::visit_quant_int(compute, [&](auto tag) {
       using Q = decltype(tag);
-      Q* out = y.mutable_data<Q>();
+      Q* out = static_cast<Q*>(y.raw_mut());
       const int64_t n = x.numel();
       parallel_for(ctx.threads(), n, 16384, [&](int64_t begin, int64_t end) {
         // Walk [begin, end) in runs of constant parameters.
@@ -92,6 +101,7 @@ class QuantizeLinearKernel : public Kernel {
           run(x, k, run_end - k, out + k, scale[pi], zp[pi], lanes, reference);
           k = run_end;
         }
+        if (is_int4(y.dtype())) quant::clamp_to_int4(static_cast<uint8_t*>(y.raw_mut()) + begin, end - begin, y.dtype());
       });
     });
   }
@@ -108,7 +118,24 @@ class QuantizeLinearKernel : public Kernel {
     for (int64_t j = 0; j < len; ++j) out[j] = quant::quantize_value<Q>(quant::float_at(x, k + j), scale, zp);
   }
 
+  // Float8 output: y = float8(x / scale + zero point), no integer rounding.
+  void quantize_float8(KernelContext& ctx, const Tensor& x, const float* scale, const ParamLayout& p,
+                       const MiniFloatFormat& f, Tensor& y) const {
+    const Tensor* zp_t = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    uint8_t* out = static_cast<uint8_t*>(y.raw_mut());
+    const bool saturate = saturate_;
+    parallel_for(ctx.threads(), x.numel(), 16384, [&](int64_t begin, int64_t end) {
+      for (int64_t k = begin; k < end; ++k) {
+        const int64_t row = k / p.inner, i = k % p.inner;
+        const int64_t pi = p.index(row / p.axis_dim, row % p.axis_dim, i);
+        const float z = zp_t ? minifloat_to_float(static_cast<const uint8_t*>(zp_t->raw())[pi], f) : 0.f;
+        out[k] = float_to_minifloat(quant::float_at(x, k) / scale[pi] + z, f, saturate);
+      }
+    });
+  }
+
   int64_t axis_, block_size_, output_dtype_;
+  bool saturate_;
 };
 
 }  // namespace

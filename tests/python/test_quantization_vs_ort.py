@@ -290,3 +290,69 @@ def test_qlinear_softmax(qt, opset, axis):
     consts = [("sx", sx), ("zx", zx), ("sy", sy), ("zy", zy)]
     model = _model("QLinearSoftmax", 13, [("x", x)], consts, 1, {"axis": axis, "opset": opset}, domain=MS)
     _assert_equal(*_run_both(model, [("x", x)]), max_step=1)
+
+
+# --- float8 / int4 (ml_dtypes arrays compared by their bytes) --------------------------------------
+
+F8 = [TP.FLOAT8E4M3FN, TP.FLOAT8E4M3FNUZ, TP.FLOAT8E5M2, TP.FLOAT8E5M2FNUZ]
+
+
+def _bytes_equal(mini, ref):
+    for m, r in zip(mini, ref):
+        assert m.dtype == r.dtype and m.shape == r.shape, (m.dtype, r.dtype)
+        np.testing.assert_array_equal(np.asarray(m).view(np.uint8), np.asarray(r).view(np.uint8))
+
+
+def _special_floats(n=200, seed=90):
+    x = np.random.default_rng(seed).standard_normal(n).astype(np.float32) * np.float32(60)
+    x[:8] = [np.inf, -np.inf, 1e9, -1e9, 0.0, -0.0, 448.0, 464.0]
+    return x
+
+
+@pytest.mark.parametrize("to", F8 + [TP.INT4, TP.UINT4])
+@pytest.mark.parametrize("saturate", [0, 1])
+def test_cast_to_narrow_types_and_back(to, saturate):
+    if to in (TP.INT4, TP.UINT4) and saturate == 0:
+        pytest.skip("saturate concerns the float8 types only")
+    x = _special_floats()
+    if to in (TP.INT4, TP.UINT4):
+        x = np.clip(np.round(x / 10), -20, 20).astype(np.float32)  # in and out of the 4-bit range
+    nodes = [oh.make_node("Cast", ["x"], ["n"], to=to, saturate=saturate),
+             oh.make_node("Cast", ["n"], ["y"], to=TP.FLOAT)]
+    g = oh.make_graph(nodes, "g", [oh.make_tensor_value_info("x", TP.FLOAT, x.shape)],
+                      [oh.make_tensor_value_info("n", to, x.shape), oh.make_tensor_value_info("y", TP.FLOAT, x.shape)])
+    m = oh.make_model(g, opset_imports=[oh.make_opsetid("", 21)])
+    m.ir_version = 10
+    mini, ref = _run_both(m.SerializeToString(), [("x", x)])
+    _bytes_equal(mini, ref)
+
+
+@pytest.mark.parametrize("qt", F8 + [TP.INT4, TP.UINT4])
+def test_quantize_dequantize_narrow_types(qt):
+    x = _special_floats(64)[8:]
+    scale = np.array(0.5, np.float32)
+    q = oh.make_node("QuantizeLinear", ["x", "s", "z"], ["q"])
+    d = oh.make_node("DequantizeLinear", ["q", "s", "z"], ["y"])
+    zp = oh.make_tensor("z", qt, [], [0 if qt not in (TP.INT4, TP.UINT4) else 1])
+    g = oh.make_graph([q, d], "g", [oh.make_tensor_value_info("x", TP.FLOAT, x.shape)],
+                      [oh.make_tensor_value_info("q", qt, x.shape), oh.make_tensor_value_info("y", TP.FLOAT, x.shape)],
+                      [numpy_helper.from_array(scale, "s"), zp])
+    m = oh.make_model(g, opset_imports=[oh.make_opsetid("", 21)])
+    m.ir_version = 10
+    mini, ref = _run_both(m.SerializeToString(), [("x", x)])
+    _bytes_equal(mini, ref)
+
+
+def test_int4_initializer_packed_two_per_byte():
+    """A blocked int4 weight as quantizers write it: raw_data packs two values per byte."""
+    w = np.random.default_rng(91).integers(-8, 8, size=(4, 7)).astype(np.int8)  # odd count: a half-filled byte
+    scale = np.random.default_rng(92).uniform(0.01, 0.1, size=(4, 4)).astype(np.float32)
+    wt = oh.make_tensor("w", TP.INT4, w.shape, w.flatten().tolist())
+    d = oh.make_node("DequantizeLinear", ["w", "s"], ["y"], axis=1, block_size=2)
+    g = oh.make_graph([d], "g", [], [oh.make_tensor_value_info("y", TP.FLOAT, w.shape)],
+                      [wt, numpy_helper.from_array(scale, "s")])
+    m = oh.make_model(g, opset_imports=[oh.make_opsetid("", 21)])
+    m.ir_version = 10
+    mini, ref = _run_both(m.SerializeToString(), [])
+    np.testing.assert_array_equal(mini[0], ref[0])
+    np.testing.assert_array_equal(mini[0], (w.astype(np.float32) * np.repeat(scale, 2, axis=1)[:, :7]))
