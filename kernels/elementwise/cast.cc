@@ -13,8 +13,8 @@
 //    nearest even and, with `saturate` (default 1), clamps to the type's range,
 //    otherwise overflows give inf / NaN as the ONNX table says; from them gives
 //    their float value (then the float rules above);
-//  - int4 / uint4: from a float, truncate and clamp to [-8, 7] / [0, 15] (the
-//    float -> integer rule); from an integer, wrap (keep the low 4 bits);
+//  - int4 / uint4: truncate toward zero (NaN -> 0) and keep the low 4 bits
+//    (wrap, as the integer narrowing above and as onnxruntime does, floats too);
 //    strings do not convert to or from the 8- and 4-bit types.
 // Data layout: dense input and output of one shape; numeric casts are one flat
 // loop split across threads, string casts run on one thread.
@@ -105,15 +105,13 @@ void cast_small(KernelContext& ctx, const Tensor& x, Tensor& y, bool saturate) {
     return;
   }
   if (is_int4(to)) {
-    const int64_t lo = to == DType::Int4 ? -8 : 0, hi = to == DType::Int4 ? 7 : 15;
     uint8_t* py = static_cast<uint8_t*>(y.raw_mut());
     parallel_for(ctx.threads(), n, kGrain, [&](int64_t b, int64_t e) {
       bool integral;
       for (int64_t i = b; i < e; ++i) {
         const double v = small_cast_source(x, i, &integral);
-        int64_t q;
-        if (integral) q = static_cast<int64_t>(v);  // wraps below: low 4 bits
-        else q = std::isnan(v) ? 0 : static_cast<int64_t>(std::max<double>(lo, std::min<double>(hi, std::trunc(v))));
+        // Out-of-int64 floats and NaN: 0 (their low bits are meaningless).
+        const int64_t q = std::isfinite(v) && std::fabs(v) < 9.2e18 ? static_cast<int64_t>(v) : 0;
         py[i] = static_cast<uint8_t>(q & 0x0F);
       }
     });

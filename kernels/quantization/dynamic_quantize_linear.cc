@@ -6,8 +6,8 @@
 // y = saturate(round_half_even(x / y_scale) + y_zero_point).
 // NaN inputs are skipped by the min / max scan and quantize to 0.
 //
-// Data layout: one min/max pass (chunks across threads, merged), then the
-// float32 -> uint8 quantize lanes of the active ISA over chunks.
+// Data layout: one min/max pass (the active ISA's min_max lanes over chunks
+// across threads, merged), then its float32 -> uint8 quantize lanes over chunks.
 #include <algorithm>
 #include <limits>
 #include <mutex>
@@ -39,12 +39,11 @@ class DynamicQuantizeLinearKernel : public Kernel {
     const int64_t n = x.numel();
     float lo = 0.f, hi = 0.f;  // the range always includes 0
     std::mutex mu;
+    const quant::QuantizeLanes& lanes = ctx.reference_mode() ? quant::quantize_lanes_for(cpu::Isa::Portable)
+                                                            : quant::quantize_lanes();
     parallel_for(ctx.threads(), n, 65536, [&](int64_t begin, int64_t end) {
       float l = 0.f, h = 0.f;
-      for (int64_t i = begin; i < end; ++i) {
-        l = in[i] < l ? in[i] : l;  // NaN compares false: skipped
-        h = in[i] > h ? in[i] : h;
-      }
+      lanes.min_max(in + begin, end - begin, &l, &h);  // NaN skipped
       std::lock_guard<std::mutex> lock(mu);
       lo = std::min(lo, l);
       hi = std::max(hi, h);
@@ -52,8 +51,6 @@ class DynamicQuantizeLinearKernel : public Kernel {
     const float scale = hi == lo ? 1.f : (hi - lo) / 255.f;
     const uint8_t zp = quant::saturate_round<uint8_t>(0.f - lo / scale);
     uint8_t* out = ctx.output(0).mutable_data<uint8_t>();
-    const quant::QuantizeLanes& lanes = ctx.reference_mode() ? quant::quantize_lanes_for(cpu::Isa::Portable)
-                                                            : quant::quantize_lanes();
     parallel_for(ctx.threads(), n, 16384, [&](int64_t begin, int64_t end) {
       lanes.to_u8(in + begin, out + begin, end - begin, scale, zp);
     });

@@ -15,6 +15,8 @@ namespace quant {
 struct QuantizeLanes {
   void (*to_u8)(const float* x, uint8_t* y, int64_t n, float scale, int32_t zp);
   void (*to_s8)(const float* x, int8_t* y, int64_t n, float scale, int32_t zp);
+  // *lo = min(*lo, x...), *hi = max(*hi, x...), NaN skipped (DynamicQuantizeLinear's range).
+  void (*min_max)(const float* x, int64_t n, float* lo, float* hi);
   cpu::Isa isa;
 };
 

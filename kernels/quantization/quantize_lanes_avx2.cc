@@ -40,9 +40,30 @@ void to_int_avx2(const float* x, Q* y, int64_t n, float scale, int32_t zp) {
   for (; i < n; ++i) y[i] = quantize_value<Q>(x[i], scale, zp);
 }
 
+// Range: 4 ymm accumulators of min / max (min_ps(x, acc) keeps acc when x is NaN).
+void min_max_avx2(const float* x, int64_t n, float* lo, float* hi) {
+  __m256 l[4], h[4];
+  for (int k = 0; k < 4; ++k) l[k] = _mm256_set1_ps(*lo), h[k] = _mm256_set1_ps(*hi);
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (int k = 0; k < 4; ++k) {
+      const __m256 v = _mm256_loadu_ps(x + i + 8 * k);
+      l[k] = _mm256_min_ps(v, l[k]);
+      h[k] = _mm256_max_ps(v, h[k]);
+    }
+  alignas(32) float lb[8], hb[8];
+  _mm256_store_ps(lb, _mm256_min_ps(_mm256_min_ps(l[0], l[1]), _mm256_min_ps(l[2], l[3])));
+  _mm256_store_ps(hb, _mm256_max_ps(_mm256_max_ps(h[0], h[1]), _mm256_max_ps(h[2], h[3])));
+  float a = *lo, b = *hi;
+  for (int k = 0; k < 8; ++k) a = lb[k] < a ? lb[k] : a, b = hb[k] > b ? hb[k] : b;
+  for (; i < n; ++i) a = x[i] < a ? x[i] : a, b = x[i] > b ? x[i] : b;
+  *lo = a;
+  *hi = b;
+}
+
 }  // namespace
 
-const QuantizeLanes kQuantizeLanesAvx2 = {to_int_avx2<uint8_t>, to_int_avx2<int8_t>, cpu::Isa::Avx2};
+const QuantizeLanes kQuantizeLanesAvx2 = {to_int_avx2<uint8_t>, to_int_avx2<int8_t>, min_max_avx2, cpu::Isa::Avx2};
 
 }  // namespace quant
 }  // namespace onnxmini

@@ -69,6 +69,13 @@ TEST(QuantizeLanes, EveryIsaMatchesTheScalarRule) {
         }
         EXPECT_EQ(yu[n], 0xAA) << "wrote past the end";
         EXPECT_EQ(ys[n], 0x55) << "wrote past the end";
+        // The range scan: NaN skipped, starting from the given bounds.
+        float lo = 0.f, hi = 0.f, want_lo = 0.f, want_hi = 0.f;
+        lanes.min_max(x.data(), static_cast<int64_t>(n), &lo, &hi);
+        for (float v : x)
+          if (!std::isnan(v)) want_lo = std::min(want_lo, v), want_hi = std::max(want_hi, v);
+        EXPECT_EQ(lo, want_lo) << cpu::isa_name(isa) << " n " << n;
+        EXPECT_EQ(hi, want_hi) << cpu::isa_name(isa) << " n " << n;
       }
     }
   }
