@@ -29,7 +29,7 @@ class DequantizeLinearKernel : public Kernel {
         output_dtype_(info.attrs.get_int("output_dtype", 0)) {
     info.require_dtype(0, {DType::UInt8, DType::Int8, DType::UInt16, DType::Int16, DType::Int32, DType::Int4,
                            DType::UInt4, DType::Float8E4M3FN, DType::Float8E4M3FNUZ, DType::Float8E5M2,
-                           DType::Float8E5M2FNUZ});
+                           DType::Float8E5M2FNUZ, DType::Float4E2M1});
     if (block_size_ < 0) info.fail("block_size must be >= 0, got {}", block_size_);
     if (output_dtype_ != 0 && !quant::is_scale_type(static_cast<DType>(output_dtype_)))
       info.unsupported("output_dtype {} is not supported (float32, float16, bfloat16)", output_dtype_);
@@ -39,7 +39,7 @@ class DequantizeLinearKernel : public Kernel {
     const Tensor& x = ctx.input(0);
     const Tensor& scale = ctx.input(1);
     if (!quant::is_quant_type(x.dtype()) && x.dtype() != DType::Int32)
-      ctx.unsupported("x dtype {} is not supported (uint8, int8, uint16, int16, int32, int4, uint4, float8)",
+      ctx.unsupported("x dtype {} is not supported (uint8, int8, uint16, int16, int32, int4, uint4, float8, float4e2m1)",
                       dtype_name(x.dtype()));
     if (!quant::is_scale_type(scale.dtype()))
       ctx.fail("x_scale dtype {} is not a float type", dtype_name(scale.dtype()));

@@ -25,8 +25,8 @@ namespace quant {
 inline bool is_quant_int(DType t) {
   return t == DType::UInt8 || t == DType::Int8 || t == DType::UInt16 || t == DType::Int16 || is_int4(t);
 }
-// Any QuantizeLinear output / DequantizeLinear input type: the integers above and the float8 types.
-inline bool is_quant_type(DType t) { return is_quant_int(t) || (is_minifloat(t) && t != DType::Float4E2M1); }
+// Any QuantizeLinear output / DequantizeLinear input type: the integers above, float8 and float4e2m1.
+inline bool is_quant_type(DType t) { return is_quant_int(t) || is_minifloat(t); }
 // Scale / float-side types: float32, float16, bfloat16.
 inline bool is_scale_type(DType t) { return t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16; }
 

@@ -1,7 +1,7 @@
 // QuantizeLinear (ai.onnx opsets 10-latest; com.microsoft 1, which onnxruntime's
 // quantizer writes for 16-bit types): y = saturate(round(x / y_scale) + y_zero_point),
 // rounding half to even (quant_common.h). x is float32, float16 or bfloat16;
-// y is uint8 (default), int8, uint16, int16, int4, uint4 or a float8 type: the
+// y is uint8 (default), int8, uint16, int16, int4, uint4, a float8 type or float4e2m1: the
 // zero point's dtype, else the `output_dtype` attribute (opset 21). Parameters
 // are per tensor, per axis (`axis`, 1-D scale) or blocked (`block_size`).
 // 4-bit outputs are computed as 8-bit and clamped to [-8, 7] / [0, 15]. Float8
@@ -35,7 +35,7 @@ class QuantizeLinearKernel : public Kernel {
     info.require_dtype(0, {DType::Float32, DType::Float16, DType::BFloat16});
     if (block_size_ < 0) info.fail("block_size must be >= 0, got {}", block_size_);
     if (output_dtype_ != 0 && !quant::is_quant_type(static_cast<DType>(output_dtype_)))
-      info.unsupported("output_dtype {} is not supported (uint8, int8, uint16, int16, int4, uint4, float8)",
+      info.unsupported("output_dtype {} is not supported (uint8, int8, uint16, int16, int4, uint4, float8, float4e2m1)",
                        output_dtype_);
   }
 
@@ -50,7 +50,7 @@ class QuantizeLinearKernel : public Kernel {
     if (ctx.has_input(2)) {
       const DType zp = ctx.input(2).dtype();
       if (!quant::is_quant_type(zp))
-        ctx.unsupported("y_zero_point dtype {} is not supported (uint8, int8, uint16, int16, int4, uint4, float8)",
+        ctx.unsupported("y_zero_point dtype {} is not supported (uint8, int8, uint16, int16, int4, uint4, float8, float4e2m1)",
                         dtype_name(zp));
       if (output_dtype_ != 0 && zp != out)
         ctx.fail("output_dtype {} differs from y_zero_point dtype {}", dtype_name(out), dtype_name(zp));
