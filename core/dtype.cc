@@ -22,6 +22,14 @@ const DTypeRow kRows[] = {
     {DType::UInt32, 4, "uint32", "uint32"},          {DType::UInt64, 8, "uint64", "uint64"},
     {DType::Complex64, 8, "complex64", "complex64"}, {DType::Complex128, 16, "complex128", "complex128"},
     {DType::BFloat16, 2, "bfloat16", "bfloat16"},
+    // numpy names: ml_dtypes' spellings (numpy itself has none of these types).
+    {DType::Float8E4M3FN, 1, "float8e4m3fn", "float8_e4m3fn"},
+    {DType::Float8E4M3FNUZ, 1, "float8e4m3fnuz", "float8_e4m3fnuz"},
+    {DType::Float8E5M2, 1, "float8e5m2", "float8_e5m2"},
+    {DType::Float8E5M2FNUZ, 1, "float8e5m2fnuz", "float8_e5m2fnuz"},
+    {DType::UInt4, 1, "uint4", "uint4"},
+    {DType::Int4, 1, "int4", "int4"},
+    {DType::Float4E2M1, 1, "float4e2m1", "float4_e2m1fn"},
 };
 constexpr int kNumRows = sizeof(kRows) / sizeof(kRows[0]);
 }  // namespace

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "core/float16.h"
+#include "core/minifloat.h"
 #include "core/system_memory.h"
 
 namespace onnxmini {
@@ -151,7 +152,11 @@ double Tensor::get_as_double(int64_t i) const {
     case DType::Bool: return static_cast<const bool*>(p)[i] ? 1.0 : 0.0;
     case DType::Float16: return half_to_float(static_cast<const uint16_t*>(p)[i]);
     case DType::BFloat16: return bfloat16_to_float(static_cast<const uint16_t*>(p)[i]);
+    case DType::Int4: return int4_value(static_cast<const uint8_t*>(p)[i]);
+    case DType::UInt4: return uint4_value(static_cast<const uint8_t*>(p)[i]);
     default:
+      if (const MiniFloatFormat* f = minifloat_format(dtype_))
+        return minifloat_to_float(static_cast<const uint8_t*>(p)[i], *f);
       throw Error(ErrorCode::InvalidArgument, std::string("cannot read ") + dtype_name(dtype_) + " as a number");
   }
 }

@@ -5,10 +5,12 @@
 #include <fmt/format.h>
 
 #include "core/checked_math.h"
+#include "core/minifloat.h"
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 namespace onnxmini {
 
@@ -82,6 +84,11 @@ std::string read_external(const onnx::TensorProto& p, const std::string& base_di
   return bytes;
 }
 
+// Two 4-bit values per byte, low nibble first -> one per byte.
+void unpack_nibbles(const uint8_t* packed, int64_t n, uint8_t* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<uint8_t>((packed[i / 2] >> (4 * (i % 2))) & 0x0F);
+}
+
 }  // namespace
 
 Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir, const std::string& what) {
@@ -98,13 +105,16 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir
     bad(what, "shape " + shape_to_string(shape) + " has too many elements");
   }
   const size_t esize = dtype_size(dt);
+  // INT4 / UINT4 / FLOAT4E2M1 pack two values per byte in raw_data and int32_data
+  // (low nibble first); in memory they take one byte each (core/minifloat.h).
+  const bool packed4 = is_int4(dt) || dt == DType::Float4E2M1;
 
   // Raw bytes (raw_data or an external file): size checked before allocating.
   const bool external = p.data_location() == onnx::TensorProto::EXTERNAL;
   if (external || p.has_raw_data()) {
     if (dt == DType::String) bad(what, "string tensors cannot use raw_data or external data");
     if (static_cast<uint64_t>(n) > (uint64_t(1) << 62) / esize) bad(what, "shape " + shape_to_string(shape) + " is too large");
-    size_t expected = static_cast<size_t>(n) * esize;
+    size_t expected = packed4 ? (static_cast<size_t>(n) + 1) / 2 : static_cast<size_t>(n) * esize;
     std::string ext;
     const std::string* bytes = &p.raw_data();
     if (external) {
@@ -115,6 +125,10 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir
       bad(what, fmt::format("raw_data has {} bytes, shape {} of {} needs {}", bytes->size(), shape_to_string(shape),
                             dtype_name(dt), expected));
     Tensor t(dt, shape);
+    if (packed4) {
+      unpack_nibbles(reinterpret_cast<const uint8_t*>(bytes->data()), n, static_cast<uint8_t*>(t.raw_mut()));
+      return t;
+    }
     if (expected) std::memcpy(t.raw_mut(), bytes->data(), expected);  // ONNX raw data is little-endian, as is x86-64
     return t;
   }
@@ -131,7 +145,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir
     }
   }();
   int per = (dt == DType::Complex64 || dt == DType::Complex128) ? 2 : 1;
-  const auto needed = try_mul(n, per);
+  const auto needed = packed4 ? std::optional<int64_t>((n + 1) / 2) : try_mul(n, per);
   if (!needed || field_size != *needed)
     bad(what, fmt::format("holds {} values, shape {} needs {}", field_size, shape_to_string(shape),
                           needed ? std::to_string(*needed) : std::to_string(n) + " x " + std::to_string(per)));
@@ -161,6 +175,15 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir
     case DType::UInt16: case DType::Float16: case DType::BFloat16:  // 16-bit patterns stored in int32_data
       copy_field<uint16_t>(p.int32_data(), n, t, what, "int32_data", 1, [](int32_t v) { return static_cast<uint16_t>(v); });
       break;
+    case DType::Float8E4M3FN: case DType::Float8E4M3FNUZ: case DType::Float8E5M2: case DType::Float8E5M2FNUZ:
+      copy_field<uint8_t>(p.int32_data(), n, t, what, "int32_data", 1, [](int32_t v) { return static_cast<uint8_t>(v); });
+      break;
+    case DType::Int4: case DType::UInt4: case DType::Float4E2M1: {  // one int32 per packed byte
+      std::string bytes(static_cast<size_t>((n + 1) / 2), '\0');
+      for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(p.int32_data(static_cast<int>(i)));
+      unpack_nibbles(reinterpret_cast<const uint8_t*>(bytes.data()), n, static_cast<uint8_t*>(t.raw_mut()));
+      break;
+    }
     case DType::Bool:
       copy_field<bool>(p.int32_data(), n, t, what, "int32_data", 1, [](int32_t v) { return v != 0; });
       break;
@@ -181,6 +204,11 @@ void tensor_to_proto(const Tensor& t, onnx::TensorProto* p) {
   if (t.dtype() == DType::String) {
     const auto* s = static_cast<const std::string*>(t.raw());
     for (int64_t i = 0; i < t.numel(); ++i) p->add_string_data(s[i]);
+  } else if (is_int4(t.dtype()) || t.dtype() == DType::Float4E2M1) {  // two per byte, low nibble first
+    const auto* v = static_cast<const uint8_t*>(t.raw());
+    std::string bytes(static_cast<size_t>((t.numel() + 1) / 2), '\0');
+    for (int64_t i = 0; i < t.numel(); ++i) bytes[i / 2] = static_cast<char>(bytes[i / 2] | ((v[i] & 0x0F) << (4 * (i % 2))));
+    p->set_raw_data(bytes);
   } else {
     p->set_raw_data(std::string(static_cast<const char*>(t.raw()), t.nbytes()));
   }

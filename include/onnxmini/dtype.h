@@ -27,6 +27,14 @@ enum class DType : int32_t {
   Complex64 = 14,
   Complex128 = 15,
   BFloat16 = 16,
+  // One element per byte in memory (core/minifloat.h); 4-bit codes in the low nibble.
+  Float8E4M3FN = 17,
+  Float8E4M3FNUZ = 18,
+  Float8E5M2 = 19,
+  Float8E5M2FNUZ = 20,
+  UInt4 = 21,
+  Int4 = 22,
+  Float4E2M1 = 23,
 };
 
 // Bytes per element (String: sizeof(std::string)); 0 for Undefined or unknown codes.
@@ -36,7 +44,7 @@ const char* dtype_name(DType t);
 // Parses dtype_name() output and numpy names ("float32", "float64", "int64", ...).
 // Returns DType::Undefined when the name is unknown.
 DType dtype_from_name(const std::string& name);
-// True for the codes 1..16 that this runtime can store.
+// True for the codes 1..23 that this runtime can store.
 bool dtype_is_valid(int32_t code);
 
 // Compile-time mapping from C++ types to DType.

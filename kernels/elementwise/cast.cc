@@ -9,17 +9,25 @@
 //  - number -> string: shortest text that reads back to the same value
 //    ("0.1", "1e-05", "nan", "inf"); string -> number: strtod/strtoll, failing
 //    on text that is not a number.
-// The float8 and 4-bit types are not supported (the `saturate` attribute only
-// concerns them and is ignored).
+//  - float8 / float4e2m1 (core/minifloat.h) go through float: to them rounds to
+//    nearest even and, with `saturate` (default 1), clamps to the type's range,
+//    otherwise overflows give inf / NaN as the ONNX table says; from them gives
+//    their float value (then the float rules above);
+//  - int4 / uint4: truncate toward zero (NaN -> 0) and keep the low 4 bits
+//    (wrap, as the integer narrowing above and as onnxruntime does, floats too);
+//    strings do not convert to or from the 8- and 4-bit types.
 // Data layout: dense input and output of one shape; numeric casts are one flat
 // loop split across threads, string casts run on one thread.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <type_traits>
 
+#include "core/minifloat.h"
 #include "kernels/elementwise/elementwise.h"
 #include "kernels/registry.h"
 
@@ -72,23 +80,68 @@ bool from_text(const std::string& s, T* out) {
   return end != begin && *end == '\0' && errno != ERANGE;
 }
 
-const char* unsupported_type_name(int64_t code) {
-  switch (code) {
-    case 17: return "float8e4m3fn";
-    case 18: return "float8e4m3fnuz";
-    case 19: return "float8e5m2";
-    case 20: return "float8e5m2fnuz";
-    case 21: return "uint4";
-    case 22: return "int4";
-    case 23: return "float4e2m1";
-    default: return "unknown";
+bool is_small_type(DType t) { return is_minifloat(t) || is_int4(t); }
+
+// Element i of x as a double; *integral tells whether x is an integer / bool type.
+double small_cast_source(const Tensor& x, int64_t i, bool* integral) {
+  const DType t = x.dtype();
+  *integral = !(t == DType::Float32 || t == DType::Float64 || t == DType::Float16 || t == DType::BFloat16 ||
+                is_minifloat(t));
+  if (t == DType::Bool) return cdata<bool>(x)[i] ? 1.0 : 0.0;
+  return x.get_as_double(i);
+}
+
+// Casts where either side is a float8 / float4 / int4 type, one element at a time.
+void cast_small(KernelContext& ctx, const Tensor& x, Tensor& y, bool saturate) {
+  const DType to = y.dtype();
+  const int64_t n = x.numel();
+  if (const MiniFloatFormat* f = minifloat_format(to)) {
+    uint8_t* py = static_cast<uint8_t*>(y.raw_mut());
+    parallel_for(ctx.threads(), n, kGrain, [&](int64_t b, int64_t e) {
+      bool integral;
+      for (int64_t i = b; i < e; ++i)
+        py[i] = float_to_minifloat(static_cast<float>(small_cast_source(x, i, &integral)), *f, saturate);
+    });
+    return;
   }
+  if (is_int4(to)) {
+    uint8_t* py = static_cast<uint8_t*>(y.raw_mut());
+    parallel_for(ctx.threads(), n, kGrain, [&](int64_t b, int64_t e) {
+      bool integral;
+      for (int64_t i = b; i < e; ++i) {
+        const double v = small_cast_source(x, i, &integral);
+        // Out-of-int64 floats and NaN: 0 (their low bits are meaningless).
+        const int64_t q = std::isfinite(v) && std::fabs(v) < 9.2e18 ? static_cast<int64_t>(v) : 0;
+        py[i] = static_cast<uint8_t>(q & 0x0F);
+      }
+    });
+    return;
+  }
+  visit(CastTypes{}, to, [&](auto to_tag) {
+    using TO = typename decltype(to_tag)::type;
+    TO* py = mdata<TO>(y);
+    parallel_for(ctx.threads(), n, kGrain, [&](int64_t b, int64_t e) {
+      bool integral;
+      for (int64_t i = b; i < e; ++i) {
+        const double v = small_cast_source(x, i, &integral);
+        if constexpr (std::is_same<TO, bool>::value) py[i] = v != 0;
+        else if constexpr (std::is_integral<TO>::value) py[i] = integral ? static_cast<TO>(static_cast<int64_t>(v))
+                                                                          : saturate_cast<TO>(static_cast<float>(v));
+        else py[i] = Num<TO>::store(static_cast<compute_t<TO>>(v));
+      }
+    });
+  });
 }
 
 // Converts `x` into the already allocated `y` (dtype decides the target).
-void cast_tensor(KernelContext& ctx, const Tensor& x, Tensor& y) {
+void cast_tensor(KernelContext& ctx, const Tensor& x, Tensor& y, bool saturate = true) {
   const DType from = x.dtype(), to = y.dtype();
   const int64_t n = x.numel();
+  if (is_small_type(from) || is_small_type(to)) {
+    if (from == DType::String || to == DType::String)
+      ctx.unsupported("cannot cast between {} and {}", dtype_name(from), dtype_name(to));
+    return cast_small(ctx, x, y, saturate);
+  }
   if (from == DType::String && to == DType::String) {
     for (int64_t i = 0; i < n; ++i) mdata<std::string>(y)[i] = cdata<std::string>(x)[i];
     return;
@@ -128,14 +181,15 @@ void cast_tensor(KernelContext& ctx, const Tensor& x, Tensor& y) {
   });
 }
 
-bool castable(DType t) { return t == DType::String || visit(CastTypes{}, t, [](auto) {}); }
+bool castable(DType t) { return t == DType::String || is_small_type(t) || visit(CastTypes{}, t, [](auto) {}); }
 
 // Cast 1-5 names the target type as a string, TensorProto.DataType's enum name ("FLOAT");
 // returns its code, or -1 for a name that type set does not have.
 int64_t data_type_code(const std::string& name) {
   static const char* const names[] = {"UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64",
                                       "STRING", "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64", "COMPLEX64",
-                                      "COMPLEX128", "BFLOAT16"};
+                                      "COMPLEX128", "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+                                      "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1"};
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); ++i)
     if (name == names[i]) return static_cast<int64_t>(i);
   return -1;
@@ -143,7 +197,8 @@ int64_t data_type_code(const std::string& name) {
 
 class CastKernel : public Kernel {
  public:
-  explicit CastKernel(const KernelInfo& info) : like_(info.op_type == "CastLike") {
+  explicit CastKernel(const KernelInfo& info)
+      : like_(info.op_type == "CastLike"), saturate_(info.attrs.get_int("saturate", 1) != 0) {
     if (like_) return;
     int64_t code = 0;
     if (info.opset < 6) {
@@ -153,8 +208,7 @@ class CastKernel : public Kernel {
     } else {
       code = info.attrs.get_int("to");
     }
-    if (code >= 17 && code <= 23) info.unsupported("cast to {} (type {}) is not supported", unsupported_type_name(code), code);
-    if (code <= 0 || code > 16 || !castable(static_cast<DType>(code)))
+    if (code <= 0 || code > 23 || !castable(static_cast<DType>(code)))
       info.unsupported("cast to type {} ({}) is not supported", code,
                        dtype_is_valid(static_cast<int32_t>(code)) ? dtype_name(static_cast<DType>(code)) : "unknown");
     to_ = static_cast<DType>(code);
@@ -168,10 +222,10 @@ class CastKernel : public Kernel {
     ctx.allocate_output(0, to, x.shape());
   }
 
-  void compute(KernelContext& ctx) override { cast_tensor(ctx, ctx.input(0), ctx.output(0)); }
+  void compute(KernelContext& ctx) override { cast_tensor(ctx, ctx.input(0), ctx.output(0), saturate_); }
 
  private:
-  bool like_;
+  bool like_, saturate_;
   DType to_ = DType::Undefined;
 };
 

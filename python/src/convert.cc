@@ -12,9 +12,29 @@ using onnxmini::Shape;
 using onnxmini::Tensor;
 using onnxmini::Value;
 
+namespace {
+// The 8- and 4-bit types numpy lacks, by their ml_dtypes names (one byte per
+// element in both ml_dtypes and onnxmini, the 4-bit codes in the low nibble).
+struct MlDtype {
+  DType type;
+  const char* name;
+};
+constexpr MlDtype kMlDtypes[] = {
+    {DType::Float8E4M3FN, "float8_e4m3fn"}, {DType::Float8E4M3FNUZ, "float8_e4m3fnuz"},
+    {DType::Float8E5M2, "float8_e5m2"},     {DType::Float8E5M2FNUZ, "float8_e5m2fnuz"},
+    {DType::UInt4, "uint4"},                {DType::Int4, "int4"},
+    {DType::Float4E2M1, "float4_e2m1fn"},
+};
+}  // namespace
+
 DType dtype_from_numpy(const py::dtype& dt) {
   const char kind = dt.kind();
   const size_t size = static_cast<size_t>(dt.itemsize());
+  if (size == 1 && (kind == 'V' || kind == 'f')) {  // an ml_dtypes type?
+    const std::string name = py::str(dt.attr("name"));
+    for (const MlDtype& m : kMlDtypes)
+      if (name == m.name) return m.type;
+  }
   switch (kind) {
     case 'b': return DType::Bool;
     case 'f':
@@ -55,6 +75,18 @@ py::dtype numpy_dtype(DType t) {
     case DType::UInt64: return py::dtype::of<uint64_t>();
     case DType::Bool: return py::dtype::of<bool>();
     case DType::String: return py::dtype("O");
+    case DType::Float8E4M3FN: case DType::Float8E4M3FNUZ: case DType::Float8E5M2: case DType::Float8E5M2FNUZ:
+    case DType::UInt4: case DType::Int4: case DType::Float4E2M1:
+      for (const MlDtype& m : kMlDtypes)
+        if (m.type == t) {
+          try {  // ml_dtypes (what onnx and onnxruntime use for these types) when installed
+            return py::dtype::from_args(py::module_::import("ml_dtypes").attr(m.name));
+          } catch (const py::error_already_set&) {
+            throw Error(ErrorCode::NotImplemented, std::string("tensors of type ") + onnxmini::dtype_name(t) +
+                                                       " need the ml_dtypes package to be returned to numpy");
+          }
+        }
+      [[fallthrough]];
     default:
       throw Error(ErrorCode::NotImplemented,
                   std::string("tensors of type ") + onnxmini::dtype_name(t) + " cannot be returned to numpy");
