@@ -107,7 +107,7 @@ def test_title_lines_are_the_clis(onnxmini_trace):
 
 
 def test_errors_come_from_the_cpp_reader(tmp_path):
-    with pytest.raises(onnxmini.InvalidArgument, match="expected op, node or shape"):
+    with pytest.raises(onnxmini.InvalidArgument, match="expected op, node, shape or variant"):
         profiling.summary([], by="nothing")
     with pytest.raises(onnxmini.NoSuchFile, match="cannot read profile"):
         profiling.summary(str(tmp_path / "missing.json"))

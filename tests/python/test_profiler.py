@@ -202,7 +202,7 @@ def test_summary_by_node_and_shape_and_formats():
     text = cli("profile", "summary", path).stdout
     assert "Conv" in text and "runs: 6" in text
     bad = cli("profile", "summary", path, "--by", "nothing", check=False)
-    assert bad.returncode != 0 and "expected op, node or shape" in bad.stderr
+    assert bad.returncode != 0 and "expected op, node, shape or variant" in bad.stderr
     missing = cli("profile", "summary", "/nonexistent.json", check=False)
     assert missing.returncode != 0 and "cannot read profile '/nonexistent.json'" in missing.stderr
 
