@@ -2,6 +2,7 @@
 // saves the wider registers, XCR0), plus the ONNXMINI_ISA cap.
 #include "core/cpu_features.h"
 
+#include <cpuid.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -26,6 +27,27 @@ bool hw_has_avx512() {
   static const bool v = hw_has_avx2_fma() && __builtin_cpu_supports("avx512f") &&
                         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
                         __builtin_cpu_supports("avx512vl");
+  return v;
+}
+
+// CPUID leaf 7 feature bits the compilers' __builtin_cpu_supports does not name everywhere
+// (clang 14 knows neither "avxvnni" nor, in every version, "avx512vnni"). The OS-saves-state
+// check is covered by the AVX2 / AVX-512 tests these are combined with.
+namespace {
+bool cpuid7_bit(unsigned subleaf, int reg, unsigned bit) {
+  unsigned r[4] = {0, 0, 0, 0};
+  if (!__get_cpuid_count(7, subleaf, &r[0], &r[1], &r[2], &r[3])) return false;
+  return (r[reg] >> bit) & 1u;
+}
+}  // namespace
+
+bool hw_has_avx512_vnni() {
+  static const bool v = hw_has_avx512() && cpuid7_bit(0, 2, 11);  // ECX bit 11: AVX512_VNNI
+  return v;
+}
+
+bool hw_has_avx_vnni() {
+  static const bool v = hw_has_avx2_fma() && cpuid7_bit(1, 0, 4);  // subleaf 1 EAX bit 4: AVX-VNNI
   return v;
 }
 

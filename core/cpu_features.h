@@ -14,6 +14,8 @@ enum class Isa { Portable = 0, Avx2 = 1, Avx512 = 2 };
 // What the hardware and OS support (ignores ONNXMINI_ISA).
 bool hw_has_avx2_fma();
 bool hw_has_avx512();
+bool hw_has_avx512_vnni();  // AVX-512 (as above) and AVX512_VNNI (vpdpbusd on zmm)
+bool hw_has_avx_vnni();     // AVX2 + FMA and AVX-VNNI (vpdpbusd on ymm, VEX encoded)
 Isa hw_isa();
 
 // The level kernels should use: hw_isa() capped by ONNXMINI_ISA.

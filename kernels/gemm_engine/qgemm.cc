@@ -165,13 +165,11 @@ const QgemmKernelSet& kernels_for(QIsa isa) {
 }
 
 bool hw_has_vnni() {
-  static const bool v = cpu::hw_has_avx512() && __builtin_cpu_supports("avx512vnni");
-  return v;
+  return cpu::hw_has_avx512_vnni();
 }
 
 bool hw_has_avx_vnni() {
-  static const bool v = cpu::hw_has_avx2_fma() && __builtin_cpu_supports("avxvnni");
-  return v;
+  return cpu::hw_has_avx_vnni();
 }
 
 // Row segment y(m, n0 .. n0 + cnt) of the output stage from accumulators acc[0 .. cnt).
