@@ -1,7 +1,8 @@
 #include "kernels/half/half_adapter.h"
 
+#include <algorithm>
 #include <deque>
-#include <set>
+#include <map>
 #include <utility>
 
 #include "core/thread_pool.h"
@@ -17,9 +18,16 @@ namespace {
 // onnxruntime's CPU kernels do for float16 (MLFloat16 -> float math).
 // Ops that handle half natively (element-wise math, Where, Clip, Resize, Pad,
 // LayerNormalization, Attention, the data-movement ops) are not listed.
-const std::set<std::pair<std::string, std::string>>& adapted_ops() {
-  static const std::set<std::pair<std::string, std::string>> ops = [] {
-    std::set<std::pair<std::string, std::string>> s;
+using OpKey = std::pair<std::string, std::string>;  // (domain, op type)
+
+// Output indices that stay float32 for half inputs (onnxruntime's type U: the
+// statistics outputs of the fused normalizations); every other float32 output is
+// rounded to the input's half type.
+using Float32Outputs = std::vector<size_t>;
+
+const std::map<OpKey, Float32Outputs>& adapted_ops() {
+  static const std::map<OpKey, Float32Outputs> ops = [] {
+    std::map<OpKey, Float32Outputs> m;
     for (const char* op : {
              // linear algebra and convolution
              "Conv", "ConvTranspose", "MatMul", "Gemm", "Einsum",
@@ -36,8 +44,14 @@ const std::set<std::pair<std::string, std::string>>& adapted_ops() {
              // recurrent
              "RNN", "GRU", "LSTM",
          })
-      s.emplace("", op);
-    return s;
+      m[{"", op}] = {};
+    // onnxruntime's fused transformer ops (kernels/nn/transformer_fused.cc)
+    m[{"com.microsoft", "SkipLayerNormalization"}] = {1, 2};
+    m[{"com.microsoft", "SkipSimplifiedLayerNormalization"}] = {1, 2};
+    m[{"com.microsoft", "BiasGelu"}] = {};
+    m[{"com.microsoft", "FastGelu"}] = {};
+    m[{"", "SimplifiedLayerNormalization"}] = {1};
+    return m;
   }();
   return ops;
 }
@@ -66,7 +80,8 @@ Tensor widened_copy(const Tensor& t) {
 // widened copies held here (created once, shared by concurrent runs).
 class HalfAdapterKernel final : public Kernel {
  public:
-  HalfAdapterKernel(const KernelInfo& info, const KernelFactory& factory) : info_(info) {
+  HalfAdapterKernel(const KernelInfo& info, const KernelFactory& factory, Float32Outputs float32_outputs)
+      : info_(info), float32_outputs_(std::move(float32_outputs)) {
     for (size_t i = 0; i < info_.constant_inputs.size(); ++i) {
       const Tensor* c = info_.constant_inputs[i];
       if (!c || !simd::is_half_dtype(c->dtype())) continue;
@@ -136,7 +151,8 @@ class HalfAdapterKernel final : public Kernel {
 
     for (size_t i = 0; i < outputs.size(); ++i) {
       if (outputs[i].is_none()) continue;
-      if (!outputs[i].is_tensor() || outputs[i].tensor().dtype() != DType::Float32) {
+      const bool keep = std::find(float32_outputs_.begin(), float32_outputs_.end(), i) != float32_outputs_.end();
+      if (keep || !outputs[i].is_tensor() || outputs[i].tensor().dtype() != DType::Float32) {
         ctx.set_output(i, std::move(outputs[i]));
         continue;
       }
@@ -148,6 +164,7 @@ class HalfAdapterKernel final : public Kernel {
   }
 
   KernelInfo info_;
+  Float32Outputs float32_outputs_;
   std::deque<std::pair<size_t, Value>> widened_;  // deque: pointers into it stay valid
   std::unique_ptr<Kernel> inner_;
 };
@@ -159,9 +176,10 @@ bool computed_in_float32(const std::string& domain, const std::string& op_type) 
 }
 
 KernelFactory adapt_for_half(const std::string& domain, const std::string& op_type, KernelFactory factory) {
-  if (!computed_in_float32(domain, op_type)) return factory;
-  return [factory = std::move(factory)](const KernelInfo& info) -> std::unique_ptr<Kernel> {
-    return std::make_unique<HalfAdapterKernel>(info, factory);
+  const auto it = adapted_ops().find({domain, op_type});
+  if (it == adapted_ops().end()) return factory;
+  return [factory = std::move(factory), keep = it->second](const KernelInfo& info) -> std::unique_ptr<Kernel> {
+    return std::make_unique<HalfAdapterKernel>(info, factory, keep);
   };
 }
 

@@ -152,6 +152,25 @@ TEST(HalfAdapter, Lstm) {
                                       hidden, 3);
 }
 
+// onnxruntime's fused SkipLayerNormalization keeps mean / inv_std_var float32 (type U) for half
+// inputs; output and input_skip_bias_sum take the half type.
+TEST(HalfAdapter, StatisticsOutputsStayFloat32) {
+  ModelBuilder mb(17);
+  mb.import_domain("com.microsoft", 1);
+  const Tensor x = to_half(rnd({2, 3, 8}, 53), DType::Float16), skip = to_half(rnd({2, 3, 8}, 54), DType::Float16);
+  mb.input("x", DType::Float16, x.shape()).input("skip", DType::Float16, skip.shape());
+  mb.initializer("gamma", to_half(rnd({8}, 55), DType::Float16));
+  mb.node("SkipLayerNormalization", {"x", "skip", "gamma"}, {"y", "mean", "inv_std", "sum"}).domain("com.microsoft").name("n1");
+  for (const char* o : {"y", "mean", "inv_std", "sum"}) mb.output(o);
+  const auto out = run_all(*mb.session(SessionOptions{}), {{"x", x}, {"skip", skip}});
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0].dtype(), DType::Float16);
+  EXPECT_EQ(out[1].dtype(), DType::Float32);
+  EXPECT_EQ(out[2].dtype(), DType::Float32);
+  EXPECT_EQ(out[3].dtype(), DType::Float16);
+  EXPECT_EQ(out[1].shape(), (Shape{2, 3, 1}));
+}
+
 // A float32 run through an adapted op is the float32 kernel itself (no widening).
 TEST(HalfAdapter, Float32RunsAreUntouched) {
   EXPECT_TRUE(half::computed_in_float32("", "Conv"));
