@@ -173,3 +173,24 @@ def test_float16_output_dtype_follows_the_model(keep_io_types):
     got = onnxmini.InferenceSession(m16.SerializeToString()).run(None, feeds16)
     want = np.float32 if keep_io_types else np.float16
     assert all(np.asarray(g).dtype == want for g in got)
+
+
+def test_bfloat16_arrays_in_and_out():
+    """ml_dtypes.bfloat16 arrays (what onnx.numpy_helper uses) feed bfloat16 inputs and come back as
+    bfloat16; a MatMul's result is the float32 product of the same values rounded once (K = 16 terms
+    of products exact in float32, sums reordered: within one bfloat16 ulp, 2^-8 relative)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from onnx import TensorProto, helper
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((4, 16)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((16, 5)).astype(ml_dtypes.bfloat16)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["a", "b"], ["y"])], "g",
+        [helper.make_tensor_value_info("a", TensorProto.BFLOAT16, a.shape),
+         helper.make_tensor_value_info("b", TensorProto.BFLOAT16, b.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.BFLOAT16, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    (y,) = onnxmini.InferenceSession(model.SerializeToString()).run(None, {"a": a, "b": b})
+    assert y.dtype == ml_dtypes.bfloat16
+    want = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(y.astype(np.float32), want, rtol=2.0 ** -8, atol=1e-6)
