@@ -74,6 +74,8 @@ SPECS = [
  ("Det", [F(2,3,3)], {}), ("Unique", [F(3,4)], {}),
  ("GridSample", [F(1,1,4,4), ('unit',(1,2,2,2))], {}), ("LRN", [F(1,3,4,4)], {"size":3}), ("GroupNormalization", [F(2,4,3), F(4), F(4)], {"num_groups":2}),
  ("RMSNormalization", [F(2,3,4), F(4)], {}),
+ ("LpPool", [F(1,2,6,6)], {"kernel_shape":[2,2]}), ("Hardmax", [F(2,7)], {}), ("CumSum", [F(3,4), I(1)], {}),
+ ("MeanVarianceNormalization", [F(2,3,4,4)], {}), ("LpNormalization", [F(3,4)], {}),
 ]
 
 
