@@ -194,3 +194,13 @@ def test_bfloat16_arrays_in_and_out():
     assert y.dtype == ml_dtypes.bfloat16
     want = a.astype(np.float32) @ b.astype(np.float32)
     np.testing.assert_allclose(y.astype(np.float32), want, rtol=2.0 ** -8, atol=1e-6)
+
+
+def test_bfloat16_ortvalue():
+    """OrtValue.ortvalue_from_numpy takes a bfloat16 array and names its type as onnxruntime does."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    a = np.arange(6, dtype=np.float32).reshape(2, 3).astype(ml_dtypes.bfloat16)
+    v = onnxmini.OrtValue.ortvalue_from_numpy(a)
+    assert v.data_type() == "tensor(bfloat16)"
+    assert v.numpy().dtype == ml_dtypes.bfloat16
+    np.testing.assert_array_equal(v.numpy().astype(np.float32), a.astype(np.float32))
