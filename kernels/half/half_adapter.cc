@@ -1,6 +1,5 @@
 #include "kernels/half/half_adapter.h"
 
-#include <algorithm>
 #include <deque>
 #include <map>
 #include <utility>
@@ -20,10 +19,13 @@ namespace {
 // LayerNormalization, Attention, the data-movement ops) are not listed.
 using OpKey = std::pair<std::string, std::string>;  // (domain, op type)
 
-// Output indices that stay float32 for half inputs (onnxruntime's type U: the
-// statistics outputs of the fused normalizations); every other float32 output is
-// rounded to the input's half type.
-using Float32Outputs = std::vector<size_t>;
+// Outputs whose type is not the op's T: {output, input} = the output takes that
+// input's own type (BatchNormalization's running mean / var: T2, the type of
+// input_mean), input -1 = always float32 (onnxruntime's type U: the statistics of
+// the fused normalizations). Every other float32 output is rounded to the type
+// of the first half input.
+using Float32Outputs = std::vector<std::pair<size_t, int>>;
+constexpr int kStaysFloat32 = -1;
 
 const std::map<OpKey, Float32Outputs>& adapted_ops() {
   static const std::map<OpKey, Float32Outputs> ops = [] {
@@ -32,28 +34,29 @@ const std::map<OpKey, Float32Outputs>& adapted_ops() {
              // linear algebra and convolution
              "Conv", "ConvTranspose", "MatMul", "Gemm", "Einsum",
              // pools
-             "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "LpPool", "MaxRoiPool",
+             "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "MaxRoiPool",
              // softmax family
              "Softmax", "LogSoftmax", "Hardmax",
              // reductions
              "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
              "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ArgMax", "ArgMin", "TopK", "CumSum",
-             // normalization
-             "BatchNormalization", "InstanceNormalization", "GroupNormalization", "MeanVarianceNormalization",
-             "LpNormalization",
+             // normalization (GroupNormalization, LpNormalization, MeanVarianceNormalization, LpPool
+             // handle half themselves)
+             "BatchNormalization", "InstanceNormalization",
              // recurrent
              "RNN", "GRU", "LSTM",
              // T in -> T out ops whose kernels come from the other op branches of issue #13
-             // (losses, Det, DFT / STFT): listed so they take half inputs once merged
-             "Det", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", "DFT", "STFT",
+             // (losses, Det): listed so they take half inputs once merged
+             "Det", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss",
          })
       m[{"", op}] = {};
+    m[{"", "BatchNormalization"}] = {{1, 3}, {2, 4}};  // training mode: running mean / var are T2
     // onnxruntime's fused transformer ops (kernels/nn/transformer_fused.cc)
-    m[{"com.microsoft", "SkipLayerNormalization"}] = {1, 2};
-    m[{"com.microsoft", "SkipSimplifiedLayerNormalization"}] = {1, 2};
+    m[{"com.microsoft", "SkipLayerNormalization"}] = {{1, kStaysFloat32}, {2, kStaysFloat32}};
+    m[{"com.microsoft", "SkipSimplifiedLayerNormalization"}] = {{1, kStaysFloat32}, {2, kStaysFloat32}};
     m[{"com.microsoft", "BiasGelu"}] = {};
     m[{"com.microsoft", "FastGelu"}] = {};
-    m[{"", "SimplifiedLayerNormalization"}] = {1};
+    m[{"", "SimplifiedLayerNormalization"}] = {{1, kStaysFloat32}};
     return m;
   }();
   return ops;
@@ -154,14 +157,21 @@ class HalfAdapterKernel final : public Kernel {
 
     for (size_t i = 0; i < outputs.size(); ++i) {
       if (outputs[i].is_none()) continue;
-      const bool keep = std::find(float32_outputs_.begin(), float32_outputs_.end(), i) != float32_outputs_.end();
-      if (keep || !outputs[i].is_tensor() || outputs[i].tensor().dtype() != DType::Float32) {
+      DType out_type = t;
+      for (const auto& [out, src] : float32_outputs_) {
+        if (out != i) continue;
+        const bool half_src = src != kStaysFloat32 && ctx.has_input(static_cast<size_t>(src)) &&
+                              ctx.input_value(static_cast<size_t>(src)).is_tensor() &&
+                              simd::is_half_dtype(ctx.input(static_cast<size_t>(src)).dtype());
+        out_type = half_src ? ctx.input(static_cast<size_t>(src)).dtype() : DType::Float32;
+      }
+      if (out_type == DType::Float32 || !outputs[i].is_tensor() || outputs[i].tensor().dtype() != DType::Float32) {
         ctx.set_output(i, std::move(outputs[i]));
         continue;
       }
       const Tensor& wide = outputs[i].tensor();
-      Tensor& out = ctx.allocate_output(i, t, wide.shape());
-      narrow(t, static_cast<const float*>(wide.raw()), static_cast<uint16_t*>(out.raw_mut()), wide.numel(),
+      Tensor& out = ctx.allocate_output(i, out_type, wide.shape());
+      narrow(out_type, static_cast<const float*>(wide.raw()), static_cast<uint16_t*>(out.raw_mut()), wide.numel(),
              ctx.threads());
     }
   }
