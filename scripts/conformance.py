@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Runs the ONNX backend node tests of the covered ops through onnxmini, proposes the
-statuses of the manifests and writes docs/conformance.md, for two sets of node tests:
+"""Runs every ONNX backend node test through onnxmini (and, with --write, through onnxruntime),
+proposes the statuses of the manifests and writes docs/conformance.md, for two sets of node tests:
 
   debian  Debian's libonnx-testdata (onnx 1.12): /usr/share/libonnx-testdata/data/node,
           statuses in tests/conformance/manifest.txt;
@@ -18,8 +18,7 @@ for the reductions), with the fast and with the reference kernels: a test passes
 do. Without --write it only prints the proposal.
 
 Status rules: a test that passes is `pass`. A failing test becomes `skip: <reason>`; the
-reason is derived from the model (float8/int4/string types, training-mode
-BatchNormalization) or from onnxmini's error (an unimplemented op or attribute), and a
+reason is derived from the model (float8/int4/string types) or from onnxmini's error (an unimplemented op or attribute), and a
 wrong numeric result is written as "skip: WRONG RESULT ..." so that it stands out as a
 bug to fix, never as an accepted limitation. A hand-written reason already in the
 manifest is kept while the test still fails.
@@ -42,17 +41,6 @@ DOC = REPO / "docs" / "conformance.md"
 # docs/conformance.md holds the Debian section, then from this line on the pip set's section;
 # --write for one set rewrites its own section and keeps the other.
 PIP_DOC_MARKER = "<!-- pip set: scripts/conformance.py --set pip --write -->"
-
-OPS = """Gemm MatMul Einsum Transpose Reshape Flatten Squeeze Unsqueeze Concat Split Slice Gather GatherElements
-Expand Tile Pad Shape Size Identity Cast CastLike Constant ConstantOfShape Range Where ArgMin ArgMax TopK Conv
-ConvTranspose MaxPool AveragePool GlobalAveragePool GlobalMaxPool BatchNormalization InstanceNormalization
-LayerNormalization Softmax LogSoftmax ReduceSum ReduceSumSquare ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1
-ReduceL2 ReduceLogSum ReduceLogSumExp Add Sub Mul Div Pow Mod Max Min Sum Mean Equal Less Greater LessOrEqual
-GreaterOrEqual And Or Not Xor Abs Neg Sqrt Exp Log Reciprocal Floor Ceil Round Sign Erf Sin Cos Tanh Sigmoid
-HardSigmoid Relu LeakyRelu Elu Selu PRelu Softplus Clip Gelu IsNaN IsInf If Loop Scan SequenceEmpty SequenceConstruct
-SequenceInsert SequenceAt SequenceErase SequenceLength SplitToSequence ConcatFromSequence SequenceMap Optional
-OptionalHasElement OptionalGetElement Resize Upsample DepthToSpace SpaceToDepth LRN MaxUnpool Col2Im
-CenterCropPad NonMaxSuppression RoiAlign GridSample AffineGrid LSTM GRU RNN Attention RMSNormalization RotaryEmbedding""".split()
 
 P = onnx.TensorProto
 NARROW_TYPES = {P.FLOAT8E4M3FN: "float8", P.FLOAT8E4M3FNUZ: "float8", P.FLOAT8E5M2: "float8",
@@ -77,21 +65,26 @@ def _elem_types(model):
 
 
 def scope(node_root):
-    """{test folder: (op, model)} for the node tests of the covered ops."""
+    """{test folder: (op, model)} for every node test of the set. A test's op is its single node's
+    op, the base test's for `_expanded*` variants (the op's function body), else its first node's
+    that is not a Constant."""
     models, single_op = {}, {}
     for d in sorted(node_root.iterdir()):
         if not (d / "model.onnx").exists():
             continue
         m = onnx.load(str(d / "model.onnx"), load_external_data=False)
         models[d.name] = m
-        if len(m.graph.node) == 1 and m.graph.node[0].domain in ("", "ai.onnx"):
+        if len(m.graph.node) == 1:
             single_op[d.name] = m.graph.node[0].op_type
     out = {}
     for name, m in models.items():
-        base = name.split("_expanded")[0]
-        op = single_op.get(name) or (single_op.get(base) if "_expanded" in name else None)
-        if op in OPS:
-            out[name] = (op, m)
+        op = single_op.get(name)
+        if op is None and "_expanded" in name:
+            op = single_op.get(name.split("_expanded")[0])
+        if op is None:
+            ops = [n.op_type for n in m.graph.node if n.op_type != "Constant"] or ["Constant"]
+            op = ops[0]
+        out[name] = (op, m)
     return out
 
 
@@ -125,15 +118,39 @@ def sweep(tests, binary, node_root):
     return results
 
 
+def ort_sweep(tests, node_root):
+    """Runs `tests` through onnxruntime (scripts/conformance_ort.py, onnx's backend-runner comparison);
+    {test: (passed, message)}. Restarts after a test that kills the process."""
+    results, remaining = {}, list(tests)
+    with tempfile.TemporaryDirectory() as tmp:
+        while remaining:
+            lst, report = pathlib.Path(tmp) / "list.txt", pathlib.Path(tmp) / "report.txt"
+            lst.write_text("\n".join(remaining) + "\n")
+            report.unlink(missing_ok=True)
+            proc = subprocess.run([sys.executable, str(REPO / "scripts" / "conformance_ort.py"), str(lst), str(report),
+                                   str(node_root)], capture_output=True, text=True)
+            started = None
+            for line in report.read_text().splitlines() if report.exists() else []:
+                if line.startswith("start "):
+                    started = line.split()[1]
+                elif line.startswith("done "):
+                    parts = line.split(" ", 3)
+                    results[parts[1]] = (parts[2] == "pass", parts[3] if len(parts) > 3 else "")
+                    started = None
+            if started:
+                results[started] = (False, f"CRASH (exit {proc.returncode})")
+            remaining = [t for t in remaining if t not in results]
+            if remaining and not started:
+                sys.exit(f"onnxruntime sweep stopped without a result for {remaining[0]}:\n{proc.stderr[-2000:]}")
+    return results
+
+
 def reason_for(test, op, model, message):
     narrow = sorted({NARROW_TYPES[t] for t in _elem_types(model) if t in NARROW_TYPES})
     if narrow:
         return f"{'/'.join(narrow)} types are not supported"
     if P.STRING in _elem_types(model):
         return "string tensors are not supported by this op"
-    node = model.graph.node[0]
-    if op == "BatchNormalization" and (len(node.output) > 1 or any(a.name == "training_mode" and a.i for a in node.attribute)):
-        return "training-mode BatchNormalization (running statistics outputs) is not supported"
     m = re.match(r"input '([^']+)': (expected rank|dimension) .*", message)
     if m:
         return (f"test data bug: the input_*.pb for '{m.group(1)}' does not have the shape the model declares "
@@ -195,7 +212,7 @@ def run_set(which, node_root, manifest, binary, write):
         if passed:
             statuses[test] = "pass"
         elif old.get(test, "").startswith("skip:") and "WRONG RESULT" not in old[test] \
-                and not old[test].startswith("skip: fails"):
+                and not old[test].startswith("skip: fails") and not old[test].startswith("skip: not implemented"):
             statuses[test] = old[test]  # keep a hand-written reason
         else:
             statuses[test] = "skip: " + reason_for(test, op, model, message)
@@ -203,21 +220,22 @@ def run_set(which, node_root, manifest, binary, write):
     changed = [t for t in statuses if old.get(t) != statuses[t]]
     for t in changed:
         print(f"{t}: {old.get(t, '(new)')} -> {statuses[t]}")
-    per_op = collections.defaultdict(lambda: [0, 0, 0.0, []])
-    for test, (op, _) in tests.items():
-        s = per_op[op]
-        s[1] += 1
-        if results[test][0]:
-            s[0] += 1
-            s[2] = max(s[2], results[test][1])
-        else:
-            s[3].append(test)
-    total_pass = sum(v[0] for v in per_op.values())
+    total_pass = sum(1 for t in tests if results[t][0])
     print(f"{which} set: {total_pass} / {len(tests)} node tests pass ({len(changed)} manifest changes)")
     if not write:
         return
+    ort = ort_sweep(sorted(tests), node_root)
+    print(f"{which} set: onnxruntime passes {sum(1 for r in ort.values() if r[0])} / {len(tests)}")
+    per_op = collections.defaultdict(lambda: [0, 0, 0, 0.0])  # onnxmini passed, onnxruntime passed, total, max err
+    for test, (op, _) in tests.items():
+        row = per_op[op]
+        row[2] += 1
+        row[1] += ort[test][0]
+        if results[test][0]:
+            row[0] += 1
+            row[3] = max(row[3], results[test][1])
     if which == "debian":
-        header = ("# ONNX backend node tests run by tests/conformance/test_conformance.cc.\n"
+        header = ("# ONNX backend node tests run by tests/conformance/test_conformance.cc: every folder of Debian's set.\n"
                   "# <test folder> pass | skip: <reason>. Regenerate: .venv/bin/python scripts/conformance.py --write\n")
     else:
         header = (f"# The node tests of pip's onnx {onnx.__version__} (onnx.backend.test.case.node, exported to\n"
@@ -228,74 +246,101 @@ def run_set(which, node_root, manifest, binary, write):
         for test in sorted(statuses):
             f.write(f"{test} {statuses[test]}\n")
     debian_part, _, pip_part = (DOC.read_text() if DOC.exists() else "").partition(PIP_DOC_MARKER + "\n")
+    section = set_doc(which, per_op, statuses, ort, total_pass)
     if which == "debian":
-        debian_part = debian_doc(per_op, statuses, total_pass)
+        debian_part = DOC_INTRO + section
     else:
-        pip_part = pip_doc(per_op, statuses, total_pass)
+        pip_part = section
     text = debian_part.rstrip("\n") + "\n"
     if pip_part:
         text += "\n" + PIP_DOC_MARKER + "\n" + pip_part
-    DOC.write_text(text)
+    DOC.write_text(with_summary(text))
 
 
-def op_table(per_op, statuses, heading):
-    """The per-op pass counts and the skip reasons of one set, as markdown lines."""
-    lines = ["| op | passed / total | largest abs error (passing tests, either kernel mode) |", "|---|---|---|"]
-    for op in OPS:
-        if op not in per_op:
-            lines.append(f"| {op} | 0 / 0 (no node test in this onnx version) | |")
-            continue
-        p, t, err, _ = per_op[op]
-        lines.append(f"| {op} | {p} / {t} | {err:.3g} |")
-    lines += ["", heading, "", "| test | reason |", "|---|---|"]
+SUMMARY_MARKER = "<!-- summary -->"
+
+
+def with_summary(text):
+    """The doc with the table of both sets' totals (read back from the sections) after the marker."""
+    rows = ["| set | tests | onnxmini passes | onnxruntime passes |", "|---|---|---|---|"]
+    for m in re.finditer(r"^## (.+)\n\n\*\*onnxmini passes (\d+) of (\d+) tests; onnxruntime (\S+) passes (\d+)\.\*\*",
+                         text, flags=re.M):
+        rows.append(f"| {m.group(1)} | {m.group(3)} | {m.group(2)} | {m.group(5)} (onnxruntime {m.group(4)}) |")
+    head, marker, rest = text.partition(SUMMARY_MARKER + "\n")
+    if not marker:
+        return text
+    body = rest.split("\n\n", 1)[1] if rest.startswith("|") else rest
+    return head + marker + "\n".join(rows) + "\n\n" + body
+
+
+DOC_INTRO = """# Conformance: ONNX backend node tests
+
+Generated by `scripts/conformance.py --write` (both sets; `--set debian|pip --write` for one).
+Two sets of ONNX backend node tests, every test of each (implemented op or not):
+
+- **Debian's**: `/usr/share/libonnx-testdata/data/node` (onnx 1.12, the version Debian ships),
+  statuses in `tests/conformance/manifest.txt`;
+- **pip's**: the node tests the venv's onnx package generates
+  (`onnx.backend.test.case.node.collect_testcases`), written by `scripts/export_node_tests.py` in
+  the Debian layout to `BUILD_DIR/onnx_node_tests` (never checked in; CTest runs it as the fixture
+  `onnx_node_tests_export`), statuses in `tests/conformance/manifest_onnx123.txt`.
+
+**onnxmini**: every test runs twice, with the fast kernels and with the reference kernels (the test
+oracles), and passes only when both runs do (`tests/conformance/conformance_runner.cc`). Outputs
+are compared as onnx's backend runner does: `|got - expected| <= 1e-7 + 1e-3 * |expected|`, NaN
+equal to NaN, integer, bool and string outputs exactly, same shape and dtype; a single-node test
+is held to more where rounding cannot excuse a difference (`bounds_for`): ops that only move or
+select elements (Transpose, Gather, Pad, ArgMax, ReduceMax, TopK, ...) must be exact, and the
+accumulating reductions and Range must also be within `1e-5 + 1e-4 * |expected|`.
+
+**onnxruntime** (the venv's, CPU provider, default options) runs the same folders through
+`scripts/conformance_ort.py`, which applies onnx's backend-runner comparison (same dtype,
+`assert_allclose(rtol=1e-3, atol=1e-7)`, strings exactly). onnxruntime's column therefore uses
+the looser of the two rules: where the bounds differ, onnxmini is held to more.
+
+Each manifest lists every test with `pass` or `skip: <reason>` (an op that is not implemented, a
+type, or a test-data bug, named); CI (`onnxmini_tests --gtest_filter='Onnx*'`) runs every `pass`
+test in both kernel modes and fails when one fails. A failing test that used to pass shows up as
+`skip: WRONG RESULT ...` when the manifest is regenerated, never silently.
+
+The data set's PyTorch folders (`data/pytorch-converted`: nn modules exported at opset 6, such as
+BatchNorm, Linear (Gemm with `broadcast`) and PReLU; `data/pytorch-operator`: small multi-node
+graphs) have no manifest: every folder must pass in both kernel modes
+(`tests/conformance/test_pytorch_conformance.cc`, `--gtest_filter='Onnx/PytorchTest.*'`). The
+small multi-node model tests of both sets (kind "simple": Debian's `data/simple`, pip's exported
+to `BUILD_DIR/onnx_node_tests/simple`) have no manifest either: `test_sequence_model1`-`8`,
+`test_expand_shape_model*`, `test_shrink`, ... must pass in both kernel modes; the Gradient,
+StringNormalizer and Mod-28 `fmod=0` float models are listed as unsupported with their reasons
+(`tests/conformance/test_simple_models.cc`).
+
+<!-- summary -->
+
+"""
+
+
+def set_doc(which, per_op, statuses, ort, total_pass):
+    """One set's section: the totals, the per-op table and the skipped tests, as markdown."""
+    import onnxruntime
+
+    title = ("Debian's set (onnx 1.12)" if which == "debian"
+             else f"pip's set (onnx {onnx.__version__})")
+    ort_pass = sum(1 for r in ort.values() if r[0])
+    lines = [f"## {title}", "",
+             f"**onnxmini passes {total_pass} of {len(statuses)} tests; onnxruntime {onnxruntime.__version__} "
+             f"passes {ort_pass}.**", "",
+             "| op | onnxmini | onnxruntime | tests | largest abs error (onnxmini, passing tests, either kernel mode) |",
+             "|---|---|---|---|---|"]
+    for op in sorted(per_op, key=str.lower):
+        mini, ortp, total, err = per_op[op]
+        lines.append(f"| {op} | {mini} | {ortp} | {total} | {err:.3g} |" if mini else
+                     f"| {op} | {mini} | {ortp} | {total} | |")
+    lines += ["", f"### Skipped tests ({title})", "",
+              "| test | onnxmini: reason | onnxruntime |", "|---|---|---|"]
     for test in sorted(statuses):
         if statuses[test] != "pass":
-            lines.append(f"| `{test}` | {statuses[test][len('skip: '):].replace('|', '/')} |")
-    return lines
-
-
-def debian_doc(per_op, statuses, total_pass):
-    lines = ["# Conformance: ONNX backend node tests", "",
-             "Generated by `scripts/conformance.py --write` from the node tests in",
-             "`/usr/share/libonnx-testdata/data/node` (the onnx version Debian ships). Every test folder whose",
-             "model is a single node of a covered op is included, plus its `_expanded` variants (the op's",
-             "function body, made of other ops). Every test runs twice, with the fast kernels and with the",
-             "reference kernels (the test oracles), and passes only when both runs do. Outputs are compared as",
-             "onnx's backend runner does: `|got - expected| <= 1e-7 + 1e-3 * |expected|` (onnx's defaults),",
-             "NaN equal to NaN, integer, bool and string outputs exactly, same shape and dtype. A single-node test",
-             "is held to more where rounding cannot excuse a difference (`bounds_for` in",
-             "`tests/conformance/conformance_runner.cc`): ops that only move or select elements (Transpose,",
-             "Gather, Pad, ArgMax, ReduceMax, TopK, ...) must be exact, and the accumulating reductions and Range",
-             "must also be within `1e-5 + 1e-4 * |expected|`. `tests/conformance/manifest.txt` lists every",
-             "test with `pass` or `skip: <reason>`; CI (`onnxmini_tests --gtest_filter='Onnx/NodeTest.*'`)",
-             "fails when a `pass` test fails in either kernel mode.", "",
-             "The data set's PyTorch folders (`data/pytorch-converted`: nn modules exported at opset 6, such as",
-             "BatchNorm, Linear (Gemm with `broadcast`) and PReLU; `data/pytorch-operator`: small multi-node",
-             "graphs) have no manifest: every folder must pass in both kernel modes",
-             "(`tests/conformance/test_pytorch_conformance.cc`, `--gtest_filter='Onnx/PytorchTest.*'`).", "",
-             f"**{total_pass} of {len(statuses)} tests pass.**", ""]
-    return "\n".join(lines + op_table(per_op, statuses, "## Skipped tests")) + "\n"
-
-
-def pip_doc(per_op, statuses, total_pass):
-    lines = [f"# The newer set: the node tests of pip's onnx {onnx.__version__}", "",
-             "Generated by `scripts/conformance.py --write` (both sets) or `--set pip --write`. The onnx package in",
-             "the venv generates its backend node tests in memory (`onnx.backend.test.case.node.collect_testcases`);",
-             "`scripts/export_node_tests.py` writes those of the covered ops (and their `_expanded` variants)",
-             "in the Debian layout to `BUILD_DIR/onnx_node_tests` (never checked in; CTest runs it as the",
-             "fixture `onnx_node_tests_export` before these tests). Scope, kernel modes and comparison are",
-             "the Debian set's (above). `tests/conformance/manifest_onnx123.txt` lists every test with `pass`",
-             "or `skip: <reason>`; CI (`onnxmini_tests --gtest_filter='OnnxPip/PipNodeTest.*'`) fails when a",
-             "`pass` test fails in either kernel mode.", "",
-             "The small multi-node model tests of both sets (kind \"simple\": Debian's `data/simple`, pip's",
-             "exported to `BUILD_DIR/onnx_node_tests/simple`) have no manifest: `test_sequence_model1`-`8`",
-             "(the only tests of SequenceConstruct, SequenceAt, SequenceErase, SequenceLength, SequenceEmpty",
-             "and ConcatFromSequence), `test_expand_shape_model*`, `test_shrink`, ... must pass in both kernel",
-             "modes; the Gradient, StringNormalizer and Mod-28 `fmod=0` float models are listed as",
-             "unsupported with their reasons (`tests/conformance/test_simple_models.cc`,",
-             "`--gtest_filter='OnnxSimpleModels.*:OnnxPipSimpleModels.*'`).", "",
-             f"**{total_pass} of {len(statuses)} tests pass.**", ""]
-    return "\n".join(lines + op_table(per_op, statuses, "## Skipped tests of the pip set")) + "\n"
+            o = "pass" if ort[test][0] else "fails"
+            lines.append(f"| `{test}` | {statuses[test][len('skip: '):].replace('|', '/')} | {o} |")
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

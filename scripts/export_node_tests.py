@@ -7,13 +7,13 @@ folder in the layout of Debian's libonnx-testdata, so the conformance runner rea
     OUT/simple/<test>/...   the small multi-node model tests (onnx.backend.test.case.model, kind
                             "simple": test_sequence_model1-8 and others), Debian's data/simple
 
-    python scripts/export_node_tests.py --out build/onnx_node_tests [--all]
+    python scripts/export_node_tests.py --out build/onnx_node_tests
 
 The cases come from onnx.backend.test.case.node.collect_testcases (generated in memory, never
-checked in). Only the tests of the ops in scripts/conformance.py's OPS list are written (the
-single-node tests and their `_expanded` function bodies), unless --all. CTest runs this as the
-fixture of the pip-set conformance tests; a stamp file (onnx version + op list + this script)
-makes a re-run with nothing changed a no-op.
+checked in). Every node test is written, implemented op or not: the manifest
+(tests/conformance/manifest_onnx123.txt) says which must pass. CTest runs this as the fixture of
+the pip-set conformance tests; a stamp file (onnx version + this script) makes a re-run with
+nothing changed a no-op.
 """
 import argparse
 import hashlib
@@ -26,15 +26,6 @@ REPO = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(REPO))
 
 STAMP = ".export_stamp"
-
-
-def case_op(case, single_op):
-    """The op a node test is about: its single node's op, or the base test's for `_expanded*`."""
-    if case.name in single_op:
-        return single_op[case.name]
-    if "_expanded" in case.name:
-        return single_op.get(case.name.split("_expanded")[0])
-    return None
 
 
 def value_proto(value, value_info):
@@ -69,15 +60,13 @@ def write_case(case, folder):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="folder to (re)write")
-    ap.add_argument("--all", action="store_true", help="every node test, not only the covered ops'")
     args = ap.parse_args()
 
     import onnx
-    from conformance import OPS
 
     out = pathlib.Path(args.out)
     key = hashlib.sha256(
-        f"onnx {onnx.__version__} all={args.all} ops={' '.join(OPS)}".encode()
+        f"onnx {onnx.__version__}".encode()
         + pathlib.Path(__file__).read_bytes()).hexdigest()
     if (out / STAMP).exists() and (out / STAMP).read_text() == key:
         print(f"{out}: up to date (onnx {onnx.__version__})")
@@ -89,17 +78,14 @@ def main():
         cases = collect_testcases(None)
         from onnx.backend.test.case.model import collect_testcases as collect_model_testcases
         simple = [c for c in collect_model_testcases() if c.kind == "simple"]
-    single_op = {c.name: c.model.graph.node[0].op_type for c in cases
-                 if len(c.model.graph.node) == 1 and c.model.graph.node[0].domain in ("", "ai.onnx")}
 
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
     written = 0
     for case in cases:
-        if args.all or case_op(case, single_op) in OPS:
-            write_case(case, out / case.name)
-            written += 1
+        write_case(case, out / case.name)
+        written += 1
     for case in simple:
         write_case(case, out / "simple" / case.name)
     (out / STAMP).write_text(key)

@@ -196,27 +196,8 @@ class AttentionKernel : public Kernel {
 
   // present = concat(past, new) along the sequence, in the inputs' own type.
   static void write_present(KernelContext& ctx, const AttentionPlan& p, const AttentionIo& io) {
-    for (int which = 0; which < 2; ++which) {
-      const size_t out = which == 0 ? kPresentKey : kPresentValue;
-      if (!ctx.output_wanted(out)) continue;
-      const DType t = which == 0 ? io.qk_type : io.v_type;
-      const size_t es = dtype_size(t);
-      const int64_t width = which == 0 ? p.head_size : p.v_head_size;
-      const HeadLayout& lay = which == 0 ? p.k : p.v;
-      const char* past = static_cast<const char*>(which == 0 ? io.past_k : io.past_v);
-      const char* cur = static_cast<const char*>(which == 0 ? io.k : io.v);
-      char* dst = static_cast<char*>(ctx.output(out).raw_mut());
-      for (int64_t b = 0; b < p.batch; ++b)
-        for (int64_t g = 0; g < p.kv_heads; ++g) {
-          char* d = dst + ((b * p.kv_heads + g) * p.total_len) * width * es;
-          if (p.past_len > 0) {
-            std::memcpy(d, past + ((b * p.kv_heads + g) * p.past_len) * width * es, p.past_len * width * es);
-            d += p.past_len * width * es;
-          }
-          for (int64_t j = 0; j < p.kv_len; ++j, d += width * es)
-            std::memcpy(d, cur + lay.row(b, g, j) * es, width * es);
-        }
-    }
+    if (ctx.output_wanted(kPresentKey)) copy_present(p, io, true, ctx.output(kPresentKey).raw_mut());
+    if (ctx.output_wanted(kPresentValue)) copy_present(p, io, false, ctx.output(kPresentValue).raw_mut());
   }
 
   int64_t q_heads_attr_, kv_heads_attr_;

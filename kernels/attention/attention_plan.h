@@ -20,6 +20,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "onnxmini/tensor.h"
@@ -95,6 +96,27 @@ inline int64_t key_row(const AttentionPlan& p, int64_t b, int64_t g, int64_t j, 
 inline int64_t value_row(const AttentionPlan& p, int64_t b, int64_t g, int64_t j, bool& from_past) {
   from_past = j < p.past_len;
   return from_past ? ((b * p.kv_heads + g) * p.past_len + j) * p.v_head_size : p.v.row(b, g, j - p.past_len);
+}
+
+// present_key (key = true) or present_value: concat(past, new) along the sequence,
+// [B, kv_heads, total_len, width], in the inputs' own type.
+inline void copy_present(const AttentionPlan& p, const AttentionIo& io, bool key, void* out) {
+  const DType t = key ? io.qk_type : io.v_type;
+  const size_t es = dtype_size(t);
+  const int64_t width = key ? p.head_size : p.v_head_size;
+  const HeadLayout& lay = key ? p.k : p.v;
+  const char* past = static_cast<const char*>(key ? io.past_k : io.past_v);
+  const char* cur = static_cast<const char*>(key ? io.k : io.v);
+  char* dst = static_cast<char*>(out);
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t g = 0; g < p.kv_heads; ++g) {
+      char* d = dst + ((b * p.kv_heads + g) * p.total_len) * width * es;
+      if (p.past_len > 0) {
+        std::memcpy(d, past + ((b * p.kv_heads + g) * p.past_len) * width * es, p.past_len * width * es);
+        d += p.past_len * width * es;
+      }
+      for (int64_t j = 0; j < p.kv_len; ++j, d += width * es) std::memcpy(d, cur + lay.row(b, g, j) * es, width * es);
+    }
 }
 
 // Plain loops in double over the spec's formula (the oracle of the tests).

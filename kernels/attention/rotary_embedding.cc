@@ -11,6 +11,9 @@
 // features past rd are copied.
 // The fast path works on float32 rows (threads over batch x positions); the
 // reference path in double, one thread.
+// com.microsoft RotaryEmbedding (onnxruntime's contrib op) is the same rotation with
+// inputs ordered (input, position_ids, cos_cache, sin_cache), position_ids required:
+// [B, S] positions, or one value [1] giving the first position (token s at start + s).
 #include <cmath>
 #include <vector>
 
@@ -24,10 +27,16 @@ namespace {
 
 class RotaryEmbeddingKernel : public Kernel {
  public:
-  explicit RotaryEmbeddingKernel(const KernelInfo& info)
+  RotaryEmbeddingKernel(const KernelInfo& info, bool microsoft)
       : interleaved_(info.attrs.get_int("interleaved", 0) != 0),
         rotary_dim_(info.attrs.get_int("rotary_embedding_dim", 0)),
-        num_heads_(info.attrs.get_int("num_heads", 0)) {}
+        num_heads_(info.attrs.get_int("num_heads", 0)),
+        ms_(microsoft),
+        cos_(microsoft ? 2 : 1),
+        sin_(microsoft ? 3 : 2),
+        pos_(microsoft ? 1 : 3) {
+    if (ms_ && info.attrs.get_int("is_packed_batching", 0) != 0) info.unsupported("is_packed_batching = 1 is not supported");
+  }
 
   struct Geometry {
     int64_t batch, seq, heads, head_size, rd;
@@ -38,7 +47,7 @@ class RotaryEmbeddingKernel : public Kernel {
   };
 
   Geometry geometry(KernelContext& ctx) const {
-    const Tensor &x = ctx.input(0), &cs = ctx.input(1), &sn = ctx.input(2);
+    const Tensor &x = ctx.input(0), &cs = ctx.input(cos_), &sn = ctx.input(sin_);
     if (!is_attention_float(x.dtype()))
       ctx.unsupported("X has dtype {} (float, float16, bfloat16, double)", dtype_name(x.dtype()));
     if (cs.dtype() != x.dtype() || sn.dtype() != x.dtype())
@@ -47,6 +56,13 @@ class RotaryEmbeddingKernel : public Kernel {
     Geometry g{};
     if (x.rank() == 4) {
       g = {x.dim(0), x.dim(2), x.dim(1), x.dim(3), 0, false};
+    } else if (x.rank() == 3 && ms_ && num_heads_ <= 0 && rotary_dim_ <= 0) {
+      // onnxruntime's rule: without num_heads the head size is the caches' width x 2.
+      const int64_t head = cs.rank() == 2 ? 2 * cs.dim(1) : 0;
+      if (head <= 0 || x.dim(2) % head)
+        ctx.fail("3-D input of shape {} without num_heads: the head size {} (2 x cos_cache's width) must divide the "
+                 "hidden size", shape_to_string(x.shape()), head);
+      g = {x.dim(0), x.dim(1), x.dim(2) / head, head, 0, true};
     } else if (x.rank() == 3) {
       if (num_heads_ <= 0 || x.dim(2) % num_heads_)
         ctx.fail("3-D X of shape {} needs num_heads > 0 dividing the hidden size (num_heads = {})",
@@ -58,7 +74,8 @@ class RotaryEmbeddingKernel : public Kernel {
     g.rd = rotary_dim_ > 0 ? rotary_dim_ : g.head_size;
     if (g.rd > g.head_size || g.rd % 2)
       ctx.fail("rotary_embedding_dim {} must be even and <= head size {}", g.rd, g.head_size);
-    const bool pos = ctx.has_input(3);
+    const bool pos = ctx.has_input(pos_);
+    if (ms_ && !pos) ctx.fail("position_ids (input 1) is required");
     const Shape want = pos ? Shape{-1, g.rd / 2} : Shape{g.batch, g.seq, g.rd / 2};
     for (const Tensor* t : {&cs, &sn}) {
       bool ok = t->rank() == want.size();
@@ -70,14 +87,21 @@ class RotaryEmbeddingKernel : public Kernel {
     }
     if (pos && cs.dim(0) != sn.dim(0)) ctx.fail("cos_cache has {} positions, sin_cache {}", cs.dim(0), sn.dim(0));
     if (pos) {
-      const Tensor& p = ctx.input(3);
-      if (p.dtype() != DType::Int64 || p.rank() != 2 || p.dim(0) != g.batch || p.dim(1) != g.seq)
-        ctx.fail("position_ids has dtype {} and shape {}, expected int64 [{}, {}]", dtype_name(p.dtype()),
-                 shape_to_string(p.shape()), g.batch, g.seq);
+      const Tensor& p = ctx.input(pos_);
+      const bool start_only = ms_ && p.numel() == 1 && p.rank() <= 1;
+      if (p.dtype() != DType::Int64 || (!start_only && (p.rank() != 2 || p.dim(0) != g.batch || p.dim(1) != g.seq)))
+        ctx.fail("position_ids has dtype {} and shape {}, expected int64 [{}, {}]{}", dtype_name(p.dtype()),
+                 shape_to_string(p.shape()), g.batch, g.seq, ms_ ? " or [1] (the first position)" : "");
       const int64_t* ids = p.data<int64_t>();
-      for (int64_t k = 0; k < p.numel(); ++k)
-        if (ids[k] < 0 || ids[k] >= cs.dim(0))
-          ctx.fail("position_ids[{}] = {} is outside the caches' [0, {})", k, ids[k], cs.dim(0));
+      if (start_only) {
+        if (ids[0] < 0 || ids[0] > cs.dim(0) - g.seq)
+          ctx.fail("position_ids = {}: positions {}..{} are outside the caches' [0, {})", ids[0], ids[0],
+                   ids[0] + g.seq - 1, cs.dim(0));
+      } else {
+        for (int64_t k = 0; k < p.numel(); ++k)
+          if (ids[k] < 0 || ids[k] >= cs.dim(0))
+            ctx.fail("position_ids[{}] = {} is outside the caches' [0, {})", k, ids[k], cs.dim(0));
+      }
     }
     return g;
   }
@@ -89,12 +113,15 @@ class RotaryEmbeddingKernel : public Kernel {
 
   void compute(KernelContext& ctx) override {
     const Geometry g = geometry(ctx);
-    const Tensor &x = ctx.input(0), &cs = ctx.input(1), &sn = ctx.input(2);
+    const Tensor &x = ctx.input(0), &cs = ctx.input(cos_), &sn = ctx.input(sin_);
     Tensor& y = ctx.output(0);
-    const int64_t* ids = ctx.has_input(3) ? ctx.input(3).data<int64_t>() : nullptr;
+    const int64_t* ids = ctx.has_input(pos_) ? ctx.input(pos_).data<int64_t>() : nullptr;
+    const bool start_only = ids && ctx.input(pos_).numel() == 1 && ms_;
     const int64_t half = g.rd / 2;
     // Offset of the cos / sin row of token (b, s).
-    auto cache_row = [&](int64_t b, int64_t s) { return (ids ? ids[b * g.seq + s] : b * g.seq + s) * half; };
+    auto cache_row = [&](int64_t b, int64_t s) {
+      return (start_only ? ids[0] + s : ids ? ids[b * g.seq + s] : b * g.seq + s) * half;
+    };
     const DType t = x.dtype();
     ctx.stats().flops = 6.0 * g.batch * g.seq * g.heads * half;
     // Index of the pair partner: halves (k, k + half) or interleaved (2k, 2k + 1).
@@ -153,11 +180,19 @@ class RotaryEmbeddingKernel : public Kernel {
  private:
   bool interleaved_;
   int64_t rotary_dim_, num_heads_;
+  bool ms_;
+  size_t cos_, sin_, pos_;  // input indices
 };
+
+template <bool Microsoft>
+std::unique_ptr<Kernel> make_rotary(const KernelInfo& info) {
+  return std::make_unique<RotaryEmbeddingKernel>(info, Microsoft);
+}
 
 }  // namespace
 
-ONNXMINI_REGISTER_KERNEL("rotary_embedding", "", "RotaryEmbedding", 23, INT_MAX, make_kernel<RotaryEmbeddingKernel>);
+ONNXMINI_REGISTER_KERNEL("rotary_embedding", "", "RotaryEmbedding", 23, INT_MAX, make_rotary<false>);
+ONNXMINI_REGISTER_KERNEL("rotary_embedding", "com.microsoft", "RotaryEmbedding", 1, INT_MAX, make_rotary<true>);
 
 }  // namespace attention
 }  // namespace onnxmini

@@ -1,5 +1,5 @@
 // Activation functions: Relu, LeakyRelu, PRelu, Elu, Selu, Celu, HardSigmoid,
-// HardSwish, Softplus, Softsign, ThresholdedRelu, Shrink, Mish, Gelu.
+// HardSwish, Softplus, Softsign, ThresholdedRelu, Shrink, Mish, Gelu, Swish, SwiGLU.
 // Each is a functor: attributes are read once in the constructor (as float, as
 // ONNX stores them) and converted to the compute type per call. The unary ones
 // run through UnaryKernel (one flat loop over dense data, split across threads);
@@ -129,6 +129,49 @@ struct MishOp : UnaryOpDefaults {
   }
 };
 
+// Swish (opset 24): x * sigmoid(alpha * x), the sigmoid written so exp never overflows.
+struct SwishOp : UnaryOpDefaults {
+  using Types = FloatTypes;
+  explicit SwishOp(const KernelInfo& info) : alpha(info.attrs.get_float("alpha", 1.f)) {}
+  template <class C> C operator()(C x) const {
+    const C z = C(alpha) * x;
+    const C e = std::exp(-std::abs(z));  // in (0, 1]
+    const C sig = z >= C(0) ? C(1) / (C(1) + e) : e / (C(1) + e);
+    return x * sig;
+  }
+  float alpha;
+};
+
+// SwiGLU (opset 28): Y = Swish_alpha(A) * B, A the gate, B the value.
+struct SwiGluOp : BinaryOpDefaults {
+  using Types = FloatTypes;
+  explicit SwiGluOp(const KernelInfo& info) : swish(info) {}
+  template <class C> C operator()(C a, C b) const { return swish(a) * b; }
+  SwishOp swish;
+};
+
+// The spec allows no broadcasting between A and B: shapes are checked before the
+// element-wise kernel runs.
+class SameShapeKernel : public Kernel {
+ public:
+  explicit SameShapeKernel(std::unique_ptr<Kernel> inner) : inner_(std::move(inner)) {}
+  void prepare(KernelContext& ctx) override {
+    const Tensor &a = ctx.input(0), &b = ctx.input(1);
+    if (a.shape() != b.shape())
+      ctx.fail("A has shape {} and B {}: they must be identical (no broadcasting)", shape_to_string(a.shape()),
+               shape_to_string(b.shape()));
+    inner_->prepare(ctx);
+  }
+  void compute(KernelContext& ctx) override { inner_->compute(ctx); }
+
+ private:
+  std::unique_ptr<Kernel> inner_;
+};
+
+std::unique_ptr<Kernel> make_swiglu(const KernelInfo& info) {
+  return std::make_unique<SameShapeKernel>(make_binary<SwiGluOp>(info));
+}
+
 // Gelu (opset 20): approximate="none" uses erf, "tanh" the tanh approximation.
 struct GeluOp : UnaryOpDefaults {
   using Types = FloatTypes;
@@ -163,6 +206,8 @@ ONNXMINI_REGISTER_KERNEL("activations", "", "ThresholdedRelu", 10, INT_MAX, make
 ONNXMINI_REGISTER_KERNEL("activations", "", "Shrink", 9, INT_MAX, make_unary<ShrinkOp>);
 ONNXMINI_REGISTER_KERNEL("activations", "", "Mish", 18, INT_MAX, make_unary<MishOp>);
 ONNXMINI_REGISTER_KERNEL("activations", "", "Gelu", 20, INT_MAX, make_unary<GeluOp>);
+ONNXMINI_REGISTER_KERNEL("activations", "", "Swish", 24, INT_MAX, make_unary<SwishOp>);
+ONNXMINI_REGISTER_KERNEL("activations", "", "SwiGLU", 28, INT_MAX, make_swiglu);
 
 }  // namespace ew
 }  // namespace onnxmini

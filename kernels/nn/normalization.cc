@@ -49,11 +49,15 @@ class BatchNormKernel : public Kernel {
  public:
   explicit BatchNormKernel(const KernelInfo& info)
       : epsilon_(info.attrs.get_float("epsilon", 1e-5f)), spatial_(info.opset < 9 ? info.attrs.get_int("spatial", 1) != 0 : true) {
-    if (info.attrs.get_int("training_mode", 0) != 0)
-      info.unsupported("training_mode = 1 is not supported (inference only)");
+    // Opset 14+: training_mode = 1 normalises with the batch's statistics and may output the
+    // updated running mean / var. The opset 1-13 training outputs (saved statistics) are refused.
+    training_ = info.opset >= 14 && info.attrs.get_int("training_mode", 0) != 0;
+    momentum_ = info.attrs.get_float("momentum", 0.9f);
     for (size_t i = 1; i < info.num_outputs; ++i)
-      if (i < info.output_present.size() && info.output_present[i])
-        info.unsupported("training outputs (running mean / var, saved statistics) are not supported; inference only");
+      if (i < info.output_present.size() && info.output_present[i] && !training_)
+        info.unsupported(info.opset >= 14 ? "running mean / var outputs need training_mode = 1"
+                                          : "training outputs (running mean / var, saved statistics) of opsets 1-13 are "
+                                            "not supported; inference only");
   }
   void prepare(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
@@ -68,9 +72,12 @@ class BatchNormKernel : public Kernel {
         ctx.fail("{} has shape {}, expected {} for input {}", names[i], shape_to_string(p.shape()), shape_to_string(expect), shape_to_string(x.shape()));
     }
     ctx.allocate_output(0, x.dtype(), x.shape());
+    if (training_)
+      for (size_t i = 1; i < 3 && i < ctx.num_outputs(); ++i)
+        if (ctx.output_wanted(i)) ctx.allocate_output(i, x.dtype(), expect);
   }
   void compute(KernelContext& ctx) override {
-    ctx.stats().flops = 2.0 * ctx.input(0).numel();
+    ctx.stats().flops = (training_ ? 5.0 : 2.0) * ctx.input(0).numel();
     if (ctx.input(0).dtype() == DType::Float32) run<float>(ctx);
     else run<double>(ctx);
   }
@@ -84,6 +91,12 @@ class BatchNormKernel : public Kernel {
     const int64_t N = x.dim(0), C = x.dim(1), S = x.numel() / std::max<int64_t>(1, N * C);
     const T* px = x.data<T>();
     T* py = ctx.output(0).mutable_data<T>();
+    std::vector<T> batch_mean, batch_var;
+    if (training_) {
+      batch_statistics(ctx, px, N, C, S, batch_mean, batch_var);
+      mean = batch_mean.data();
+      var = batch_var.data();
+    }
     if (ctx.reference_mode()) {
       ctx.stats().variant = "batchnorm_reference";
       for (int64_t n = 0; n < N; ++n)
@@ -119,8 +132,41 @@ class BatchNormKernel : public Kernel {
       }
     });
   }
+  // Training mode: per-channel mean and biased variance over N and the spatial axes (in
+  // double), and the running statistics blended with `momentum` into outputs 1 and 2.
+  template <typename T>
+  void batch_statistics(KernelContext& ctx, const T* px, int64_t N, int64_t C, int64_t S, std::vector<T>& mean,
+                        std::vector<T>& var) {
+    mean.resize(C);
+    var.resize(C);
+    const double count = static_cast<double>(N * S);
+    for (int64_t c = 0; c < C; ++c) {
+      double sum = 0, sq = 0;
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t s = 0; s < S; ++s) sum += px[(n * C + c) * S + s];
+      const double m = count > 0 ? sum / count : 0;
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t s = 0; s < S; ++s) {
+          const double d = px[(n * C + c) * S + s] - m;
+          sq += d * d;
+        }
+      mean[c] = static_cast<T>(m);
+      var[c] = static_cast<T>(count > 0 ? sq / count : 0);
+    }
+    const T* in_stats[2] = {ctx.input(3).data<T>(), ctx.input(4).data<T>()};
+    const std::vector<T>* batch[2] = {&mean, &var};
+    for (size_t o = 1; o < 3; ++o) {
+      if (o >= ctx.num_outputs() || !ctx.output_wanted(o)) continue;
+      T* out = ctx.output(o).mutable_data<T>();
+      for (int64_t c = 0; c < C; ++c)
+        out[c] = static_cast<T>(in_stats[o - 1][c] * momentum_ + (*batch[o - 1])[c] * (1.0 - momentum_));
+    }
+  }
+
   float epsilon_;
   bool spatial_;
+  bool training_ = false;
+  float momentum_ = 0.9f;
 };
 
 // Normalises `rows` contiguous rows of length `len`; row r uses gamma/beta

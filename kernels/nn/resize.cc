@@ -238,7 +238,8 @@ Coord parse_coord(const KernelInfo& info, const std::string& s) {
   if (s == "pytorch_half_pixel") return Coord::PytorchHalfPixel;
   if (s == "align_corners") return Coord::AlignCorners;
   if (s == "asymmetric") return Coord::Asymmetric;
-  if (s == "tf_half_pixel_for_nearest") return Coord::TfHalfPixelForNearest;
+  // "tf_half_pixel_for_nn" is the name opset 11's text used (and its backend tests write).
+  if (s == "tf_half_pixel_for_nearest" || s == "tf_half_pixel_for_nn") return Coord::TfHalfPixelForNearest;
   if (s == "tf_crop_and_resize") return Coord::TfCropAndResize;
   info.fail("coordinate_transformation_mode '{}' is not one of half_pixel, half_pixel_symmetric, pytorch_half_pixel, "
             "align_corners, asymmetric, tf_half_pixel_for_nearest, tf_crop_and_resize", s);

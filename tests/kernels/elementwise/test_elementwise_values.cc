@@ -175,6 +175,7 @@ TEST(ElementwiseValues, UnaryFloatOpsMatchDoubleFormulas) {
       {"ThresholdedRelu", 10, [](double x) { return x > 1 ? x : 0; }, -5, 5},
       {"Mish", 18, [](double x) { return x * std::tanh(std::log(1 + std::exp(x))); }, -5, 5},
       {"Gelu", 20, [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }, -5, 5},
+      {"Swish", 24, [](double x) { return x / (1 + std::exp(-x)); }, -100, 100},
   };
   uint32_t seed = 900;
   for (const auto& c : cases) {
@@ -218,6 +219,33 @@ TEST(ElementwiseValues, GeluTanhApproximation) {
         0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))));
   }
   EXPECT_TRUE(tensors_near(run_op(20, "Gelu", {x}, [](NodeBuilder& n) { n.attr("approximate", "tanh"); }), expected));
+}
+
+TEST(ElementwiseValues, SwishAlpha) {
+  const std::vector<float> xs = {-100.f, -3.f, -0.5f, 0.f, 0.25f, 2.f, 50.f, kInf, -kInf};
+  Tensor x = Tensor::from_vector<float>({static_cast<int64_t>(xs.size())}, xs);
+  Tensor expected(DType::Float32, x.shape());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const double v = xs[i];
+    // x * sigmoid(alpha x) as written, like onnxruntime: -inf * 0 is NaN.
+    expected.mutable_data<float>()[i] = std::isinf(v) ? (v > 0 ? kInf : kNaN) : static_cast<float>(v / (1 + std::exp(-1.5 * v)));
+  }
+  EXPECT_TRUE(tensors_near(run_op(24, "Swish", {x}, [](NodeBuilder& n) { n.attr("alpha", 1.5f); }), expected, 1e-30, 1e-6));
+}
+
+TEST(ElementwiseValues, SwiGlu) {
+  const Tensor a = random_values(DType::Float32, {3, 70}, 31, -8, 8), b = random_values(DType::Float32, {3, 70}, 32);
+  Tensor expected(DType::Float32, a.shape());
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double x = a.data<float>()[i];
+    expected.mutable_data<float>()[i] = static_cast<float>(x / (1 + std::exp(-0.5 * x)) * b.data<float>()[i]);
+  }
+  auto alpha = [](NodeBuilder& n) { n.attr("alpha", 0.5f); };
+  EXPECT_TRUE(tensors_near(run_op(28, "SwiGLU", {a, b}, alpha, KernelMode::Fast, 2), expected, 1e-6, 1e-5));
+  EXPECT_TRUE(fast_matches_reference(28, "SwiGLU", {random_values(DType::Float16, {40}, 33), random_values(DType::Float16, {40}, 34)}));
+  EXPECT_NE(op_error(28, "SwiGLU", {a, random_values(DType::Float32, {70}, 35)})
+                .find("SwiGLU 'n1': A has shape 3x70 and B 70: they must be identical (no broadcasting)"),
+            std::string::npos);
 }
 
 TEST(ElementwiseValues, IntegerUnaryOps) {

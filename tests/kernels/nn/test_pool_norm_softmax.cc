@@ -180,6 +180,45 @@ TEST(Norm, LayerNormHandComputed) {
   EXPECT_TRUE(tensors_near(out[1], Tensor::from_vector<float>({1, 1}, {1})));
 }
 
+// training_mode = 1 (opset 15): Y uses the batch's mean and biased variance per channel,
+// the running statistics blend the inputs with them by momentum; checked in double.
+TEST(Norm, BatchNormTrainingMode) {
+  const Tensor x = random_tensor(DType::Float32, {3, 2, 4, 5}, 7);
+  Tensor scale = random_tensor(DType::Float32, {2}, 8), bias = random_tensor(DType::Float32, {2}, 9);
+  Tensor mean = random_tensor(DType::Float32, {2}, 10), var = random_tensor(DType::Float32, {2}, 11, 0.5, 2.0);
+  ModelBuilder mb(15);
+  mb.input("X", DType::Float32, {3, 2, 4, 5});
+  mb.initializer("s", scale).initializer("b", bias).initializer("m", mean).initializer("v", var);
+  mb.node("BatchNormalization", {"X", "s", "b", "m", "v"}, {"Y", "rm", "rv"})
+      .attr("training_mode", int64_t{1}).attr("momentum", 0.8f).attr("epsilon", 1e-3f);
+  mb.output("Y").output("rm").output("rv");
+  for (KernelMode mode : {KernelMode::Fast, KernelMode::Reference}) {
+    auto s = mb.session(options_for(mode, 2));
+    auto out = run_all(*s, {{"X", x}});
+    Tensor y(DType::Float32, x.shape()), rm(DType::Float32, {2}), rv(DType::Float32, {2});
+    for (int c = 0; c < 2; ++c) {
+      double sum = 0, sq = 0;
+      for (int n = 0; n < 3; ++n)
+        for (int k = 0; k < 20; ++k) sum += x.data<float>()[(n * 2 + c) * 20 + k];
+      const double m = sum / 60;
+      for (int n = 0; n < 3; ++n)
+        for (int k = 0; k < 20; ++k) sq += std::pow(x.data<float>()[(n * 2 + c) * 20 + k] - m, 2);
+      const double v = sq / 60;
+      for (int n = 0; n < 3; ++n)
+        for (int k = 0; k < 20; ++k) {
+          const int i = (n * 2 + c) * 20 + k;
+          y.mutable_data<float>()[i] = static_cast<float>((x.data<float>()[i] - m) / std::sqrt(v + 1e-3) *
+                                                              scale.data<float>()[c] + bias.data<float>()[c]);
+        }
+      rm.mutable_data<float>()[c] = static_cast<float>(mean.data<float>()[c] * 0.8 + m * 0.2);
+      rv.mutable_data<float>()[c] = static_cast<float>(var.data<float>()[c] * 0.8 + v * 0.2);
+    }
+    EXPECT_TRUE(tensors_near(out[0], y, 1e-5, 1e-5));
+    EXPECT_TRUE(tensors_near(out[1], rm, 1e-6, 1e-6));
+    EXPECT_TRUE(tensors_near(out[2], rv, 1e-6, 1e-6));
+  }
+}
+
 TEST(Norm, Errors) {
   ModelBuilder mb(15);
   mb.input("X", DType::Float32, {1, 3, 2, 2});
@@ -188,13 +227,14 @@ TEST(Norm, Errors) {
   mb.output("Y");
   std::string e = error_message([&] { auto s = mb.session(); run_single(*s, {{"X", random_tensor(DType::Float32, {1, 3, 2, 2}, 1)}}); });
   EXPECT_EQ(e, "BatchNormalization 'bn': scale has shape 4, expected 3 for input 1x3x2x2");
-  ModelBuilder mb2(15);
+  ModelBuilder mb2(9);  // the opset 1-13 training outputs (saved statistics) stay refused
   mb2.input("X", DType::Float32, {1, 3, 2, 2});
   for (const char* n : {"s", "b", "m", "v"}) mb2.initializer(n, random_tensor(DType::Float32, {3}, 1));
-  mb2.node("BatchNormalization", {"X", "s", "b", "m", "v"}, {"Y", "rm", "rv"}).name("bt").attr("training_mode", int64_t{1});
+  mb2.node("BatchNormalization", {"X", "s", "b", "m", "v"}, {"Y", "rm", "rv"}).name("bt");
   mb2.output("Y");
   e = error_message([&] { mb2.session(); });
-  EXPECT_NE(e.find("BatchNormalization 'bt': training_mode = 1 is not supported"), std::string::npos) << e;
+  EXPECT_NE(e.find("BatchNormalization 'bt': training outputs (running mean / var, saved statistics) of opsets 1-13"),
+            std::string::npos) << e;
   ModelBuilder mb3(17);
   mb3.input("X", DType::Float32, {2, 3});
   mb3.initializer("s", random_tensor(DType::Float32, {2}, 1));
