@@ -18,6 +18,11 @@ bool nondeterministic(const GraphNode& n) {
   return ops.count(n.op_type) != 0;
 }
 
+// A DequantizeLinear of constant quantized data stays a node, as in onnxruntime's constant
+// folding: folded, it would turn int8 weights into float ones and hide the QDQ node unit from
+// the qdq_to_qlinear rule (runtime/graph_fusion_qdq.h), which runs it on integer kernels.
+bool keeps_qdq_unit(const GraphNode& n) { return n.domain.empty() && n.op_type == "DequantizeLinear"; }
+
 std::string label(const GraphNode& n) { return fmt::format("{} '{}'", n.op_type, n.name); }
 
 }  // namespace
@@ -34,7 +39,7 @@ std::vector<std::string> fold_constants(Graph& g, const SessionOptions& options,
   candidates.overridable = g.overridable;
   candidates.known_dtypes = g.known_dtypes;
   for (const GraphNode& node : g.nodes) {
-    bool foldable = !nondeterministic(node) && node.subgraphs.empty();
+    bool foldable = !nondeterministic(node) && !keeps_qdq_unit(node) && node.subgraphs.empty();
     bool any_input = false;
     for (int id : node.inputs) {
       if (id < 0) continue;

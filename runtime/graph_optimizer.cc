@@ -7,6 +7,7 @@
 #include "runtime/constant_folding.h"
 #include "runtime/graph_cleanup.h"
 #include "runtime/graph_fusion.h"
+#include "runtime/graph_fusion_qdq.h"
 
 namespace onnxmini {
 
@@ -44,6 +45,9 @@ const std::vector<GraphRule>& graph_rules() {
        "identity Transpose -> x"},
       {"eliminate_dead_nodes", kBasic, true, eliminate_dead_nodes, "nodes whose outputs nothing reads -> removed"},
       // Level 2 (extended), plain ONNX results.
+      {"qdq_to_qlinear", kExtended, true, fuse_qdq_to_qlinear,
+       "DequantizeLinear(x) + DequantizeLinear(w const) [+ DequantizeLinear(b int32)] -> Conv | MatMul -> "
+       "QuantizeLinear -> QLinearConv | QLinearMatMul (runtime/graph_fusion_qdq.h)"},
       {"concat_gemms", kExtended, true, fuse_concat_gemms,
        "Concat(Gemm(X, W1, b1), Gemm(X, W2, b2), .., axis 1) -> Gemm(X, [W1 W2 ..], [b1 b2 ..])"},
       {"matmul_add_gemm", kExtended, true, fuse_matmul_add,

@@ -95,19 +95,26 @@ struct PowOp : BinaryOpDefaults {
 };
 
 // Mod: fmod=1 is C's fmod (the result has the dividend's sign); fmod=0 is
-// Python's % for integers (the result has the divisor's sign). ONNX requires
-// fmod=1 for floating point inputs.
+// Python's % (the result has the divisor's sign, a zero result takes the
+// divisor's sign too, as numpy.mod). Before opset 28 ONNX requires fmod=1 for
+// floating point inputs; Mod-28 defines fmod=0 for them (A - floor(A / B) * B).
 struct ModOp : BinaryOpDefaults {
   using Types = NumericTypes;
   static constexpr bool kIntegerDivisor = true;
-  explicit ModOp(const KernelInfo& info) : fmod(info.attrs.get_int("fmod", 0) != 0) {}
+  explicit ModOp(const KernelInfo& info) : fmod(info.attrs.get_int("fmod", 0) != 0), opset(info.opset) {}
   void check(const KernelContext& ctx, DType dt) const {
     const bool is_float = dt == DType::Float32 || dt == DType::Float64 || dt == DType::Float16 || dt == DType::BFloat16;
-    if (is_float && !fmod) ctx.fail("fmod=0 is not allowed for {} inputs (set fmod=1)", dtype_name(dt));
+    if (is_float && !fmod && opset < 28)
+      ctx.fail("fmod=0 is not allowed for {} inputs before opset 28 (set fmod=1)", dtype_name(dt));
   }
   template <class C> C operator()(C a, C b) const {
     if constexpr (std::is_floating_point<C>::value) {
-      return std::fmod(a, b);
+      C r = std::fmod(a, b);
+      if (!fmod) {  // floor semantics: move a remainder of the wrong sign by one divisor
+        if (r != 0 && ((r < 0) != (b < 0))) r += b;
+        else if (r == 0) r = std::copysign(C(0), b);
+      }
+      return r;
     } else {
       if constexpr (std::is_signed<C>::value) {
         if (b == C(-1)) return 0;  // INT_MIN % -1 traps on x86
@@ -120,6 +127,7 @@ struct ModOp : BinaryOpDefaults {
     }
   }
   bool fmod;
+  int opset;
 };
 
 }  // namespace

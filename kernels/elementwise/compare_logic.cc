@@ -59,10 +59,14 @@ struct XorOp : BinaryOpDefaults {
   bool operator()(bool a, bool b) const { return a != b; }
 };
 
-// BitShift on unsigned integers; a shift by the type's width or more gives 0
-// (in C++ it is undefined).
+// BitShift on every integer type (signed ones since the opset 28 schema;
+// accepted at every opset). A shift by a negative amount or by the type's width
+// or more (undefined in C++) gives what the sign extension alone gives: -1 for a
+// right shift of a negative X, 0 otherwise. Signed right shifts are arithmetic;
+// signed left shifts run on the unsigned bit pattern, so bits moved past the
+// sign bit are dropped instead of overflowing.
 struct BitShiftOp : BinaryOpDefaults {
-  using Types = UnsignedIntTypes;
+  using Types = IntTypes;
   static constexpr const char* kNameA = "X";
   static constexpr const char* kNameB = "Y";
   explicit BitShiftOp(const KernelInfo& info) {
@@ -71,8 +75,10 @@ struct BitShiftOp : BinaryOpDefaults {
     left = dir == "LEFT";
   }
   template <class C> C operator()(C a, C b) const {
-    if (b >= sizeof(C) * 8) return 0;
-    return static_cast<C>(left ? a << b : a >> b);
+    using U = std::make_unsigned_t<C>;
+    if (b < 0 || static_cast<U>(b) >= sizeof(C) * 8) return !left && a < 0 ? C(-1) : C(0);
+    if (left) return static_cast<C>(static_cast<U>(static_cast<U>(a) << b));
+    return static_cast<C>(a >> b);  // arithmetic for signed C (gcc, clang; guaranteed from C++20)
   }
   bool left = true;
 };

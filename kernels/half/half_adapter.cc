@@ -36,12 +36,12 @@ const std::map<OpKey, Float32Outputs>& adapted_ops() {
              // pools
              "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "MaxRoiPool",
              // softmax family
-             "Softmax", "LogSoftmax", "Hardmax",
+             "Softmax", "LogSoftmax",
              // reductions
              "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
-             "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ArgMax", "ArgMin", "TopK", "CumSum",
-             // normalization (GroupNormalization, LpNormalization, MeanVarianceNormalization, LpPool
-             // handle half themselves)
+             "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ArgMax", "ArgMin", "TopK",
+             // normalization (GroupNormalization, LpNormalization, MeanVarianceNormalization, LpPool,
+             // Hardmax, CumSum handle half themselves)
              "BatchNormalization", "InstanceNormalization",
              // recurrent
              "RNN", "GRU", "LSTM",

@@ -304,7 +304,7 @@ class InferenceSession:
             copied first; another dtype raises :class:`InvalidArgument`.
             An input declared ``seq(tensor(...))`` takes a list of arrays; one
             declared ``optional(...)`` takes ``None`` (an empty optional) or
-            its element. A missing input raises ``ValueError``, as onnxruntime
+            its element; one declared ``map(K, tensor(V))`` takes a dict. A missing input raises ``ValueError``, as onnxruntime
         :param run_options: a :class:`RunOptions` (log tag and level, ``terminate``)
         :return: a list of numpy arrays; sequences as lists of arrays (of
             dicts for sequences of maps, e.g. ZipMap); optionals as their

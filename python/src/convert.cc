@@ -1,6 +1,7 @@
 #include "convert.h"
 
 #include <cstring>
+#include <map>
 
 namespace onnxmini_py {
 
@@ -213,6 +214,29 @@ Value value_from_python(py::handle obj, const std::string& onnx_type, const std:
     for (py::handle item : obj)
       items.push_back(value_from_python(item, seq_item, what + " item " + std::to_string(i++)));
     return Value::sequence(std::move(items));
+  }
+  // map(K,tensor(V)) from a dict (DictVectorizer's input): keys and values become two 1-D tensors.
+  const std::string map_inner = inner_type(onnx_type, "map");
+  if (!map_inner.empty()) {
+    if (!py::isinstance<py::dict>(obj))
+      throw Error(ErrorCode::InvalidArgument, what + ": expected a dict for " + onnx_type + ", got " +
+                                                  py::str(py::type::of(obj).attr("__name__")).cast<std::string>());
+    const size_t comma = map_inner.find(',');
+    const std::string key_type = map_inner.substr(0, comma);
+    const std::string value_type = inner_type(map_inner.substr(comma + 1), "tensor");
+    static const std::map<std::string, const char*> kNumpy = {
+        {"float", "float32"}, {"double", "float64"}, {"int64", "int64"}, {"int32", "int32"}, {"string", "object"}};
+    auto np_type = [&](const std::string& t) {
+      auto it = kNumpy.find(t);
+      if (it == kNumpy.end()) throw Error(ErrorCode::NotImplemented, what + ": map element type " + t + " is not supported");
+      return py::dtype(it->second);
+    };
+    py::dict d = py::reinterpret_borrow<py::dict>(obj);
+    py::module_ np = py::module_::import("numpy");
+    py::array keys = np.attr("array")(py::list(d.attr("keys")()), np_type(key_type));
+    py::array values = np.attr("array")(py::list(d.attr("values")()), np_type(value_type));
+    return Value::map(onnxmini::Map{tensor_from_array(keys, what + " keys", true).clone(),
+                                    tensor_from_array(values, what + " values", true).clone()});
   }
   const std::string element = inner_type(onnx_type, "optional");
   if (!element.empty()) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/cpu_features.h"
+#include "kernels/gemm_engine/qgemm.h"
 #include "kernels/simd/f32_kernels.h"
 
 namespace onnxmini {
@@ -16,6 +17,15 @@ inline std::vector<const simd::F32Kernels*> simd_tables() {
   std::vector<const simd::F32Kernels*> v;
   if (cpu::hw_has_avx2_fma()) v.push_back(&simd::f32_kernels_for(cpu::Isa::Avx2));
   if (cpu::hw_has_avx512()) v.push_back(&simd::f32_kernels_for(cpu::Isa::Avx512));
+  return v;
+}
+
+// The int8 GEMM paths this machine can run (portable, AVX2, AVX-VNNI, AVX-512BW, AVX-512 VNNI).
+inline std::vector<gemm::QIsa> qgemm_isas() {
+  std::vector<gemm::QIsa> v;
+  for (auto isa : {gemm::QIsa::Portable, gemm::QIsa::Avx2, gemm::QIsa::AvxVnni, gemm::QIsa::Avx512bw,
+                   gemm::QIsa::Avx512vnni})
+    if (gemm::qisa_available(isa)) v.push_back(isa);
   return v;
 }
 

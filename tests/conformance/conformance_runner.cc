@@ -23,6 +23,7 @@ namespace {
 const std::set<std::string> kMovesOrSelects = {
     "ArgMax", "ArgMin", "Concat", "ConstantOfShape", "Expand", "Flatten", "Gather", "GatherElements",
     "Identity", "Pad", "ReduceMax", "ReduceMin", "Reshape", "Shape", "Size", "Slice",
+    "BitCast", "Compress", "EyeLike", "GatherND", "Hardmax", "NonZero", "OneHot", "ReverseSequence", "Trilu", "Unique",
     "Split", "Squeeze", "Tile", "TopK", "Transpose", "Unsqueeze"};
 // Ops that accumulate (their rounding depends on the summation order) but whose
 // results the layout/reduction kernels keep within rtol 1e-4, atol 1e-5.

@@ -26,7 +26,6 @@ namespace {
 // Test-name prefix -> why the model cannot run (features outside onnxmini's scope or not yet built).
 const std::vector<std::pair<std::string, std::string>> kUnsupported = {
     {"test_gradient_of_", "Gradient (ai.onnx.preview.training) is a training op"},
-    {"test_mod_fmod_0_signed_zero_", "Mod-28's fmod=0 for floating-point inputs is not implemented"},
 };
 
 std::string unsupported_reason(const std::string& test) {
