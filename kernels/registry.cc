@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/checked_math.h"
+#include "kernels/half/half_adapter.h"
 
 namespace onnxmini {
 
@@ -47,7 +48,11 @@ KernelRegistry& KernelRegistry::instance() {
   return registry;
 }
 
-void KernelRegistry::add(KernelRegistration reg) { regs_.push_back(std::move(reg)); }
+void KernelRegistry::add(KernelRegistration reg) {
+  // Ops computed in float32 for float16 / bfloat16 inputs get their factory wrapped (kernels/half).
+  reg.factory = half::adapt_for_half(reg.domain, reg.op_type, std::move(reg.factory));
+  regs_.push_back(std::move(reg));
+}
 
 const KernelRegistration* KernelRegistry::find(const std::string& domain, const std::string& op_type,
                                                int opset) const {

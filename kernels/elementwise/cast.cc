@@ -163,6 +163,16 @@ void cast_tensor(KernelContext& ctx, const Tensor& x, Tensor& y, bool saturate =
     });
     return;
   }
+  // float32 <-> float16 / bfloat16, the Casts at the edges of float16 models: SIMD rows
+  // (F16C), the same bits as convert<> (widening is exact, narrowing rounds to nearest even).
+  if (!ctx.reference_mode() && (from == DType::Float32 || to == DType::Float32) &&
+      (simd::is_half_dtype(from) || simd::is_half_dtype(to))) {
+    parallel_for(ctx.threads(), n, kGrain, [&](int64_t b, int64_t e) {
+      if (from == DType::Float32) simd::narrow_half_row(to, cdata<float>(x) + b, mdata<uint16_t>(y) + b, e - b);
+      else simd::widen_half_row(from, cdata<uint16_t>(x) + b, mdata<float>(y) + b, e - b);
+    });
+    return;
+  }
   visit(CastTypes{}, from, [&](auto ti) {
     using TI = typename decltype(ti)::type;
     visit(CastTypes{}, to, [&](auto to_tag) {

@@ -17,6 +17,7 @@
 #include "core/shape_util.h"
 #include "kernels/elementwise/broadcast.h"
 #include "kernels/kernel.h"
+#include "kernels/simd/half_rows.h"
 #include "core/float16.h"
 #include "core/thread_pool.h"
 
@@ -101,6 +102,23 @@ template <typename T> T* mdata(const Tensor& t) { return static_cast<T*>(t.raw_m
 // Elements per parallel chunk: 32K floats = 128 KB per operand, enough work to
 // amortise a thread hand-off, small enough to balance 2-16 threads on 1M elements.
 constexpr int64_t kGrain = 32768;
+
+// ---------------------------------------------------------------- half blocks
+template <typename T> constexpr bool is_half_v = std::is_same<T, Float16>::value || std::is_same<T, BFloat16>::value;
+constexpr int64_t kHalfBlock = 512;  // floats per stack block (2 KB): stays in L1 between widen, op, narrow
+
+// Half row pieces: x[0..n) widened block by block into float32, body(block, m)
+// updates the block in place, the block is rounded once into y (nearest even).
+template <typename TI, typename TO, typename Body>
+void half_blocks(const TI* x, TO* y, int64_t n, Body&& body) {
+  float v[kHalfBlock];
+  for (int64_t i = 0; i < n; i += kHalfBlock) {
+    const int64_t m = std::min(kHalfBlock, n - i);
+    simd::widen_half_row(storage_dtype<TI>::value, &x[i].bits, v, m);
+    body(v, m);
+    simd::narrow_half_row(storage_dtype<TO>::value, v, &y[i].bits, m);
+  }
+}
 
 // ---------------------------------------------------------------- fast path
 // Walks the runs of a BroadcastPlan in order, keeping each input's element
@@ -191,6 +209,33 @@ template <typename TA, typename TB, typename TO, typename F>
 void binary_fast(const BroadcastPlan& plan, const TA* a, const TB* b, TO* y, const F& f, ThreadPool* pool) {
   using NA = Num<TA>; using NB = Num<TB>; using NO = Num<TO>;
   const bool va = plan.inner_stride(0) != 0, vb = plan.inner_stride(1) != 0;
+  if constexpr (is_half_v<TA> && is_half_v<TB> && is_half_v<TO>) {
+    // Half operands: each contiguous run in float32 blocks of kHalfBlock (F16C
+    // widening), f on the block, one rounding per output element.
+    for_each_piece(plan, pool, [&](const int64_t* off, int64_t n, int64_t o) {
+      const TA* pa = a + off[0];
+      const TB* pb = b + off[1];
+      float wa[kHalfBlock], wb[kHalfBlock];
+      const float sa = NA::load(pa[0]), sb = NB::load(pb[0]);
+      for (int64_t i = 0; i < n; i += kHalfBlock) {
+        const int64_t m = std::min(kHalfBlock, n - i);
+        if (va) simd::widen_half_row(storage_dtype<TA>::value, &pa[i].bits, wa, m);
+        if (vb) simd::widen_half_row(storage_dtype<TB>::value, &pb[i].bits, wb, m);
+        if (va && vb) {
+          for (int64_t k = 0; k < m; ++k) wa[k] = f(wa[k], wb[k]);
+        } else if (va) {
+          for (int64_t k = 0; k < m; ++k) wa[k] = f(wa[k], sb);
+        } else if (vb) {
+          for (int64_t k = 0; k < m; ++k) wa[k] = f(sa, wb[k]);
+        } else {
+          const float v = f(sa, sb);
+          for (int64_t k = 0; k < m; ++k) wa[k] = v;
+        }
+        simd::narrow_half_row(storage_dtype<TO>::value, wa, &y[o + i].bits, m);
+      }
+    });
+    return;
+  }
   if (short_rows_2d(plan)) {
     for_each_row_block(plan, pool, [&](int64_t r0, int64_t r1) {
       if (va && vb) binary_rows<true, true>(plan, a, b, y, f, r0, r1);
@@ -219,9 +264,18 @@ void binary_fast(const BroadcastPlan& plan, const TA* a, const TB* b, TO* y, con
   });
 }
 
-// y = f(x) over n contiguous elements.
+// y = f(x) over n contiguous elements. Half in and out: blocks of kHalfBlock
+// widened with F16C (half_rows.h), f in float32 on the block, rounded once.
 template <typename TI, typename TO, typename F>
 void unary_fast(const TI* x, TO* y, int64_t n, const F& f, ThreadPool* pool) {
+  if constexpr (is_half_v<TI> && is_half_v<TO>) {
+    parallel_for(pool, n, kGrain, [&](int64_t b, int64_t e) {
+      half_blocks<TI, TO>(x + b, y + b, e - b, [&](float* v, int64_t m) {
+        for (int64_t i = 0; i < m; ++i) v[i] = f(v[i]);
+      });
+    });
+    return;
+  }
   parallel_for(pool, n, kGrain, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) y[i] = Num<TO>::store(f(Num<TI>::load(x[i])));
   });

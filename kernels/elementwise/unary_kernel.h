@@ -76,6 +76,22 @@ class UnaryKernel : public Kernel {
         ctx.stats().isa = cpu::isa_name(isa);
         return;
       }
+      // Half in, same half out: float32 blocks through the same vectorised approximation.
+      if (!ctx.reference_mode() && y.dtype() == x.dtype() && (x.dtype() == DType::Float16 || x.dtype() == DType::BFloat16)) {
+        const auto* px = cdata<Float16>(x);
+        auto* py = mdata<Float16>(y);
+        const DType t = x.dtype();
+        parallel_for(ctx.threads(), x.numel(), kGrain, [&](int64_t b, int64_t e) {
+          float v[kHalfBlock];
+          for (int64_t i = b; i < e; i += kHalfBlock) {
+            const int64_t m = std::min(kHalfBlock, e - i);
+            simd::widen_half_row(t, &px[i].bits, v, m);
+            Op::fast_run(v, v, m);
+            simd::narrow_half_row(t, v, &py[i].bits, m);
+          }
+        });
+        return;
+      }
     }
     visit(typename Op::Types{}, x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;

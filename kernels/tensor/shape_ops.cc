@@ -5,6 +5,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "core/float16.h"
 #include "kernels/registry.h"
 #include "kernels/tensor/tensor_utils.h"
 
@@ -97,6 +98,7 @@ class RangeKernel : public Kernel {
     int64_t n = 0;
     switch (start.dtype()) {
       case DType::Float32: case DType::Float64: case DType::Int16: case DType::Int32: case DType::Int64: break;
+      case DType::Float16: case DType::BFloat16: break;  // opset 25+: computed in float32, rounded once
       default: ctx.unsupported("dtype {} is not supported", dtype_name(start.dtype()));
     }
     if (start.dtype() == DType::Int64) {  // exact integer arithmetic: doubles lose int64 precision
@@ -122,6 +124,7 @@ class RangeKernel : public Kernel {
       case DType::Float64: return fill<double>(ctx);
       case DType::Int16: return fill<int16_t>(ctx);
       case DType::Int32: return fill<int32_t>(ctx);
+      case DType::Float16: case DType::BFloat16: return fill_half(ctx);
       default: return fill<int64_t>(ctx);
     }
   }
@@ -143,6 +146,17 @@ class RangeKernel : public Kernel {
         for (int64_t i = a; i < b; ++i) out[i] = static_cast<T>(s + static_cast<T>(i) * d);
       }
     });
+  }
+  // float16 / bfloat16: start + i * delta in float32, rounded once to nearest even.
+  void fill_half(KernelContext& ctx) {
+    const Tensor& y = ctx.output(0);
+    const bool bf = y.dtype() == DType::BFloat16;
+    const float s = static_cast<float>(ctx.input(0).get_as_double(0)), d = static_cast<float>(ctx.input(2).get_as_double(0));
+    auto* out = static_cast<uint16_t*>(y.raw_mut());
+    for (int64_t i = 0; i < y.numel(); ++i) {
+      const float v = s + static_cast<float>(i) * d;
+      out[i] = bf ? float_to_bfloat16(v) : float_to_half(v);
+    }
   }
 };
 

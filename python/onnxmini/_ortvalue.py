@@ -27,6 +27,12 @@ _ONNX_TYPES = {
     np.dtype(np.uint32): ("uint32", 12),
     np.dtype(np.uint64): ("uint64", 13),
 }
+try:  # bfloat16 arrays are ml_dtypes.bfloat16, as in onnx.numpy_helper (ml_dtypes comes with onnx)
+    import ml_dtypes
+
+    _ONNX_TYPES[np.dtype(ml_dtypes.bfloat16)] = ("bfloat16", 16)
+except ImportError:  # pragma: no cover - without ml_dtypes numpy has no bfloat16
+    pass
 _NUMPY_OF_ONNX = {code: dt for dt, (_, code) in _ONNX_TYPES.items()}
 _STRING = ("string", 8)
 

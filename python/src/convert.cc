@@ -55,6 +55,9 @@ DType dtype_from_numpy(const py::dtype& dt) {
       if (size == 8) return DType::UInt64;
       return DType::Undefined;
     case 'U': case 'S': case 'O': return DType::String;
+    case 'V':  // ml_dtypes.bfloat16 (what onnx.numpy_helper uses) is a 2-byte void-kind dtype
+      if (size == 2 && py::str(dt).cast<std::string>() == "bfloat16") return DType::BFloat16;
+      return DType::Undefined;
     default: return DType::Undefined;
   }
 }
@@ -65,6 +68,10 @@ py::dtype numpy_dtype(DType t) {
     case DType::Float32: return py::dtype::of<float>();
     case DType::Float64: return py::dtype::of<double>();
     case DType::Float16: return py::dtype("float16");
+    case DType::BFloat16: {  // ml_dtypes (an onnx dependency) registers bfloat16 with numpy
+      static const py::object bf16 = py::module_::import("ml_dtypes").attr("bfloat16");
+      return py::dtype::from_args(bf16);
+    }
     case DType::Int8: return py::dtype::of<int8_t>();
     case DType::Int16: return py::dtype::of<int16_t>();
     case DType::Int32: return py::dtype::of<int32_t>();
