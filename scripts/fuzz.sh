@@ -6,6 +6,8 @@
 # seed corpus (scripts/fuzz_corpus.py) into it, and keeps each target's corpus there between runs:
 #   build-asan/fuzz/corpus/TARGET/   inputs found so far (the seeds are re-added each run)
 #   build-asan/fuzz/crashes/         the input of a finding: TARGET-crash-<sha1>, ...-timeout-, ...-oom-
+#   fuzz/regressions/TARGET/         findings fixed and checked in: read as seeds here, and replayed by
+#                                    the release suite (CTest fuzz_regressions_TARGET, fuzz/CMakeLists.txt)
 # Replay one: build-asan/fuzz/fuzz_TARGET FILE. Extra libFuzzer flags: FUZZ_FLAGS="-jobs=2 ...".
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,9 +34,12 @@ status=0
 for t in "${targets[@]}"; do
   corpus="$dir/fuzz/corpus/$t"
   mkdir -p "$corpus"
+  # Checked-in findings (fixed) are read as seeds too: one that breaks again fails at once.
+  dirs=("$corpus" "$seeds/$t")
+  [ -d "fuzz/regressions/$t" ] && dirs+=("fuzz/regressions/$t")
   echo "fuzz.sh: fuzz_$t for $seconds s"
   # shellcheck disable=SC2086  # FUZZ_FLAGS is a list of flags
-  if ! "$dir/fuzz/fuzz_$t" "$corpus" "$seeds/$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  if ! "$dir/fuzz/fuzz_$t" "${dirs[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
       -max_len=65536 -print_final_stats=1 -artifact_prefix="$dir/fuzz/crashes/$t-" ${FUZZ_FLAGS:-} \
       >"$dir/fuzz/$t.log" 2>&1; then
     status=1

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
+#include <climits>
 #include <filesystem>
 #include <fstream>
 
@@ -241,5 +242,75 @@ TEST(Cli, HostileModelsGiveOneLineErrors) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(count_lines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("not a valid ONNX model"), std::string::npos) << r.err;
+  fs::remove_all(dir);
+}
+
+// One model per remaining family of the hostile suite (tests/runtime/test_hostile_models.cc): each
+// must end the CLI with exit code 1 and one line on stderr naming the culprit, never a signal.
+TEST(Cli, HostileModelFamiliesGiveOneLineErrors) {
+  const fs::path dir = scratch("hostile_families");
+  auto expect_one_line = [&](const ModelBuilder& mb, const std::string& name, const std::string& flags,
+                             const std::string& expected) {
+    const fs::path p = dir / name;
+    std::ofstream(p, std::ios::binary) << mb.serialize();
+    const CliResult r = cli("run " + p.string() + flags);
+    EXPECT_EQ(r.exit_code, 1) << name << ": " << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << name << ": " << r.err;
+    EXPECT_NE(r.err.find(expected), std::string::npos) << name << ": " << r.err;
+  };
+
+  ModelBuilder cycle(13);
+  cycle.input("X", DType::Float32, {2});
+  cycle.node("Add", {"X", "B"}, {"A"}).name("first");
+  cycle.node("Relu", {"A"}, {"B"}).name("second");
+  cycle.output("B");
+  expect_one_line(cycle, "cycle.onnx", "", "graph has a cycle");
+
+  // External data through a symbolic link that points outside the model's folder.
+  std::ofstream(dir / "secret.bin", std::ios::binary) << std::string(16, 'x');
+  fs::create_directories(dir / "m");
+  fs::create_symlink(dir / "secret.bin", dir / "m" / "link.bin");
+  ModelBuilder escape(13);
+  auto* init = escape.proto().mutable_graph()->add_initializer();
+  init->set_name("W");
+  init->set_data_type(static_cast<int>(DType::Float32));
+  init->add_dims(4);
+  init->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* location = init->add_external_data();
+  location->set_key("location");
+  location->set_value("link.bin");
+  escape.node("Identity", {"W"}, {"Y"}).name("id");
+  escape.output("Y");
+  expect_one_line(escape, "m/escape.onnx", "", "'link.bin' escapes the model's folder");
+
+  ModelBuilder gather(13);
+  gather.initializer("X", Tensor::from_vector<float>({2}, {1, 2}));
+  gather.initializer("I", Tensor::from_vector<int64_t>({1}, {INT64_MIN}));
+  gather.node("Gather", {"X", "I"}, {"Y"}).name("g");
+  gather.output("Y");
+  expect_one_line(gather, "gather.onnx", "", "-9223372036854775808");
+
+  // A Loop with trip count INT64_MAX whose body grows a scan output: ends at the intermediate cap.
+  ModelBuilder body(13);
+  body.input("i", DType::Int64, {});
+  body.input("c", DType::Bool, {});
+  body.node("Identity", {"c"}, {"c_out"});
+  body.node("ConstantOfShape", {"S"}, {"scan"}).name("grow");
+  body.output("c_out", DType::Bool, {});
+  body.output("scan", DType::Float32, {1024}, true);
+  ModelBuilder loop(13);
+  loop.initializer("M", Tensor::scalar<int64_t>(INT64_MAX));
+  loop.initializer("T", Tensor::scalar<bool>(true));
+  loop.initializer("S", Tensor::from_vector<int64_t>({1}, {1024}));
+  loop.node("Loop", {"M", "T"}, {"Y"}).name("loop").attr("body", body.graph());
+  loop.output("Y");
+  expect_one_line(loop, "loop.onnx", " --max-intermediate-bytes 1048576", "Loop 'loop'");
+
+  ModelBuilder unknown(13);
+  unknown.import_domain("com.example.evil", 1);
+  unknown.input("X", DType::Float32, {2});
+  unknown.node("Explode", {"X"}, {"Y"}).name("boom").domain("com.example.evil");
+  unknown.output("Y");
+  expect_one_line(unknown, "unknown.onnx", " --allow-unknown-opsets", "node 'boom' op 'Explode'");
   fs::remove_all(dir);
 }
