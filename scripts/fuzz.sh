@@ -6,7 +6,8 @@
 # seed corpus (scripts/fuzz_corpus.py) into it, and keeps each target's corpus there between runs:
 #   build-asan/fuzz/corpus/TARGET/   inputs found so far (the seeds are re-added each run)
 #   build-asan/fuzz/crashes/         the input of a finding: TARGET-crash-<sha1>, ...-timeout-, ...-oom-
-#   fuzz/regressions/TARGET/         findings fixed and checked in: read as seeds here, and replayed by
+#   fuzz/regressions/TARGET/         findings fixed and checked in (as text, encoded into DIR/fuzz/regressions/):
+#                                    read as seeds here, and replayed by
 #                                    the release suite (CTest fuzz_regressions_TARGET, fuzz/CMakeLists.txt)
 # Replay one: build-asan/fuzz/fuzz_TARGET FILE. Extra libFuzzer flags: FUZZ_FLAGS="-jobs=2 ...".
 set -euo pipefail
@@ -19,7 +20,7 @@ targets=("$@")
 dir=${ONNXMINI_ASAN_BUILD_DIR:-build-asan}
 build_targets=()
 for t in "${targets[@]}"; do build_targets+=("fuzz_$t"); done
-scripts/sanitized_build.sh asan "${build_targets[@]}"
+scripts/sanitized_build.sh asan "${build_targets[@]}" onnxmini_fuzz_regressions
 
 seeds="$dir/fuzz/seeds"
 python3 scripts/fuzz_corpus.py "$seeds"
@@ -36,7 +37,7 @@ for t in "${targets[@]}"; do
   mkdir -p "$corpus"
   # Checked-in findings (fixed) are read as seeds too: one that breaks again fails at once.
   dirs=("$corpus" "$seeds/$t")
-  [ -d "fuzz/regressions/$t" ] && dirs+=("fuzz/regressions/$t")
+  [ -d "$dir/fuzz/regressions/$t" ] && dirs+=("$dir/fuzz/regressions/$t")  # encoded by CMake
   echo "fuzz.sh: fuzz_$t for $seconds s"
   # shellcheck disable=SC2086  # FUZZ_FLAGS is a list of flags
   if ! "$dir/fuzz/fuzz_$t" "${dirs[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \

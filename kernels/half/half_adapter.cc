@@ -104,6 +104,14 @@ class HalfAdapterKernel final : public Kernel {
     // A half run does all its work in compute: the widened inputs live there.
   }
 
+  // A half run takes the float32 kernel's path on widened inputs (its stats are reported as they are).
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>& input_shapes) const override {
+    KernelInfo wide = info;  // the caller's dtypes may be better known than at creation
+    for (DType& d : wide.input_dtypes)
+      if (simd::is_half_dtype(d)) d = DType::Float32;
+    return inner_->describe(wide, input_shapes);
+  }
+
   void compute(KernelContext& ctx) override {
     const DType t = half_type(ctx);
     if (t == DType::Undefined) return inner_->compute(ctx);
