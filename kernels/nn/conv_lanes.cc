@@ -39,19 +39,21 @@ bool rule_avx512(const ConvGeom& g) {
 // AVX2, measured per layer with ONNXMINI_ISA=avx2 on the AVX-512 Xeon (the
 // AVX2 code path, not an AVX2-only CPU) against the AVX2 implicit GEMM / 1x1
 // GEMM on small.onnx, ddddocr_det and nudenet_320n (docs/kernels/nn.md):
-// - strided (3x3 and 1x1 stride 2): lanes won every layer, 1.25x..3.1x, also
+// - strided (3x3 and 1x1 stride 2): lanes won every layer, 1.18x..3.1x, also
 //   with 16 output channels and K = 27 (nudenet's first layer 1.7x);
-// - stride 1: won or tied with 32..192 output channels and K >= 288 (1.0x..1.65x;
-//   ties on 13x13 outputs),
-//   lost with 16 or 24 channels (0.70x..0.99x: a 16-channel tile runs 2 ymm x
-//   6 columns either way, and 24 channels fill 24 of 32 lanes) and with K = 27
-//   (small.onnx's first layer, 0.74x);
+// - stride 1: won with 32..192 output channels, K >= 288 and output rows of
+//   13..80 columns (1.0x..1.65x, ties on 13x13 outputs; a 64 -> 64 3x3 layer:
+//   56x56 1.17x, 80x80 1.36x), tied at 112x112 (small.onnx's n9 and the same
+//   layer alone: 0.96x..1.00x in 5 measurements), lost with 16 or 24 channels
+//   (0.70x..0.99x: 16 channels fill one tile either way, 24 fill 24 of 32
+//   lanes) and with K = 27 (small.onnx's first layer, 0.74x..0.90x);
 // - 1x1 stride 1 unpadded: the plain GEMM on X won (0.75x..0.95x for lanes).
+// Output rows wider than 80 at stride 1 stay on the implicit GEMM (81..111 not measured).
 bool rule_avx2(const ConvGeom& g) {
   const Window& win = g.win;
   if (plain_1x1(win) || g.M < 16) return false;
   const bool strided = win.stride[0] > 1 || win.stride[1] > 1;
-  return strided || (g.M >= 32 && g.C * win.kernel_size() >= 288);
+  return strided || (g.M >= 32 && g.C * win.kernel_size() >= 288 && win.out[1] <= 80);
 }
 
 }  // namespace

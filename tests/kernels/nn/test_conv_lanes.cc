@@ -359,8 +359,10 @@ TEST(ConvLanes, DispatchRulePerIsa) {
       {{{1, 16, 12, 40}, {16, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}, false, true},
       // 3 -> 16 channels stride 2 (K = 27): AVX2 took every strided layer; AVX-512 needs K >= 64.
       {{{1, 3, 24, 40}, {16, 3, 3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}}, true, false},
-      // 24 channels stride 1 (K = 216): AVX-512 yes; AVX2 needs 32 channels and K >= 288.
+      // 24 channels stride 1 (K = 216): AVX-512 yes; AVX2 needs 32 channels, K >= 288, rows <= 80.
       {{{1, 24, 12, 40}, {24, 24, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}, false, true},
+      // 64 channels 3x3 stride 1 with 112-column output rows: a tie on AVX2, kept on the GEMM.
+      {{{1, 64, 4, 112}, {64, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}, false, true},
       // 64 channels 3x3 stride 1 and 1x1 stride 2: both.
       {{{1, 64, 10, 30}, {64, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}, true, true},
       {{{1, 64, 10, 30}, {64, 64, 1, 1}, {2, 2}, {1, 1}, {0, 0, 0, 0}}, true, true},
