@@ -12,14 +12,14 @@
 //   conv2d_direct       2-D with fewer than 4 output channels per group: the same direct loops
 //   conv1x1_gemm        1x1 kernel, no padding, stride 1: X[n, g] *is* col, no copy
 //   conv1x1_strided_gemm 1x1 kernel, no padding, strides: col is a strided subsample of X
-//   conv2d_lanes        2-D float32, one group, constant filter, AVX-512, where
+//   conv2d_lanes        2-D float32, one group, constant filter, AVX-512 or AVX2, where
 //                       lanes_rule_says_yes: direct convolution with output channels
-//                       in the vector lanes (conv_lanes_avx512.cc)
+//                       in the vector lanes (conv_lanes_avx512.cc, conv_lanes_avx2.cc)
 //   conv2d_implicit_gemm other 2-D float32: the GEMM reads a padded copy of X in place
 //                       (conv_implicit.cc), no im2col matrix
 //   conv<k>d_im2col     everything else
 // A constant float32 filter is packed for the GEMM once, at session creation
-// (and, for one group on AVX-512, also in conv2d_lanes' layout).
+// (and, for one group on AVX-512 / AVX2, also in conv2d_lanes' layout).
 // Bias goes into the GEMM epilogue (per output row = per output channel), and so
 // does an activation fused by the graph pass (kernels/fused_attributes.h). A
 // BatchNormalization fused in front (fused_attr::kInputScale / kInputShift) is
@@ -296,7 +296,7 @@ const char* conv_fast(KernelContext& ctx, const ConvGeom& g, const T* x, const T
   if constexpr (std::is_same_v<T, float>) {
     if (ex.lanes) {
       conv2d_lanes(ctx, g, x, *ex.lanes, ex.epilogue(bias, 0, mg), ex.affine, y);
-      ctx.stats().isa = "avx512";  // conv_lanes_avx512.cc is the only lanes kernel
+      ctx.stats().isa = lanes_isa_name();
       return "conv2d_lanes";
     }
   }
@@ -375,7 +375,7 @@ class ConvKernel : public Kernel {
     const ConvVariant forced = conv_variant_override();  // ONNXMINI_CONV_VARIANT, as run() reads it
     const bool lanes = forced == ConvVariant::Lanes ? lanes_conv_fits(g, lanes_.get())
                        : forced == ConvVariant::Rule && lanes_conv_applies(g, lanes_.get());
-    if (f32 && lanes) return KernelPlan{"conv2d_lanes", "avx512", "register tile 4 zmm (64 output channels) x 6 output columns"};
+    if (f32 && lanes) return KernelPlan{"conv2d_lanes", lanes_isa_name(), lanes_tile_description()};
     const int64_t cg = g.C / g.group, mg = g.M / g.group;
     if (takes_direct2d(g)) return KernelPlan{cg == 1 && mg == 1 ? "conv_depthwise" : "conv2d_direct", "portable", ""};
     gemm::SgemmArgs args;  // one group's product: mg x P, K = cg * kernel size

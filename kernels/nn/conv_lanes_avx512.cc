@@ -1,5 +1,8 @@
 // conv2d_lanes: direct 2-D float32 convolution, output channels in the
-// AVX-512 vector lanes (16 per zmm).
+// AVX-512 vector lanes (16 per zmm). The register tiles, the transposing store
+// and the stride-2 pad are here; the input views, edge segments and task split
+// described below are in conv_lanes_driver.h (shared with conv_lanes_avx2.cc),
+// the filter packing and dispatch rule in conv_lanes.cc.
 //
 // Layout. Filter: LanesFilter (conv_lanes.h), per group of up to 64 output
 // channels [k = (c, kh, kw)][width], so one tap's weights for the group are
@@ -80,7 +83,7 @@
 
 #include "kernels/gemm_engine/epilogue_avx512.h"
 #include "kernels/gemm_engine/sgemm_kernel.h"
-#include "kernels/nn/conv_lanes.h"
+#include "kernels/nn/conv_lanes_driver.h"
 #include "core/thread_pool.h"
 
 namespace onnxmini {
@@ -88,7 +91,7 @@ namespace nn {
 namespace {
 
 constexpr int kLanes = 16;
-constexpr int kMaxNB = 4;  // zmm per tile row: 64 output channels
+constexpr int kMaxNB = kLanesGroup / kLanes;  // zmm per tile row: 64 output channels
 constexpr int kNC = 6;     // output columns per tile
 constexpr int64_t kChunkBytes = 32 * 1024;
 
@@ -148,43 +151,8 @@ const std::array<TileFn, kNC> kTiles[kMaxNB] = {
     row_of<1>(std::make_integer_sequence<int, kNC>{}), row_of<2>(std::make_integer_sequence<int, kNC>{}),
     row_of<3>(std::make_integer_sequence<int, kNC>{}), row_of<4>(std::make_integer_sequence<int, kNC>{})};
 
-// Where the taps of one image live: x[base + koff[k] + oh * rs + ow * cs].
-struct InputView {
-  const float* base;
-  std::vector<int64_t> koff;
-  int64_t rs, cs;
-};
-
-InputView input_view(const ConvGeom& g, bool padded, const PaddedLayout& L) {
-  const Window& win = g.win;
-  const int64_t KH = win.kernel[0], KW = win.kernel[1], W = win.in[1];
-  InputView v;
-  v.base = nullptr;
-  v.koff.resize(static_cast<size_t>(g.C * KH * KW));
-  for (int64_t c = 0; c < g.C; ++c)
-    for (int64_t kh = 0; kh < KH; ++kh)
-      for (int64_t kw = 0; kw < KW; ++kw) {
-        const int64_t row = kh * win.dilation[0], col = kw * win.dilation[1];
-        v.koff[(c * KH + kh) * KW + kw] = padded ? c * L.channel() + (col % L.sw) * L.plane() + row * L.Wq + col / L.sw
-                                                 : (c * win.in[0] + row) * W + col;
-      }
-  v.rs = win.stride[0] * (padded ? L.Wq : W);
-  v.cs = padded ? 1 : win.stride[1];
-  return v;
-}
-
 // One output row `oh` of channel group `grp` for one image: chunks of input
 // channels over all column tiles into t, then the transposing store into y.
-// Output columns [ow0, ow1) of a row read tap k of column ow at
-// base[off + koff[k] + ow * cs].
-struct Segment {
-  int64_t ow0, ow1;
-  const float* base;
-  int64_t off;
-  const int64_t* koff;
-  int64_t cs;
-};
-
 void row_task(const ConvGeom& g, const LanesFilter& f, const Segment* segs, int nsegs, const gemm::TileEpi& epi0,
               int64_t grp, int64_t oh, float* t, float* y) {
   const int64_t OW = g.win.out[1], P = g.win.out_size(), KK = f.KH * f.KW, K = f.C * KK;
@@ -286,173 +254,27 @@ void pad_input_s2(const Window& win, const PaddedLayout& L, const float* xg, int
   });
 }
 
-std::atomic<int> g_policy{-1};  // -1: not read yet
-
-std::atomic<bool> g_pad_copy{false};
-bool lanes_direct_edges() { return !g_pad_copy.load(std::memory_order_relaxed); }
+// The ISA half of lanes_drive (conv_lanes_driver.h).
+struct Avx512Lanes {
+  static constexpr int kNC = nn::kNC;
+  static void row_task(const ConvGeom& g, const LanesFilter& f, const Segment* segs, int nsegs,
+                       const gemm::TileEpi& epi0, int64_t grp, int64_t oh, float* t, float* y) {
+    nn::row_task(g, f, segs, nsegs, epi0, grp, oh, t, y);
+  }
+  static void pad(const Window& win, const PaddedLayout& L, const float* xg, int64_t channels,
+                  const InputAffine& affine, float* xp, ThreadPool* pool) {
+    if (L.sw == 2)
+      pad_input_s2(win, L, xg, channels, affine, xp, pool);
+    else
+      pad_input(win, L, xg, 0, channels, affine, xp, pool);
+  }
+};
 
 }  // namespace
 
-LanesPolicy lanes_policy() {
-  int p = g_policy.load(std::memory_order_relaxed);
-  if (p < 0) {
-    const char* e = std::getenv("ONNXMINI_CONV_LANES");
-    p = static_cast<int>(!e ? LanesPolicy::Rule
-                            : std::strcmp(e, "0") == 0 ? LanesPolicy::Never
-                            : std::strcmp(e, "1") == 0 ? LanesPolicy::Always : LanesPolicy::Rule);
-    g_policy.store(p, std::memory_order_relaxed);
-  }
-  return static_cast<LanesPolicy>(p);
-}
-
-void set_lanes_pad_copy(bool always_copy) { g_pad_copy.store(always_copy, std::memory_order_relaxed); }
-
-void set_lanes_policy(LanesPolicy p) { g_policy.store(static_cast<int>(p), std::memory_order_relaxed); }
-
-// Measured on small.onnx's layers (docs/kernels/nn.md): faster than the
-// implicit GEMM for 3x3 stride 1 and 2 and 1x1 stride 2 with 64 channels
-// (K = C*KH*KW = 576, 64); slower for the 3-channel first layer (K = 27: the
-// per-tile store and transpose are not amortised) and for one output channel
-// (7x7, 1 of 16 lanes used). Hence: at least 16 output channels (one full
-// vector) and K >= 64. 1x1 stride 1 without padding stays a plain GEMM on X
-// (no copy there either; not measured against this kernel).
-bool lanes_rule_says_yes(const ConvGeom& g) {
-  const Window& win = g.win;
-  const int64_t K = g.C * win.kernel_size();
-  bool plain_1x1 = win.kernel_size() == 1 && win.stride[0] == 1 && win.stride[1] == 1;
-  for (size_t d = 0; d < 2; ++d) plain_1x1 = plain_1x1 && win.pad_begin[d] == 0 && win.pad_end[d] == 0;
-  return g.M >= kLanes && K >= 64 && !plain_1x1;
-}
-
-std::shared_ptr<const LanesFilter> pack_lanes_filter(const float* w, int64_t M, int64_t C, int64_t KH, int64_t KW) {
-  auto f = std::make_shared<LanesFilter>();
-  f->M = M, f->C = C, f->KH = KH, f->KW = KW;
-  const int64_t K = C * KH * KW, group = kMaxNB * kLanes;
-  const int64_t groups = (M + group - 1) / group;
-  f->allocate(((M + kLanes - 1) / kLanes) * kLanes * K);
-  for (int64_t grp = 0; grp < groups; ++grp) {
-    const int64_t m0 = grp * group;
-    const int64_t width = std::min<int64_t>(group, (M - m0 + kLanes - 1) / kLanes * kLanes);
-    float* dst = f->mutable_data() + m0 * K;
-    for (int64_t k = 0; k < K; ++k)
-      for (int64_t l = 0; l < width && m0 + l < M; ++l) dst[k * width + l] = w[(m0 + l) * K + k];
-  }
-  return f;
-}
-
-void conv2d_lanes(KernelContext& ctx, const ConvGeom& g, const float* x, const LanesFilter& f,
-                  const gemm::Epilogue& epi, const InputAffine& affine, float* y) {
-  const Window& win = g.win;
-  const int64_t OH = win.out[0], OW = win.out[1], P = OH * OW, IP = win.in_size();
-  bool padded = static_cast<bool>(affine);
-  for (size_t d = 0; d < 2; ++d) padded = padded || win.pad_begin[d] != 0 || win.pad_end[d] != 0;
-  const PaddedLayout L = padded_layout(win);
-  InputView in = input_view(g, padded, L);
-  Tensor xp_t;
-  if (padded && !(!affine && lanes_direct_edges())) xp_t = ctx.scratch(DType::Float32, {g.C * L.channel()});
-  gemm::TileEpi epi0 = gemm::base_epi(epi);
-  epi0.per_row = false;  // lanes are channels: the bias is a vector
-  const int64_t groups = (g.M + kMaxNB * kLanes - 1) / (kMaxNB * kLanes);
-  const double task_flops = 2.0 * std::min<int64_t>(g.M, kMaxNB * kLanes) * OW * f.C * f.KH * f.KW;
-  const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>(2e6 / std::max(task_flops, 1.0)));
-  // Padded without an input affine: no copy of the image. Output rows and
-  // columns whose taps all lie inside X read it in place (column stride
-  // stride_w); the edge columns of a row (at least a full tile's worth, so
-  // that no 1-column tile runs there) and the rows touching the top / bottom
-  // padding read a per-task copy eb[c][r][Wp] of the R input rows they need,
-  // padded, filled only over the columns the edge tiles read.
-  const int64_t H = win.in[0], W = win.in[1], pt = win.pad_begin[0], pl = win.pad_begin[1];
-  const int64_t KH = f.KH, KW = f.KW, sh = win.stride[0], sw = win.stride[1];
-  const int64_t R = (KH - 1) * win.dilation[0] + 1, span_w = (KW - 1) * win.dilation[1] + 1;
-  const int64_t Wp = W + pl + win.pad_end[1];
-  const bool direct = padded && !affine && lanes_direct_edges();
-  auto first_inside = [](int64_t pad, int64_t s) { return (pad + s - 1) / s; };
-  // Output index o is inside when o * s - pad >= 0 and o * s - pad + span - 1 <= n - 1.
-  auto end_inside = [](int64_t n, int64_t pad, int64_t span, int64_t s, int64_t out) {
-    const int64_t num = n - span + pad;
-    return num < 0 ? int64_t{0} : std::min(out, num / s + 1);
-  };
-  const int64_t oh_lo = first_inside(pt, sh), oh_hi = std::max(oh_lo, end_inside(H, pt, R, sh, OH));
-  const int64_t ow_lo = first_inside(pl, sw), ow_hi = std::max(ow_lo, end_inside(W, pl, span_w, sw, OW));
-  const int64_t e_lo = ow_lo > 0 ? std::max(ow_lo, std::min<int64_t>(kNC, OW)) : 0;
-  const int64_t e_hi = ow_hi < OW ? std::min(ow_hi, OW - std::min<int64_t>(kNC, OW)) : OW;
-  std::vector<int64_t> kx, kedge;
-  if (direct) {
-    kx.resize(static_cast<size_t>(f.C * KH * KW)), kedge.resize(kx.size());
-    for (int64_t c = 0; c < f.C; ++c)
-      for (int64_t kh = 0; kh < KH; ++kh)
-        for (int64_t kw = 0; kw < KW; ++kw) {
-          const int64_t k = (c * KH + kh) * KW + kw, row = kh * win.dilation[0], col = kw * win.dilation[1];
-          kx[k] = c * IP + row * W + col;
-          kedge[k] = (c * R + row) * Wp + col;
-        }
-  }
-  for (int64_t n = 0; n < g.N; ++n) {
-    const float* xn = x + n * g.C * IP;
-    if (direct) {
-      in.base = xn;
-    } else if (padded) {
-      if (L.sw == 2)
-        pad_input_s2(win, L, x + n * g.C * IP, g.C, affine, xp_t.mutable_data<float>(), ctx.threads());
-      else
-        pad_input(win, L, x + n * g.C * IP, 0, g.C, affine, xp_t.mutable_data<float>(), ctx.threads());
-      in.base = xp_t.data<float>();
-    } else {
-      in.base = x + n * g.C * IP;
-    }
-    float* yn = y + n * g.M * P;
-    parallel_for(ctx.threads(), groups * OH, grain, [&](int64_t t0, int64_t t1) {
-      // The strip buffer, 64-byte aligned; one per chunk of tasks.
-      std::unique_ptr<float, decltype(&std::free)> t(
-          static_cast<float*>(std::aligned_alloc(64, static_cast<size_t>((OW + kNC) * kMaxNB * kLanes * 4))),
-          &std::free);
-      if (!direct) {
-        for (int64_t task = t0; task < t1; ++task) {
-          const int64_t oh = task % OH;
-          const Segment sg{0, OW, in.base, oh * in.rs, in.koff.data(), in.cs};
-          row_task(g, f, &sg, 1, epi0, task / OH, oh, t.get(), yn);
-        }
-        return;
-      }
-      std::vector<float> eb(static_cast<size_t>(f.C * R * Wp));  // edge rows, padded, plain layout
-      for (int64_t task = t0; task < t1; ++task) {
-        const int64_t oh = task % OH, hp0 = oh * win.stride[0];
-        const bool edge_row = oh < oh_lo || oh >= oh_hi || e_lo >= e_hi;
-        // Padded columns [p0, p1) of rows hp0 .. hp0 + R - 1 into eb.
-        auto fill = [&](int64_t p0, int64_t p1) {
-          for (int64_t c = 0; c < f.C; ++c)
-            for (int64_t r = 0; r < R; ++r) {
-              const int64_t ih = hp0 + r - pt;
-              float* dst = eb.data() + (c * R + r) * Wp;
-              if (ih < 0 || ih >= H) {
-                std::memset(dst + p0, 0, sizeof(float) * (p1 - p0));
-                continue;
-              }
-              const float* src = xn + c * IP + ih * W;
-              for (int64_t p = p0; p < p1; ++p) dst[p] = p - pl >= 0 && p - pl < W ? src[p - pl] : 0.0f;
-            }
-        };
-        if (edge_row) {
-          fill(0, Wp);
-          const Segment sg{0, OW, eb.data(), 0, kedge.data(), win.stride[1]};
-          row_task(g, f, &sg, 1, epi0, task / OH, oh, t.get(), yn);
-          continue;
-        }
-        Segment sgs[3];
-        int ns = 0;
-        if (e_lo > 0) {
-          fill(0, std::min(Wp, (e_lo - 1) * win.stride[1] + span_w));
-          sgs[ns++] = Segment{0, e_lo, eb.data(), 0, kedge.data(), win.stride[1]};
-        }
-        sgs[ns++] = Segment{e_lo, e_hi, xn, (hp0 - pt) * W - pl, kx.data(), win.stride[1]};
-        if (e_hi < OW) {
-          fill(e_hi * win.stride[1], std::min(Wp, (OW - 1) * win.stride[1] + span_w));
-          sgs[ns++] = Segment{e_hi, OW, eb.data(), 0, kedge.data(), win.stride[1]};
-        }
-        row_task(g, f, sgs, ns, epi0, task / OH, oh, t.get(), yn);
-      }
-    });
-  }
+void conv2d_lanes_avx512(KernelContext& ctx, const ConvGeom& g, const float* x, const LanesFilter& f,
+                         const gemm::Epilogue& epi, const InputAffine& affine, float* y) {
+  lanes_drive<Avx512Lanes>(ctx, g, x, f, epi, affine, y);
 }
 
 }  // namespace nn

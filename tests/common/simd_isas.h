@@ -29,6 +29,15 @@ inline std::vector<gemm::QIsa> qgemm_isas() {
   return v;
 }
 
+// Every ISA level this machine can run, portable first: for kernels that pick
+// their code by level and offer a test override (e.g. nn::set_lanes_isa).
+inline std::vector<cpu::Isa> isa_levels() {
+  std::vector<cpu::Isa> v{cpu::Isa::Portable};
+  if (cpu::hw_has_avx2_fma()) v.push_back(cpu::Isa::Avx2);
+  if (cpu::hw_has_avx512()) v.push_back(cpu::Isa::Avx512);
+  return v;
+}
+
 inline std::string isa_of(const simd::F32Kernels& k) { return cpu::isa_name(k.isa); }
 
 }  // namespace test

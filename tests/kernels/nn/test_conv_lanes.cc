@@ -1,10 +1,13 @@
-// conv2d_lanes (kernels/nn/conv_lanes_avx512.cc): fast vs reference over
+// conv2d_lanes (kernels/nn/conv_lanes_avx512.cc, conv_lanes_avx2.cc), on every
+// ISA level this machine has (portable: no lanes kernel, the Conv takes its
+// other paths; AVX2; AVX-512; nn::set_lanes_isa): fast vs reference over
 // output channel counts around the 16-lane blocks and the 64-channel groups,
 // input channel counts, kernel sizes, strides, dilations, asymmetric pads,
 // every output width remainder of the 6-column tile (and of the split of a
 // short remainder with the last full tile) at strides 1, 2, 3, batch 2, 1 and 2 threads,
 // bias or none, fused activations and input affine; the dispatch (profile
-// variant) with the rule, with the override, and under ONNXMINI_ISA=avx2.
+// variant and isa) with each ISA's rule, with the override, and under
+// ONNXMINI_ISA=avx2 / portable.
 // Most cases force the kernel on (LanesPolicy::Always) so that shapes the
 // dispatch rule sends elsewhere still test it.
 #include <gtest/gtest.h>
@@ -18,6 +21,7 @@
 
 #include "kernels/nn/conv_lanes.h"
 #include "tests/common/fusion_test_util.h"
+#include "tests/common/simd_isas.h"
 
 namespace onnxmini {
 namespace test {
@@ -52,9 +56,10 @@ ModelBuilder lanes_model(const LanesCase& c, uint32_t seed) {
   return mb;
 }
 
-// The kernel_variant of the first node in a profiled run of `mb`.
-std::string variant_of(const ModelBuilder& mb, const std::vector<std::pair<std::string, Tensor>>& feeds,
-                       SessionOptions o) {
+// The kernel_variant and isa of the first node in a profiled run of `mb`.
+std::pair<std::string, std::string> variant_isa_of(const ModelBuilder& mb,
+                                                   const std::vector<std::pair<std::string, Tensor>>& feeds,
+                                                   SessionOptions o) {
   o.enable_profiling = true;
   o.profile_file_prefix = ::testing::TempDir() + "conv_lanes_profile_";
   auto s = mb.session(o);
@@ -64,12 +69,27 @@ std::string variant_of(const ModelBuilder& mb, const std::vector<std::pair<std::
   std::stringstream ss;
   ss << f.rdbuf();
   std::remove(file.c_str());
-  const std::string trace = ss.str(), key = "\"kernel_variant\" : \"";
-  const size_t at = trace.find(key);
-  if (at == std::string::npos) return "";
-  const size_t b = at + key.size();
-  return trace.substr(b, trace.find('"', b) - b);
+  const std::string trace = ss.str();
+  auto field = [&](const std::string& name) -> std::string {
+    const std::string key = "\"" + name + "\" : \"";
+    const size_t at = trace.find(key);
+    if (at == std::string::npos) return "";
+    const size_t b = at + key.size();
+    return trace.substr(b, trace.find('"', b) - b);
+  };
+  return {field("kernel_variant"), field("isa")};
 }
+
+std::string variant_of(const ModelBuilder& mb, const std::vector<std::pair<std::string, Tensor>>& feeds,
+                       SessionOptions o) {
+  return variant_isa_of(mb, feeds, std::move(o)).first;
+}
+
+// Runs conv2d_lanes as on one ISA level until the scope ends.
+struct IsaScope {
+  explicit IsaScope(cpu::Isa isa) { nn::set_lanes_isa(isa); }
+  ~IsaScope() { nn::reset_lanes_isa(); }
+};
 
 // Restores the default dispatch rule when a test ends.
 struct PolicyScope {
@@ -77,15 +97,24 @@ struct PolicyScope {
   ~PolicyScope() { nn::set_lanes_policy(nn::LanesPolicy::Rule); }
 };
 
+// The Conv on every ISA level vs the reference kernel; where the level has a
+// lanes kernel, the profile must show it ran (variant and isa).
 void check_lanes(const LanesCase& c, uint32_t seed, int threads) {
   const auto x = random_tensor(DType::Float32, c.x, seed + 2);
   ModelBuilder mb = lanes_model(c, seed);
-  auto r = run_fast_and_reference(mb, {{"X", x}}, threads);
+  auto ref = mb.session(options_for(KernelMode::Reference, 1));
+  const std::vector<Tensor> want = run_all(*ref, {{"X", x}});
   const int64_t k = c.w[1] * c.w[2] * c.w[3];
-  EXPECT_TRUE(tensors_near(r.first.at(0), r.second.at(0), reduction_atol(DType::Float32, k), 1e-4))
-      << describe(c) << " threads=" << threads;
-  if (nn::lanes_isa()) {
-    EXPECT_EQ(variant_of(mb, {{"X", x}}, options_for(KernelMode::Fast, threads)), "conv2d_lanes") << describe(c);
+  for (cpu::Isa isa : isa_levels()) {
+    IsaScope scope(isa);
+    auto fast = mb.session(options_for(KernelMode::Fast, threads));
+    EXPECT_TRUE(tensors_near(run_all(*fast, {{"X", x}}).at(0), want.at(0), reduction_atol(DType::Float32, k), 1e-4))
+        << describe(c) << " threads=" << threads << " isa=" << cpu::isa_name(isa);
+    if (nn::lanes_isa()) {
+      const auto vi = variant_isa_of(mb, {{"X", x}}, options_for(KernelMode::Fast, threads));
+      EXPECT_EQ(vi.first, "conv2d_lanes") << describe(c);
+      EXPECT_EQ(vi.second, cpu::isa_name(isa)) << describe(c);
+    }
   }
 }
 
@@ -270,27 +299,38 @@ ModelBuilder fused_model(const std::string& act, int bn) {  // bn: 0 none, 1 bef
 TEST(ConvLanes, FusedActivationsAndBatchNorm) {
   PolicyScope force(nn::LanesPolicy::Always);
   const auto x = random_tensor(DType::Float32, {2, 6, 7, 23}, 48);
-  for (int bn : {0, 1, 2})
-    for (const char* act : {"", "Relu", "Sigmoid", "Clip", "PRelu"})
-      for (int threads : {1, 2}) {
-        ModelBuilder mb = fused_model(act, bn);
-        check_fusion(mb, {{"X", x}}, 6 * 9 * 4, threads);  // BN scales inputs up to ~3x: k covers it
-        if (nn::lanes_isa()) {
-          EXPECT_EQ(variant_of(mb, {{"X", x}}, opts(ORT_ENABLE_ALL, KernelMode::Fast, threads)), "conv2d_lanes");
+  for (cpu::Isa isa : isa_levels()) {
+    IsaScope scope(isa);
+    for (int bn : {0, 1, 2})
+      for (const char* act : {"", "Relu", "Sigmoid", "Clip", "PRelu"})
+        for (int threads : {1, 2}) {
+          ModelBuilder mb = fused_model(act, bn);
+          check_fusion(mb, {{"X", x}}, 6 * 9 * 4, threads);  // BN scales inputs up to ~3x: k covers it
+          if (nn::lanes_isa()) {
+            const auto vi = variant_isa_of(mb, {{"X", x}}, opts(ORT_ENABLE_ALL, KernelMode::Fast, threads));
+            EXPECT_EQ(vi.first, "conv2d_lanes") << act << " bn=" << bn << " " << cpu::isa_name(isa);
+            EXPECT_EQ(vi.second, cpu::isa_name(isa));
+          }
         }
-      }
+  }
 }
 
-// The dispatch without the override: conv2d_lanes for the small.onnx 3x3 layer
-// on AVX-512 only, never for a filter that is a graph input (not repacked) or
-// under LanesPolicy::Never; the result matches the reference either way.
-// Re-run under ONNXMINI_ISA=avx2 by DispatchFallsBackBelowAvx512.
+// The dispatch without the override on the process's ISA (cpu::active_isa):
+// conv2d_lanes for the small.onnx 3x3 layer on AVX-512 and AVX2 (both rules
+// take 64 channels, K = 576), reported with that ISA, never for a filter that
+// is a graph input (not repacked) or under LanesPolicy::Never; the result
+// matches the reference either way. Re-run under ONNXMINI_ISA=avx2 and
+// portable by DispatchUnderCappedIsa.
 TEST(ConvLanes, DispatchFollowsIsaAndPolicy) {
   LanesCase c{{1, 64, 10, 56}, {64, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}};
   const auto x = random_tensor(DType::Float32, c.x, 7);
   ModelBuilder mb = lanes_model(c, 5);
-  const std::string v = variant_of(mb, {{"X", x}}, options_for(KernelMode::Fast, 1));
-  EXPECT_EQ(v == "conv2d_lanes", cpu::active_isa() == cpu::Isa::Avx512) << v << " on " << cpu::active_isa_name();
+  const auto vi = variant_isa_of(mb, {{"X", x}}, options_for(KernelMode::Fast, 1));
+  const bool simd = cpu::active_isa() != cpu::Isa::Portable;
+  EXPECT_EQ(vi.first == "conv2d_lanes", simd) << vi.first << " on " << cpu::active_isa_name();
+  if (simd) {
+    EXPECT_EQ(vi.second, cpu::active_isa_name());
+  }
   auto r = run_fast_and_reference(mb, {{"X", x}}, 2);
   EXPECT_TRUE(tensors_near(r.first.at(0), r.second.at(0), reduction_atol(DType::Float32, 576), 1e-4));
   {
@@ -306,14 +346,66 @@ TEST(ConvLanes, DispatchFollowsIsaAndPolicy) {
             "conv2d_implicit_gemm");
 }
 
-TEST(ConvLanes, DispatchFallsBackBelowAvx512) {
+// Each ISA's measured rule (kernels/nn/conv_lanes.cc): shapes where the AVX2
+// and AVX-512 rules differ, the profile's variant / isa, and the session's
+// explain() (Kernel::describe) agreeing with what ran.
+TEST(ConvLanes, DispatchRulePerIsa) {
+  struct RuleCase {
+    LanesCase c;
+    bool avx2, avx512;  // lanes expected
+  };
+  const RuleCase cases[] = {
+      // 16 channels, 3x3 stride 1 (K = 144): AVX-512 yes; AVX2 lost at 16 channels.
+      {{{1, 16, 12, 40}, {16, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}, false, true},
+      // 3 -> 16 channels stride 2 (K = 27): AVX2 took every strided layer; AVX-512 needs K >= 64.
+      {{{1, 3, 24, 40}, {16, 3, 3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}}, true, false},
+      // 24 channels stride 1 (K = 216): AVX-512 yes; AVX2 needs 32 channels, K >= 288, rows <= 80.
+      {{{1, 24, 12, 40}, {24, 24, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}, false, true},
+      // 64 channels 3x3 stride 1 with 112-column output rows: a tie on AVX2, kept on the GEMM.
+      {{{1, 64, 4, 112}, {64, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}, false, true},
+      // 64 channels 3x3 stride 1 and 1x1 stride 2: both.
+      {{{1, 64, 10, 30}, {64, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}, true, true},
+      {{{1, 64, 10, 30}, {64, 64, 1, 1}, {2, 2}, {1, 1}, {0, 0, 0, 0}}, true, true},
+      // 1x1 stride 1 unpadded (plain GEMM on X) and 8 output channels: neither.
+      {{{1, 64, 10, 30}, {64, 64, 1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}}, false, false},
+      {{{1, 64, 10, 30}, {8, 64, 3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}}, false, false},
+  };
+  uint32_t seed = 4000;
+  for (const auto& rc : cases) {
+    const auto x = random_tensor(DType::Float32, rc.c.x, seed + 2);
+    ModelBuilder mb = lanes_model(rc.c, seed += 10);
+    auto ref = mb.session(options_for(KernelMode::Reference, 1));
+    const std::vector<Tensor> want = run_all(*ref, {{"X", x}});
+    const int64_t k = rc.c.w[1] * rc.c.w[2] * rc.c.w[3];
+    for (cpu::Isa isa : isa_levels()) {
+      IsaScope scope(isa);
+      const bool lanes = isa == cpu::Isa::Avx512 ? rc.avx512 : isa == cpu::Isa::Avx2 && rc.avx2;
+      const auto vi = variant_isa_of(mb, {{"X", x}}, options_for(KernelMode::Fast, 1));
+      EXPECT_EQ(vi.first == "conv2d_lanes", lanes) << describe(rc.c) << " on " << cpu::isa_name(isa) << ": " << vi.first;
+      if (lanes) {
+        EXPECT_EQ(vi.second, cpu::isa_name(isa)) << describe(rc.c);
+      }
+      auto fast = mb.session(options_for(KernelMode::Fast, 1));
+      const auto plan = fast->explain();
+      ASSERT_FALSE(plan.empty());
+      EXPECT_EQ(plan[0].variant, vi.first) << describe(rc.c) << " on " << cpu::isa_name(isa);
+      EXPECT_EQ(plan[0].isa, vi.second) << describe(rc.c) << " on " << cpu::isa_name(isa);
+      EXPECT_TRUE(tensors_near(run_all(*fast, {{"X", x}}).at(0), want.at(0), reduction_atol(DType::Float32, k), 1e-4))
+          << describe(rc.c) << " on " << cpu::isa_name(isa);
+    }
+  }
+}
+
+TEST(ConvLanes, DispatchUnderCappedIsa) {
   if (std::getenv("ONNXMINI_ISA")) GTEST_SKIP() << "already capped";
   std::error_code ec;
   const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   if (ec) GTEST_SKIP() << "no /proc/self/exe";
-  const std::string cmd =
-      "ONNXMINI_ISA=avx2 '" + self + "' --gtest_filter=ConvLanes.DispatchFollowsIsaAndPolicy >/dev/null 2>&1";
-  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  for (const char* isa : {"avx2", "portable"}) {
+    const std::string cmd = std::string("ONNXMINI_ISA=") + isa + " '" + self +
+                            "' --gtest_filter=ConvLanes.DispatchFollowsIsaAndPolicy >/dev/null 2>&1";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  }
 }
 
 }  // namespace

@@ -1,0 +1,70 @@
+// The SGEMM tile epilogue (bias + activation, gemm::TileEpi) on one ymm of
+// accumulators: the AVX2 counterpart of epilogue_avx512.h, used by
+// nn/conv_lanes_avx2.cc. AVX2 has no mask registers, so a partial vector
+// (channels past M) loads its bias / slope with vmaskmovps. Include only from
+// files compiled with AVX2 + FMA flags (*_avx2.cc).
+#pragma once
+#include <immintrin.h>
+
+#include "kernels/gemm_engine/sgemm_kernel.h"
+
+namespace onnxmini {
+namespace gemm {
+
+// exp(x) for the Sigmoid epilogue: x = n*ln2 + r, |r| <= ln2/2, degree-6
+// polynomial for e^r (Cephes expf coefficients, ~1 ulp), 2^n built in the
+// exponent field. Inputs are clamped so n stays in [-126, 127].
+inline __m256 exp8_ps(__m256 x) {
+  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+// Lanes [0, n) set (n in 0..8): the vmaskmovps mask of a partial vector.
+inline __m256i lane_mask8(int n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// 8 floats at p, lanes >= n read as 0 without touching their memory.
+inline __m256 load8_first(const float* p, int n) {
+  return n >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, lane_mask8(n));
+}
+
+// Bias + activation on one 8-wide piece of row `i`, columns [j0, j0 + 8) of
+// the tile, of which the first `valid` (0..8) are real (bias / slope loads
+// stay inside them; per-row vectors ignore it).
+inline __m256 epilogue8_ps(__m256 v, const TileEpi& e, int i, int j0, int valid) {
+  if (e.bias) v = _mm256_add_ps(v, e.per_row ? _mm256_set1_ps(e.bias[i]) : load8_first(e.bias + j0, valid));
+  if (e.bias2) v = _mm256_add_ps(v, load8_first(e.bias2 + j0, valid));
+  switch (e.act) {
+    case TileEpi::kRelu: v = _mm256_max_ps(v, _mm256_setzero_ps()); break;
+    case TileEpi::kClip: v = _mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(e.lo)), _mm256_set1_ps(e.hi)); break;
+    case TileEpi::kSigmoid: {
+      const __m256 one = _mm256_set1_ps(1.0f);
+      v = _mm256_div_ps(one, _mm256_add_ps(one, exp8_ps(_mm256_sub_ps(_mm256_setzero_ps(), v))));
+      break;
+    }
+    case TileEpi::kPRelu: {
+      const __m256 s = e.per_row ? _mm256_set1_ps(e.slope[i]) : load8_first(e.slope + j0, valid);
+      const __m256 neg = _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ);
+      v = _mm256_blendv_ps(v, _mm256_mul_ps(v, s), neg);
+      break;
+    }
+    default: break;
+  }
+  return v;
+}
+
+}  // namespace gemm
+}  // namespace onnxmini
