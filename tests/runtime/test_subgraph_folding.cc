@@ -1,18 +1,34 @@
-// Constant folding inside If bodies (runtime/constant_folding.h, fold_subgraph_constants):
-// body nodes on the enclosing graph's constants fold at level 1, bit for bit the same
-// outputs as level 0; overridable initializers and feeds are never folded; nested
-// bodies see every enclosing scope's constants; the enclosing graph drops weights
-// that only folded body nodes read.
+// The enclosing graphs' constants inside If bodies. Constant folding
+// (runtime/constant_folding.h, fold_subgraph_constants): body nodes on them fold at
+// level 1, bit for bit the same outputs as level 0; overridable initializers and
+// feeds are never folded; nested bodies see every enclosing scope's constants; the
+// enclosing graph drops weights that only folded body nodes read. The plan
+// (runtime/execution_plan.h, outer_bindings): a body kernel sees an outer constant as
+// a constant input at creation (to prepack it), at any depth, never an overridable one.
 #include <gtest/gtest.h>
 
 #include <cstring>
 
+#include "kernels/registry.h"
 #include "tests/common/model_builder.h"
 
 using namespace onnxmini;
 using namespace onnxmini::test;
 
 namespace {
+
+// Outputs 1 when its KernelInfo saw input 0 as a constant at creation, else 0.
+class SeesConstantKernel : public Kernel {
+ public:
+  explicit SeesConstantKernel(const KernelInfo& info) : constant_(info.constant_input(0) != nullptr) {}
+  void prepare(KernelContext& ctx) override { ctx.allocate_output(0, DType::Float32, {1}); }
+  void compute(KernelContext& ctx) override { ctx.output(0).mutable_data<float>()[0] = constant_ ? 1.f : 0.f; }
+
+ private:
+  bool constant_;
+};
+ONNXMINI_REGISTER_KERNEL("test_sees_constant", "test.onnxmini", "SeesConstant", 1, INT_MAX,
+                         make_kernel<SeesConstantKernel>);
 
 SessionOptions level(int l) {
   SessionOptions o;
@@ -132,4 +148,38 @@ TEST(SubgraphFolding, NestedBodiesFoldOnEveryEnclosingScopesConstants) {
       EXPECT_TRUE(same_bits(got, run_single(*plain, feeds)));
       if (c1 && c2) EXPECT_TRUE(same_bits(got, Tensor::from_vector<float>({3}, {8.5f, 22.f, 29.75f})));
     }
+}
+
+TEST(SubgraphConstants, BodyKernelsSeeOuterConstantsAtCreationAtAnyDepth) {
+  // main: K initializer, D overridable initializer, X feed;
+  // If(c) then { [SeesConstant(K), SeesConstant(D), SeesConstant(X), If(c) then { SeesConstant(K) }] }.
+  ModelBuilder inner_then(13), inner_else(13), outer_then(13), outer_else(13);
+  for (ModelBuilder* b : {&inner_then, &inner_else, &outer_then, &outer_else}) b->import_domain("test.onnxmini", 1);
+  inner_then.node("SeesConstant", {"K"}, {"deep_k"}).domain("test.onnxmini");
+  inner_then.output("deep_k", DType::Float32);
+  inner_else.node("SeesConstant", {"X"}, {"deep_x"}).domain("test.onnxmini");
+  inner_else.output("deep_x", DType::Float32);
+  outer_then.node("SeesConstant", {"K"}, {"k"}).domain("test.onnxmini");
+  outer_then.node("SeesConstant", {"D"}, {"d"}).domain("test.onnxmini");
+  outer_then.node("SeesConstant", {"X"}, {"x"}).domain("test.onnxmini");
+  outer_then.node("If", {"c"}, {"deep"}).attr("then_branch", inner_then.graph()).attr("else_branch",
+                                                                                       inner_else.graph());
+  outer_then.node("Concat", {"k", "d", "x", "deep"}, {"t"}).attr("axis", int64_t(0));
+  outer_then.output("t", DType::Float32);
+  outer_else.node("Concat", {"K", "K", "K", "K"}, {"e"}).attr("axis", int64_t(0));
+  outer_else.output("e", DType::Float32);
+  ModelBuilder mb(13);
+  mb.import_domain("test.onnxmini", 1);
+  mb.input("X", DType::Float32, {1});
+  mb.input("c", DType::Bool, {});
+  mb.input("D", DType::Float32, {1});
+  mb.initializer("D", Tensor::from_vector<float>({1}, {5}));
+  mb.initializer("K", Tensor::from_vector<float>({1}, {7}));
+  mb.node("If", {"c"}, {"Z"}).attr("then_branch", outer_then.graph()).attr("else_branch", outer_else.graph());
+  mb.output("Z");
+  for (int l : {0, 1}) {
+    auto s = mb.session(level(l));
+    const Tensor got = run_single(*s, {{"X", Tensor::from_vector<float>({1}, {3})}, {"c", Tensor::scalar<bool>(true)}});
+    EXPECT_TRUE(same_bits(got, Tensor::from_vector<float>({4}, {1, 0, 0, 1}))) << "level " << l;
+  }
 }
