@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
+#include <unordered_set>
 
 #include "core/logging.h"
 #include "kernels/gemm_engine/gemm.h"
@@ -139,6 +141,92 @@ size_t drop_unused_constants(Graph& g, const Logger& log) {
   }
   if (dropped) ONNXMINI_LOG(log, Info, "dropped {} constant(s) no node reads ({} bytes)", dropped, bytes);
   return dropped;
+}
+
+// Bodies (fold_subgraph_constants). A body sees the enclosing graph's constants by
+// name (outer-scope values). For the fold they are lent to a copy of the body as
+// constants of its own, the body is folded like a main graph (same kernels, so the
+// same bits), its own bodies are folded in turn, and the lent constants are taken
+// back: the body keeps only what it still reads from outside, and the node's
+// implicit inputs shrink to match, so the enclosing graph can drop weights that
+// only fed folded nodes.
+namespace {
+
+// The values `g` reads: node inputs, nodes' implicit inputs, graph outputs.
+std::vector<bool> read_values(const Graph& g) {
+  std::vector<bool> read(g.value_names.size(), false);
+  for (const GraphNode& n : g.nodes) {
+    for (int id : n.inputs)
+      if (id >= 0) read[id] = true;
+    for (int id : n.implicit_inputs) read[id] = true;
+  }
+  for (int id : g.output_ids) read[id] = true;
+  return read;
+}
+
+void fold_bodies_of(Graph& g, const SessionOptions& options, const Logger& log, std::vector<std::string>& folded);
+
+// A folded copy of `body`, which reads outer values from `parent`.
+std::shared_ptr<const Graph> fold_body(const Graph& parent, const Graph& body, const SessionOptions& options,
+                                       const Logger& log, std::vector<std::string>& folded) {
+  auto copy = std::make_shared<Graph>(body);  // tensors share their buffers
+  // Lend the parent's constants (never the overridable ones: feeds may replace them).
+  std::vector<int> lent;
+  std::unordered_set<int> had_dtype;
+  for (int id : copy->outer_ids) {
+    const int pid = parent.value_id(copy->value_names[id]);
+    if (pid < 0 || parent.overridable.count(pid)) continue;
+    auto c = parent.constants.find(pid);
+    if (c == parent.constants.end() || copy->constants.count(id)) continue;
+    copy->constants.emplace(id, c->second);
+    if (copy->known_dtypes.count(id)) had_dtype.insert(id);
+    else copy->known_dtypes[id] = c->second.dtype();
+    lent.push_back(id);
+  }
+  const size_t before = folded.size();
+  for (std::string& node : fold_constants(*copy, options, log))
+    folded.push_back(fmt::format("{} (in body '{}')", node, copy->graph_name));
+  fold_bodies_of(*copy, options, log, folded);  // nested bodies see the lent and the folded constants
+  for (int id : lent) {
+    copy->constants.erase(id);
+    if (!had_dtype.count(id)) copy->known_dtypes.erase(id);
+  }
+  if (folded.size() == before) return nullptr;  // nothing changed: keep the original body
+  drop_unused_constants(*copy, log);            // initializers that only fed folded nodes
+  // Outer values nothing reads any more are no longer outer values.
+  const std::vector<bool> read = read_values(*copy);
+  copy->outer_ids.erase(std::remove_if(copy->outer_ids.begin(), copy->outer_ids.end(), [&](int id) { return !read[id]; }),
+                        copy->outer_ids.end());
+  return copy;
+}
+
+void fold_bodies_of(Graph& g, const SessionOptions& options, const Logger& log, std::vector<std::string>& folded) {
+  for (GraphNode& node : g.nodes) {
+    if (node.subgraphs.empty()) continue;
+    bool changed = false;
+    for (auto& [attr, body] : node.subgraphs)
+      if (auto copy = fold_body(g, *body, options, log, folded)) {
+        body = std::move(copy);
+        changed = true;
+      }
+    if (!changed) continue;
+    // The node's implicit inputs: what its bodies still read from outside, by name.
+    std::unordered_set<std::string> still_read;
+    for (const auto& [attr, body] : node.subgraphs)
+      for (int id : body->outer_ids) still_read.insert(body->value_names[id]);
+    auto& implicit = node.implicit_inputs;
+    implicit.erase(std::remove_if(implicit.begin(), implicit.end(),
+                                  [&](int id) { return !still_read.count(g.value_names[id]); }),
+                   implicit.end());
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> fold_subgraph_constants(Graph& g, const SessionOptions& options, const Logger& log) {
+  std::vector<std::string> folded;
+  fold_bodies_of(g, options, log, folded);
+  return folded;
 }
 
 }  // namespace onnxmini

@@ -27,6 +27,16 @@ constexpr size_t kMaxFoldedBytes = size_t(64) << 20;
 // fold (verbose), why a candidate was not folded (verbosity 1) and the count (info).
 std::vector<std::string> fold_constants(Graph& g, const SessionOptions& options, const Logger& log);
 
+// The same inside the bodies of g's If/Loop/Scan nodes, nested to any depth
+//: a body node is foldable when its inputs are the
+// body's constants, folded values, or non-overridable constants of an enclosing
+// graph (as onnxruntime folds subgraphs). Otherwise a body would redo the work on
+// every execution (silero_vad's If branches reorder LSTM weights with Slice and
+// Concat). Bodies are replaced by folded copies; the node's implicit inputs and the
+// body's outer values shrink to what is still read. Returns "Op 'name' (in body
+// 'b')" for each folded node.
+std::vector<std::string> fold_subgraph_constants(Graph& g, const SessionOptions& options, const Logger& log);
+
 // Removes constants that no node reads and that are not graph outputs or
 // overridable initializers (after folding and fusions: Concat's W1 and W2 once
 // the folded W exists, a Conv's filter once BatchNormalization was folded into

@@ -9,7 +9,7 @@
 namespace onnxmini {
 
 std::unique_ptr<ExecutionPlan> build_plan(const Graph& g, const SessionOptions& options, const PlanOptions& po,
-                                          const Graph* parent) {
+                                          const Graph* parent, const ExecutionPlan* parent_plan) {
   auto plan = std::make_unique<ExecutionPlan>();
   plan->graph = &g;
   const size_t nvalues = g.value_names.size();
@@ -30,6 +30,12 @@ std::unique_ptr<ExecutionPlan> build_plan(const Graph& g, const SessionOptions& 
         throw Error(ErrorCode::RuntimeError, fmt::format("subgraph '{}' reads '{}', which its enclosing graph lacks",
                                                          g.graph_name, g.value_names[id]));
       plan->outer_source_ids.push_back(pid);
+      if (parent_plan && parent_plan->is_constant[pid] && !plan->is_constant[id]) {
+        plan->constants[id] = parent_plan->constants[pid];
+        plan->is_constant[id] = true;
+      } else {
+        plan->outer_bindings.emplace_back(id, pid);
+      }
     }
   }
 
@@ -44,12 +50,20 @@ std::unique_ptr<ExecutionPlan> build_plan(const Graph& g, const SessionOptions& 
       plan->registrations[k] = &find_kernel(node);
     }
     plan->infos.push_back(make_kernel_info(g, node, options));
+    // Outer-scope constants (subgraphs): constant inputs as well, as in the enclosing graph.
+    KernelInfo& info = plan->infos.back();
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const int id = node.inputs[i];
+      if (id < 0 || info.constant_inputs[i] || !plan->is_constant[id] || !plan->constants[id].is_tensor()) continue;
+      info.constant_inputs[i] = &plan->constants[id].tensor();
+      info.input_dtypes[i] = plan->constants[id].tensor().dtype();
+    }
   }
   // Bodies first: their kernels are created with the plan, and the node's
   // KernelInfo hands them to its kernel.
   for (size_t k = 0; k < nnodes; ++k)
     for (const auto& [attr, body] : g.nodes[k].subgraphs) {
-      plan->bodies.push_back(std::make_unique<SubgraphPlan>(body, g, options));
+      plan->bodies.push_back(std::make_unique<SubgraphPlan>(body, g, *plan, options));
       plan->infos[k].subgraphs.emplace_back(attr, plan->bodies.back().get());
     }
   // Kernels are created once `infos` stops growing: they may keep references to their KernelInfo.
@@ -94,9 +108,10 @@ std::unique_ptr<ExecutionPlan> build_plan(const Graph& g, const SessionOptions& 
   return plan;
 }
 
-SubgraphPlan::SubgraphPlan(std::shared_ptr<const Graph> graph, const Graph& parent, const SessionOptions& options)
+SubgraphPlan::SubgraphPlan(std::shared_ptr<const Graph> graph, const Graph& parent, const ExecutionPlan& parent_plan,
+                           const SessionOptions& options)
     : graph_(std::move(graph)) {
-  plan_ = build_plan(*graph_, options, PlanOptions{}, &parent);
+  plan_ = build_plan(*graph_, options, PlanOptions{}, &parent, &parent_plan);
 }
 
 void SubgraphPlan::run(KernelContext& ctx, const std::vector<Value>& inputs, std::vector<Value>& outputs) const {

@@ -38,6 +38,11 @@ struct ExecutionPlan {
   std::vector<bool> is_graph_output;  // per value id
   // Subgraphs: per graph->outer_ids[i], the id of the same name in the enclosing graph.
   std::vector<int> outer_source_ids;
+  // The outer values a frame copies in when it starts, as (id here, id in the enclosing
+  // frame): those that are not constants of the enclosing plan. Outer constants are
+  // constants of this plan too (shared tensors), so their kernels see them at creation
+  // (a Gemm in an If branch prepacks its outer-scope weight) and no frame copies them.
+  std::vector<std::pair<int, int>> outer_bindings;
   // The bodies of this graph's control-flow nodes.
   std::vector<std::unique_ptr<SubgraphPlan>> bodies;
 
@@ -51,14 +56,17 @@ struct PlanOptions {
   bool keep_all_values = false;  // no release points (folding reads every output)
 };
 
-// Plans `graph` (which must outlive the plan); `parent` is the enclosing graph for subgraphs.
+// Plans `graph` (which must outlive the plan); for subgraphs, `parent` is the enclosing
+// graph and `parent_plan` its plan (whose constants the body's outer values may be).
 std::unique_ptr<ExecutionPlan> build_plan(const Graph& graph, const SessionOptions& options,
-                                          const PlanOptions& plan_options = {}, const Graph* parent = nullptr);
+                                          const PlanOptions& plan_options = {}, const Graph* parent = nullptr,
+                                          const ExecutionPlan* parent_plan = nullptr);
 
 // A planned If/Loop/Scan body, as a control-flow kernel sees it.
 class SubgraphPlan : public Subgraph {
  public:
-  SubgraphPlan(std::shared_ptr<const Graph> graph, const Graph& parent, const SessionOptions& options);
+  SubgraphPlan(std::shared_ptr<const Graph> graph, const Graph& parent, const ExecutionPlan& parent_plan,
+               const SessionOptions& options);
   size_t num_inputs() const override { return graph_->input_ids.size(); }
   size_t num_outputs() const override { return graph_->output_ids.size(); }
   const std::string& input_name(size_t i) const override { return graph_->inputs.at(i).name; }

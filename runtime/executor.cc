@@ -10,8 +10,7 @@
 namespace onnxmini {
 
 void ExecutionScope::bind_outer_values() {
-  const Graph& g = *plan_.graph;
-  for (size_t i = 0; i < g.outer_ids.size(); ++i) values_[g.outer_ids[i]] = parent_->value(plan_.outer_source_ids[i]);
+  for (const auto& [id, parent_id] : plan_.outer_bindings) values_[id] = parent_->value(parent_id);
 }
 
 void ExecutionScope::run_all() {

@@ -20,6 +20,8 @@ namespace {
 
 void constant_folding(RuleContext& ctx) {
   for (std::string& node : fold_constants(ctx.g, ctx.options, ctx.log)) ctx.rewrites.push_back({"constant_folding", node});
+  for (std::string& node : fold_subgraph_constants(ctx.g, ctx.options, ctx.log))
+    ctx.rewrites.push_back({"constant_folding", node});
 }
 
 }  // namespace
@@ -35,7 +37,7 @@ const std::vector<GraphRule>& graph_rules() {
       {"fold_known_shapes", kBasic, true, fold_known_shapes,
        "Shape(x) / Size(x) with x's declared shape fixed -> constant"},
       {"constant_folding", kBasic, true, constant_folding,
-       "a node whose inputs are all constants -> its outputs as constants (runtime/constant_folding.h)"},
+       "a node whose inputs are all constants (inside If/Loop/Scan bodies too, outer constants included) -> its outputs as constants (runtime/constant_folding.h)"},
       {"eliminate_noop_reshape", kBasic, true, eliminate_noop_reshape,
        "Reshape(x, s) with s = x's declared fixed shape -> x"},
       {"collapse_reshapes", kBasic, true, collapse_reshapes,

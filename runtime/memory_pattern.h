@@ -24,7 +24,9 @@ struct MemoryPattern {
     size_t capacity = 0;  // bytes, 64-byte multiple
     size_t offset = 0;    // in the arena
     bool planned = false;
-    std::vector<uint32_t> must_be_free;  // earlier planned blocks sharing bytes with this one
+    // Earlier planned blocks sharing bytes with this one that must be released first: the
+    // latest earlier owner of each of its bytes (the others follow, memory_pattern.cc).
+    std::vector<uint32_t> must_be_free;
   };
   std::vector<Block> blocks;  // by request index within the run
   size_t arena_bytes = 0;

@@ -45,6 +45,43 @@ TEST(MemoryPatternLayout, FreedTailIsReusedWhenGrowing) {
   EXPECT_EQ(p.arena_bytes, 192u);
 }
 
+TEST(MemoryPatternLayout, EachBlockWaitsForTheLatestOwnersOfItsBytesOnly) {
+  // A chain: block i is released once block i+1 exists, so two ranges take turns.
+  // Block i must wait for i-2 alone (the last one in its range): i-4, i-6 .. were
+  // released before i-2 was handed out. A long chain's check thus stays O(1) per block.
+  AllocationTrace t;
+  const uint32_t n = 200;
+  for (uint32_t i = 0; i < n; ++i) {
+    t.allocated(64);
+    if (i > 0) t.released(i - 1);
+  }
+  t.released(n - 1);
+  const MemoryPattern p = t.layout(std::vector<bool>(n, false));
+  EXPECT_EQ(p.arena_bytes, 128u);
+  EXPECT_TRUE(p.blocks[0].must_be_free.empty());
+  EXPECT_TRUE(p.blocks[1].must_be_free.empty());
+  for (uint32_t i = 2; i < n; ++i) EXPECT_EQ(p.blocks[i].must_be_free, std::vector<uint32_t>{i - 2}) << i;
+}
+
+TEST(MemoryPatternLayout, ABlockOverManyEarlierOnesWaitsForEachLatestOwner) {
+  AllocationTrace t;
+  t.allocated(64);   // 0 at 0
+  t.allocated(64);   // 1 at 64
+  t.allocated(64);   // 2 at 128
+  t.released(0);
+  t.allocated(64);   // 3 at 0 (waits for 0)
+  t.released(1);
+  t.released(2);
+  t.released(3);
+  t.allocated(192);  // 4 at 0: the latest owners of its bytes are 3, 1 and 2 (not 0)
+  t.released(4);
+  const MemoryPattern p = t.layout(std::vector<bool>(5, false));
+  ASSERT_EQ(p.blocks[3].offset, 0u);
+  ASSERT_EQ(p.blocks[4].offset, 0u);
+  EXPECT_EQ(p.blocks[3].must_be_free, std::vector<uint32_t>{0});
+  EXPECT_EQ(p.blocks[4].must_be_free, (std::vector<uint32_t>{1, 2, 3}));
+}
+
 namespace {
 
 // X -> 6 chained Adds (1 MiB intermediates) -> Y; X has a symbolic batch dim.
