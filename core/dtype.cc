@@ -30,6 +30,9 @@ const DTypeRow kRows[] = {
     {DType::UInt4, 1, "uint4", "uint4"},
     {DType::Int4, 1, "int4", "int4"},
     {DType::Float4E2M1, 1, "float4e2m1", "float4_e2m1fn"},
+    {DType::Float8E8M0, 1, "float8e8m0", "float8_e8m0fnu"},
+    {DType::UInt2, 1, "uint2", "uint2"},
+    {DType::Int2, 1, "int2", "int2"},
 };
 constexpr int kNumRows = sizeof(kRows) / sizeof(kRows[0]);
 }  // namespace

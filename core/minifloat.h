@@ -1,12 +1,12 @@
-// The 8-bit and 4-bit element types (ONNX FLOAT8E4M3FN, FLOAT8E4M3FNUZ,
-// FLOAT8E5M2, FLOAT8E5M2FNUZ, FLOAT4E2M1, INT4, UINT4) and their float
-// conversions.
+// The 8-, 4- and 2-bit element types (ONNX FLOAT8E4M3FN, FLOAT8E4M3FNUZ,
+// FLOAT8E5M2, FLOAT8E5M2FNUZ, FLOAT8E8M0, FLOAT4E2M1, INT4, UINT4, INT2, UINT2)
+// and their float conversions.
 //
 // Storage: one element per byte in memory, for every one of these types (the
-// 4-bit codes sit in the low nibble, high nibble zero), which is also how
+// 4- and 2-bit codes sit in the low bits, the rest zero), which is also how
 // numpy's ml_dtypes lays them out, so arrays cross the Python boundary as they
-// are. Only TensorProto raw_data / int32_data packs two 4-bit values per byte
-// (runtime/tensor_proto.cc).
+// are. Only TensorProto raw_data / int32_data packs two 4-bit or four 2-bit
+// values per byte (runtime/tensor_proto.cc).
 //
 // float -> minifloat rounds to nearest even. With `saturate` (the ONNX default
 // for Cast / QuantizeLinear) the value is first clamped to [-max, max], so
@@ -19,6 +19,7 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "onnxmini/dtype.h"
@@ -118,5 +119,53 @@ inline uint8_t float_to_minifloat(float x, const MiniFloatFormat& f, bool satura
 // INT4 / UINT4 codes (low nibble) <-> integer value.
 inline int32_t int4_value(uint8_t code) { return static_cast<int32_t>((code & 0x0F) ^ 0x08) - 0x08; }
 inline int32_t uint4_value(uint8_t code) { return code & 0x0F; }
+
+// INT2 / UINT2 codes (low two bits) <-> integer value: [-2, 1] and [0, 3].
+inline bool is_int2(DType t) { return t == DType::Int2 || t == DType::UInt2; }
+inline int32_t int2_value(uint8_t code) { return static_cast<int32_t>((code & 0x03) ^ 0x02) - 0x02; }
+inline int32_t uint2_value(uint8_t code) { return code & 0x03; }
+// Bits per element of the types TensorProto packs several to a byte (int4, uint4,
+// float4e2m1: 4; int2, uint2: 2); 0 for every other type.
+inline int packed_bits(DType t) { return is_int4(t) || t == DType::Float4E2M1 ? 4 : is_int2(t) ? 2 : 0; }
+
+// FLOAT8E8M0, the OCP MX scale type: 8 exponent bits, no sign, no mantissa.
+// Code e is 2^(e - 127) (0x00 = 2^-127, 0xFE = 2^127); 0xFF is NaN; there is no
+// zero and no infinity.
+inline float e8m0_to_float(uint8_t code) {
+  return code == 0xFF ? std::numeric_limits<float>::quiet_NaN() : std::ldexp(1.f, static_cast<int>(code) - 127);
+}
+
+// Cast's `round_mode` for FLOAT8E8M0: "up" (default: any mantissa bit set moves to
+// the next power of two), "down" (drop the mantissa), "nearest" (mantissa >= 1.5
+// rounds up, ties up).
+enum class E8M0Rounding { Up, Down, Nearest };
+
+// float -> FLOAT8E8M0 on the float32 bits, as onnx.numpy_helper.to_float8e8m0 (the
+// reference implementation the ONNX tests come from) does: the code is the
+// float's biased exponent field, plus one when the rounding mode rounds up. The
+// sign is ignored (the spec leaves negative inputs unspecified); NaN and +-inf
+// give NaN (0xFF); a float32 subnormal or zero has exponent field 0, so it gives
+// 0x00 (2^-127), or 0x01 when rounded up. Rounding up from 0xFE gives NaN unless
+// `saturate`, which keeps 0xFE (2^127). (The ONNX Cast text's table differs from the
+// reference for inf with saturate (E8M0_MAX there) and for underflow without
+// saturate (NaN there); the reference's results are the ones the tests check.)
+inline uint8_t float_to_e8m0(float x, E8M0Rounding mode, bool saturate) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  uint32_t e = (bits >> 23) & 0xFF;
+  const uint32_t m = bits & 0x7FFFFF;
+  if (e == 0xFF) return 0xFF;
+  bool up = false;
+  switch (mode) {
+    case E8M0Rounding::Up: up = m != 0; break;
+    case E8M0Rounding::Down: break;
+    // Guard bit (mantissa >= 0.5) set, and either more bits below it or a normal
+    // number: for a normal number 1.5 * 2^e is the tie between 2^e and 2^(e+1),
+    // rounded up; for a subnormal 0.5 * 2^-126 is 2^-127 itself (code 0).
+    case E8M0Rounding::Nearest: up = (m & 0x400000) && ((m & 0x3FFFFF) || e > 0); break;
+  }
+  if (up && !(saturate && e == 0xFE)) ++e;  // 0xFE + 1 = 0xFF: NaN without saturate
+  return static_cast<uint8_t>(e);
+}
 
 }  // namespace onnxmini

@@ -154,6 +154,9 @@ double Tensor::get_as_double(int64_t i) const {
     case DType::BFloat16: return bfloat16_to_float(static_cast<const uint16_t*>(p)[i]);
     case DType::Int4: return int4_value(static_cast<const uint8_t*>(p)[i]);
     case DType::UInt4: return uint4_value(static_cast<const uint8_t*>(p)[i]);
+    case DType::Int2: return int2_value(static_cast<const uint8_t*>(p)[i]);
+    case DType::UInt2: return uint2_value(static_cast<const uint8_t*>(p)[i]);
+    case DType::Float8E8M0: return e8m0_to_float(static_cast<const uint8_t*>(p)[i]);
     default:
       if (const MiniFloatFormat* f = minifloat_format(dtype_))
         return minifloat_to_float(static_cast<const uint8_t*>(p)[i], *f);

@@ -84,9 +84,18 @@ std::string read_external(const onnx::TensorProto& p, const std::string& base_di
   return bytes;
 }
 
-// Two 4-bit values per byte, low nibble first -> one per byte.
-void unpack_nibbles(const uint8_t* packed, int64_t n, uint8_t* out) {
-  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<uint8_t>((packed[i / 2] >> (4 * (i % 2))) & 0x0F);
+// 8 / `bits` values per byte, lowest bits first -> one per byte (bits: 4 or 2).
+void unpack_codes(const uint8_t* packed, int64_t n, int bits, uint8_t* out) {
+  const int per_byte = 8 / bits;
+  const uint8_t mask = static_cast<uint8_t>((1u << bits) - 1);
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = static_cast<uint8_t>((packed[i / per_byte] >> (bits * (i % per_byte))) & mask);
+}
+
+// Bytes that n packed values of `bits` bits take (the last byte padded with zeros).
+int64_t packed_bytes(int64_t n, int bits) {
+  const int per_byte = 8 / bits;
+  return (n + per_byte - 1) / per_byte;
 }
 
 }  // namespace
@@ -105,16 +114,17 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir
     bad(what, "shape " + shape_to_string(shape) + " has too many elements");
   }
   const size_t esize = dtype_size(dt);
-  // INT4 / UINT4 / FLOAT4E2M1 pack two values per byte in raw_data and int32_data
-  // (low nibble first); in memory they take one byte each (core/minifloat.h).
-  const bool packed4 = is_int4(dt) || dt == DType::Float4E2M1;
+  // INT4 / UINT4 / FLOAT4E2M1 pack two values per byte in raw_data and int32_data,
+  // INT2 / UINT2 four (lowest bits first); in memory they take one byte each
+  // (core/minifloat.h).
+  const int bits = packed_bits(dt);
 
   // Raw bytes (raw_data or an external file): size checked before allocating.
   const bool external = p.data_location() == onnx::TensorProto::EXTERNAL;
   if (external || p.has_raw_data()) {
     if (dt == DType::String) bad(what, "string tensors cannot use raw_data or external data");
     if (static_cast<uint64_t>(n) > (uint64_t(1) << 62) / esize) bad(what, "shape " + shape_to_string(shape) + " is too large");
-    size_t expected = packed4 ? (static_cast<size_t>(n) + 1) / 2 : static_cast<size_t>(n) * esize;
+    size_t expected = bits ? static_cast<size_t>(packed_bytes(n, bits)) : static_cast<size_t>(n) * esize;
     std::string ext;
     const std::string* bytes = &p.raw_data();
     if (external) {
@@ -125,8 +135,8 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir
       bad(what, fmt::format("raw_data has {} bytes, shape {} of {} needs {}", bytes->size(), shape_to_string(shape),
                             dtype_name(dt), expected));
     Tensor t(dt, shape);
-    if (packed4) {
-      unpack_nibbles(reinterpret_cast<const uint8_t*>(bytes->data()), n, static_cast<uint8_t*>(t.raw_mut()));
+    if (bits) {
+      unpack_codes(reinterpret_cast<const uint8_t*>(bytes->data()), n, bits, static_cast<uint8_t*>(t.raw_mut()));
       return t;
     }
     if (expected) std::memcpy(t.raw_mut(), bytes->data(), expected);  // ONNX raw data is little-endian, as is x86-64
@@ -145,7 +155,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir
     }
   }();
   int per = (dt == DType::Complex64 || dt == DType::Complex128) ? 2 : 1;
-  const auto needed = packed4 ? std::optional<int64_t>((n + 1) / 2) : try_mul(n, per);
+  const auto needed = bits ? std::optional<int64_t>(packed_bytes(n, bits)) : try_mul(n, per);
   if (!needed || field_size != *needed)
     bad(what, fmt::format("holds {} values, shape {} needs {}", field_size, shape_to_string(shape),
                           needed ? std::to_string(*needed) : std::to_string(n) + " x " + std::to_string(per)));
@@ -176,12 +186,14 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir
       copy_field<uint16_t>(p.int32_data(), n, t, what, "int32_data", 1, [](int32_t v) { return static_cast<uint16_t>(v); });
       break;
     case DType::Float8E4M3FN: case DType::Float8E4M3FNUZ: case DType::Float8E5M2: case DType::Float8E5M2FNUZ:
+    case DType::Float8E8M0:
       copy_field<uint8_t>(p.int32_data(), n, t, what, "int32_data", 1, [](int32_t v) { return static_cast<uint8_t>(v); });
       break;
-    case DType::Int4: case DType::UInt4: case DType::Float4E2M1: {  // one int32 per packed byte
-      std::string bytes(static_cast<size_t>((n + 1) / 2), '\0');
+    case DType::Int4: case DType::UInt4: case DType::Float4E2M1:
+    case DType::Int2: case DType::UInt2: {  // one int32 per packed byte
+      std::string bytes(static_cast<size_t>(packed_bytes(n, bits)), '\0');
       for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(p.int32_data(static_cast<int>(i)));
-      unpack_nibbles(reinterpret_cast<const uint8_t*>(bytes.data()), n, static_cast<uint8_t*>(t.raw_mut()));
+      unpack_codes(reinterpret_cast<const uint8_t*>(bytes.data()), n, bits, static_cast<uint8_t*>(t.raw_mut()));
       break;
     }
     case DType::Bool:
@@ -204,10 +216,13 @@ void tensor_to_proto(const Tensor& t, onnx::TensorProto* p) {
   if (t.dtype() == DType::String) {
     const auto* s = static_cast<const std::string*>(t.raw());
     for (int64_t i = 0; i < t.numel(); ++i) p->add_string_data(s[i]);
-  } else if (is_int4(t.dtype()) || t.dtype() == DType::Float4E2M1) {  // two per byte, low nibble first
+  } else if (const int bits = packed_bits(t.dtype())) {  // 8 / bits per byte, lowest bits first
     const auto* v = static_cast<const uint8_t*>(t.raw());
-    std::string bytes(static_cast<size_t>((t.numel() + 1) / 2), '\0');
-    for (int64_t i = 0; i < t.numel(); ++i) bytes[i / 2] = static_cast<char>(bytes[i / 2] | ((v[i] & 0x0F) << (4 * (i % 2))));
+    const int per_byte = 8 / bits;
+    const unsigned mask = (1u << bits) - 1;
+    std::string bytes(static_cast<size_t>(packed_bytes(t.numel(), bits)), '\0');
+    for (int64_t i = 0; i < t.numel(); ++i)
+      bytes[i / per_byte] = static_cast<char>(bytes[i / per_byte] | ((v[i] & mask) << (bits * (i % per_byte))));
     p->set_raw_data(bytes);
   } else {
     p->set_raw_data(std::string(static_cast<const char*>(t.raw()), t.nbytes()));

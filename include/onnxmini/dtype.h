@@ -27,7 +27,7 @@ enum class DType : int32_t {
   Complex64 = 14,
   Complex128 = 15,
   BFloat16 = 16,
-  // One element per byte in memory (core/minifloat.h); 4-bit codes in the low nibble.
+  // One element per byte in memory (core/minifloat.h); 4- and 2-bit codes in the low bits.
   Float8E4M3FN = 17,
   Float8E4M3FNUZ = 18,
   Float8E5M2 = 19,
@@ -35,6 +35,9 @@ enum class DType : int32_t {
   UInt4 = 21,
   Int4 = 22,
   Float4E2M1 = 23,
+  Float8E8M0 = 24,  // exponent only: 2^(code - 127), 0xFF = NaN
+  UInt2 = 25,
+  Int2 = 26,
 };
 
 // Bytes per element (String: sizeof(std::string)); 0 for Undefined or unknown codes.
@@ -44,7 +47,7 @@ const char* dtype_name(DType t);
 // Parses dtype_name() output and numpy names ("float32", "float64", "int64", ...).
 // Returns DType::Undefined when the name is unknown.
 DType dtype_from_name(const std::string& name);
-// True for the codes 1..23 that this runtime can store.
+// True for the codes 1..26 that this runtime can store.
 bool dtype_is_valid(int32_t code);
 
 // Compile-time mapping from C++ types to DType.

@@ -13,9 +13,14 @@
 //    nearest even and, with `saturate` (default 1), clamps to the type's range,
 //    otherwise overflows give inf / NaN as the ONNX table says; from them gives
 //    their float value (then the float rules above);
-//  - int4 / uint4: truncate toward zero (NaN -> 0) and keep the low 4 bits
-//    (wrap, as the integer narrowing above and as onnxruntime does, floats too);
-//    strings do not convert to or from the 8- and 4-bit types.
+//  - int4 / uint4 / int2 / uint2: truncate toward zero (NaN -> 0) and keep the
+//    low 4 / 2 bits (wrap, as the integer narrowing above, onnxruntime and the
+//    ONNX reference (ml_dtypes) do, floats too: 3.0 -> int2 gives -1);
+//  - float8e8m0 (exponent only, core/minifloat.h): from it gives 2^(e - 127) or
+//    NaN; to it goes through float32 and rounds per the `round_mode` attribute
+//    (opset 24: "up" default, "down", "nearest") with `saturate` keeping
+//    round-ups from 2^127 there instead of NaN, bit for bit as onnx's reference;
+//    strings do not convert to or from the 8-, 4- and 2-bit types.
 // Data layout: dense input and output of one shape; numeric casts are one flat
 // loop split across threads, string casts run on one thread.
 #include <fmt/format.h>
@@ -80,21 +85,30 @@ bool from_text(const std::string& s, T* out) {
   return end != begin && *end == '\0' && errno != ERANGE;
 }
 
-bool is_small_type(DType t) { return is_minifloat(t) || is_int4(t); }
+bool is_small_type(DType t) { return is_minifloat(t) || is_int4(t) || is_int2(t) || t == DType::Float8E8M0; }
 
 // Element i of x as a double; *integral tells whether x is an integer / bool type.
 double small_cast_source(const Tensor& x, int64_t i, bool* integral) {
   const DType t = x.dtype();
   *integral = !(t == DType::Float32 || t == DType::Float64 || t == DType::Float16 || t == DType::BFloat16 ||
-                is_minifloat(t));
+                is_minifloat(t) || t == DType::Float8E8M0);
   if (t == DType::Bool) return cdata<bool>(x)[i] ? 1.0 : 0.0;
   return x.get_as_double(i);
 }
 
-// Casts where either side is a float8 / float4 / int4 type, one element at a time.
-void cast_small(KernelContext& ctx, const Tensor& x, Tensor& y, bool saturate) {
+// Casts where either side is a float8 / float4 / int4 / int2 type, one element at a time.
+void cast_small(KernelContext& ctx, const Tensor& x, Tensor& y, bool saturate, E8M0Rounding rounding) {
   const DType to = y.dtype();
   const int64_t n = x.numel();
+  if (to == DType::Float8E8M0) {
+    uint8_t* py = static_cast<uint8_t*>(y.raw_mut());
+    parallel_for(ctx.threads(), n, kGrain, [&](int64_t b, int64_t e) {
+      bool integral;
+      for (int64_t i = b; i < e; ++i)
+        py[i] = float_to_e8m0(static_cast<float>(small_cast_source(x, i, &integral)), rounding, saturate);
+    });
+    return;
+  }
   if (const MiniFloatFormat* f = minifloat_format(to)) {
     uint8_t* py = static_cast<uint8_t*>(y.raw_mut());
     parallel_for(ctx.threads(), n, kGrain, [&](int64_t b, int64_t e) {
@@ -104,7 +118,8 @@ void cast_small(KernelContext& ctx, const Tensor& x, Tensor& y, bool saturate) {
     });
     return;
   }
-  if (is_int4(to)) {
+  if (is_int4(to) || is_int2(to)) {
+    const uint8_t mask = is_int4(to) ? 0x0F : 0x03;
     uint8_t* py = static_cast<uint8_t*>(y.raw_mut());
     parallel_for(ctx.threads(), n, kGrain, [&](int64_t b, int64_t e) {
       bool integral;
@@ -112,7 +127,7 @@ void cast_small(KernelContext& ctx, const Tensor& x, Tensor& y, bool saturate) {
         const double v = small_cast_source(x, i, &integral);
         // Out-of-int64 floats and NaN: 0 (their low bits are meaningless).
         const int64_t q = std::isfinite(v) && std::fabs(v) < 9.2e18 ? static_cast<int64_t>(v) : 0;
-        py[i] = static_cast<uint8_t>(q & 0x0F);
+        py[i] = static_cast<uint8_t>(q & mask);
       }
     });
     return;
@@ -134,13 +149,18 @@ void cast_small(KernelContext& ctx, const Tensor& x, Tensor& y, bool saturate) {
 }
 
 // Converts `x` into the already allocated `y` (dtype decides the target).
-void cast_tensor(KernelContext& ctx, const Tensor& x, Tensor& y, bool saturate = true) {
+void cast_tensor(KernelContext& ctx, const Tensor& x, Tensor& y, bool saturate = true,
+                 E8M0Rounding rounding = E8M0Rounding::Up) {
   const DType from = x.dtype(), to = y.dtype();
   const int64_t n = x.numel();
   if (is_small_type(from) || is_small_type(to)) {
     if (from == DType::String || to == DType::String)
       ctx.unsupported("cannot cast between {} and {}", dtype_name(from), dtype_name(to));
-    return cast_small(ctx, x, y, saturate);
+    if (from == to) {  // a copy: going through float would move e8m0's 2^-127 ("up" on a subnormal)
+      std::copy_n(static_cast<const uint8_t*>(x.raw()), n, static_cast<uint8_t*>(y.raw_mut()));
+      return;
+    }
+    return cast_small(ctx, x, y, saturate, rounding);
   }
   if (from == DType::String && to == DType::String) {
     for (int64_t i = 0; i < n; ++i) mdata<std::string>(y)[i] = cdata<std::string>(x)[i];
@@ -199,7 +219,7 @@ int64_t data_type_code(const std::string& name) {
   static const char* const names[] = {"UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64",
                                       "STRING", "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64", "COMPLEX64",
                                       "COMPLEX128", "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
-                                      "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1"};
+                                      "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1", "FLOAT8E8M0", "UINT2", "INT2"};
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); ++i)
     if (name == names[i]) return static_cast<int64_t>(i);
   return -1;
@@ -209,6 +229,11 @@ class CastKernel : public Kernel {
  public:
   explicit CastKernel(const KernelInfo& info)
       : like_(info.op_type == "CastLike"), saturate_(info.attrs.get_int("saturate", 1) != 0) {
+    const std::string round_mode = info.attrs.get_string("round_mode", "up");
+    if (round_mode == "up") rounding_ = E8M0Rounding::Up;
+    else if (round_mode == "down") rounding_ = E8M0Rounding::Down;
+    else if (round_mode == "nearest") rounding_ = E8M0Rounding::Nearest;
+    else info.fail("round_mode = '{}' is not one of 'up', 'down', 'nearest'", round_mode);
     if (like_) return;
     int64_t code = 0;
     if (info.opset < 6) {
@@ -218,7 +243,7 @@ class CastKernel : public Kernel {
     } else {
       code = info.attrs.get_int("to");
     }
-    if (code <= 0 || code > 23 || !castable(static_cast<DType>(code)))
+    if (code <= 0 || code > 26 || !castable(static_cast<DType>(code)))
       info.unsupported("cast to type {} ({}) is not supported", code,
                        dtype_is_valid(static_cast<int32_t>(code)) ? dtype_name(static_cast<DType>(code)) : "unknown");
     to_ = static_cast<DType>(code);
@@ -232,17 +257,21 @@ class CastKernel : public Kernel {
     ctx.allocate_output(0, to, x.shape());
   }
 
-  void compute(KernelContext& ctx) override { cast_tensor(ctx, ctx.input(0), ctx.output(0), saturate_); }
+  void compute(KernelContext& ctx) override {
+    cast_tensor(ctx, ctx.input(0), ctx.output(0), saturate_, rounding_);
+  }
 
  private:
   bool like_, saturate_;
+  E8M0Rounding rounding_ = E8M0Rounding::Up;
   DType to_ = DType::Undefined;
 };
 
 }  // namespace
 
 // Cast 1 took `to` as a string, 6+ as an int; later versions added types
-// (bfloat16 in 13, float8 in 19, int4 in 21, ...) and `saturate` (19).
+// (bfloat16 in 13, float8 in 19, int4 in 21, float8e8m0 in 24, int2 in 25, ...),
+// `saturate` (19) and `round_mode` (24).
 ONNXMINI_REGISTER_KERNEL("cast", "", "Cast", 1, INT_MAX, make_kernel<CastKernel>);
 ONNXMINI_REGISTER_KERNEL("cast", "", "CastLike", 15, INT_MAX, make_kernel<CastKernel>);
 

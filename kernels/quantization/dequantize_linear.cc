@@ -3,7 +3,7 @@
 // product in float32 (as onnxruntime does), then rounded once to the output
 // type: the scale's dtype (float32, float16, bfloat16), or the `output_dtype`
 // attribute where the opset has it. x is uint8, int8, uint16, int16, int32
-// (the zero point must then be absent or 0, per the spec), int4, uint4 or a
+// (the zero point must then be absent or 0, per the spec), int4, uint4, int2, uint2 or a
 // float8 type (y = (float(x) - float(zero point)) * scale). Per tensor, per
 // axis (`axis`) or blocked (`block_size`).
 //
@@ -28,7 +28,7 @@ class DequantizeLinearKernel : public Kernel {
         block_size_(info.attrs.get_int("block_size", 0)),
         output_dtype_(info.attrs.get_int("output_dtype", 0)) {
     info.require_dtype(0, {DType::UInt8, DType::Int8, DType::UInt16, DType::Int16, DType::Int32, DType::Int4,
-                           DType::UInt4, DType::Float8E4M3FN, DType::Float8E4M3FNUZ, DType::Float8E5M2,
+                           DType::UInt4, DType::Int2, DType::UInt2, DType::Float8E4M3FN, DType::Float8E4M3FNUZ, DType::Float8E5M2,
                            DType::Float8E5M2FNUZ, DType::Float4E2M1});
     if (block_size_ < 0) info.fail("block_size must be >= 0, got {}", block_size_);
     if (output_dtype_ != 0 && !quant::is_scale_type(static_cast<DType>(output_dtype_)))
@@ -39,7 +39,7 @@ class DequantizeLinearKernel : public Kernel {
     const Tensor& x = ctx.input(0);
     const Tensor& scale = ctx.input(1);
     if (!quant::is_quant_type(x.dtype()) && x.dtype() != DType::Int32)
-      ctx.unsupported("x dtype {} is not supported (uint8, int8, uint16, int16, int32, int4, uint4, float8, float4e2m1)",
+      ctx.unsupported("x dtype {} is not supported (uint8, int8, uint16, int16, int32, int4, uint4, int2, uint2, float8, float4e2m1)",
                       dtype_name(x.dtype()));
     if (!quant::is_scale_type(scale.dtype()))
       ctx.fail("x_scale dtype {} is not a float type", dtype_name(scale.dtype()));
@@ -92,7 +92,7 @@ class DequantizeLinearKernel : public Kernel {
     };
     if (x.dtype() == DType::Int32) {
       body(int32_t{});
-    } else if (!quant::visit_quant_int(x.dtype(), body)) {  // int4 / uint4 / float8: one scalar rule
+    } else if (!quant::visit_quant_int(x.dtype(), body)) {  // 4- and 2-bit ints / float8: one scalar rule
       const MiniFloatFormat* f = minifloat_format(x.dtype());
       const Tensor* zp_t = ctx.has_input(2) ? &ctx.input(2) : nullptr;
       const uint8_t* in = static_cast<const uint8_t*>(x.raw());

@@ -20,10 +20,13 @@
 namespace onnxmini {
 namespace quant {
 
+// The sub-byte integer types: int4, uint4, int2, uint2.
+inline bool is_low_bit_int(DType t) { return is_int4(t) || is_int2(t); }
+
 // The integer types a quantized tensor may have here (one element per byte / short;
-// INT4 / UINT4 one code per byte, core/minifloat.h).
+// INT4 / UINT4 / INT2 / UINT2 one code per byte, core/minifloat.h).
 inline bool is_quant_int(DType t) {
-  return t == DType::UInt8 || t == DType::Int8 || t == DType::UInt16 || t == DType::Int16 || is_int4(t);
+  return t == DType::UInt8 || t == DType::Int8 || t == DType::UInt16 || t == DType::Int16 || is_low_bit_int(t);
 }
 // Any QuantizeLinear output / DequantizeLinear input type: the integers above, float8 and float4e2m1.
 inline bool is_quant_type(DType t) { return is_quant_int(t) || is_minifloat(t); }
@@ -85,12 +88,14 @@ inline int32_t int_at(const Tensor& t, int64_t i) {
     case DType::Int32: return t.data<int32_t>()[i];
     case DType::Int4: return int4_value(static_cast<const uint8_t*>(t.raw())[i]);
     case DType::UInt4: return uint4_value(static_cast<const uint8_t*>(t.raw())[i]);
+    case DType::Int2: return int2_value(static_cast<const uint8_t*>(t.raw())[i]);
+    case DType::UInt2: return uint2_value(static_cast<const uint8_t*>(t.raw())[i]);
     default: return 0;
   }
 }
 
 // Calls fn(Q{}) with Q the C++ type of quantized dtype t (uint8, int8, uint16, int16);
-// returns false for any other dtype (INT4 / UINT4 included: see int4_compute_type).
+// returns false for any other dtype (the sub-byte types included: see low_bit_compute_type).
 template <class Fn>
 inline bool visit_quant_int(DType t, Fn&& fn) {
   switch (t) {
@@ -102,18 +107,21 @@ inline bool visit_quant_int(DType t, Fn&& fn) {
   }
 }
 
-// The 8-bit type whose arithmetic a 4-bit type borrows: values are computed and
-// saturated as int8 / uint8, then clamped to the 4-bit range (clamp_to_int4).
-inline DType int4_compute_type(DType t) { return t == DType::Int4 ? DType::Int8 : DType::UInt8; }
-// In place: int8 / uint8 values -> 4-bit codes of the clamped values.
-inline void clamp_to_int4(uint8_t* data, int64_t n, DType t) {
+// The 8-bit type whose arithmetic a 4- or 2-bit type borrows: values are computed
+// and saturated as int8 / uint8, then clamped to the narrow range (clamp_to_low_bits).
+inline DType low_bit_compute_type(DType t) {
+  return t == DType::Int4 || t == DType::Int2 ? DType::Int8 : DType::UInt8;
+}
+// In place: int8 / uint8 values -> codes of the values clamped to t's range
+// (int4 [-8, 7], uint4 [0, 15], int2 [-2, 1], uint2 [0, 3]).
+inline void clamp_to_low_bits(uint8_t* data, int64_t n, DType t) {
+  const bool is_signed = t == DType::Int4 || t == DType::Int2;
+  const int bits = is_int4(t) ? 4 : 2;
+  const int lo = is_signed ? -(1 << (bits - 1)) : 0, hi = is_signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
+  const uint8_t mask = static_cast<uint8_t>((1 << bits) - 1);
   for (int64_t i = 0; i < n; ++i) {
-    if (t == DType::Int4) {
-      const int v = static_cast<int8_t>(data[i]);
-      data[i] = static_cast<uint8_t>((v < -8 ? -8 : v > 7 ? 7 : v) & 0x0F);
-    } else {
-      data[i] = data[i] > 15 ? 15 : data[i];
-    }
+    const int v = is_signed ? static_cast<int>(static_cast<int8_t>(data[i])) : static_cast<int>(data[i]);
+    data[i] = static_cast<uint8_t>((v < lo ? lo : v > hi ? hi : v) & mask);
   }
 }
 

@@ -1,10 +1,11 @@
 // QuantizeLinear (ai.onnx opsets 10-latest; com.microsoft 1, which onnxruntime's
 // quantizer writes for 16-bit types): y = saturate(round(x / y_scale) + y_zero_point),
 // rounding half to even (quant_common.h). x is float32, float16 or bfloat16;
-// y is uint8 (default), int8, uint16, int16, int4, uint4, a float8 type or float4e2m1: the
+// y is uint8 (default), int8, uint16, int16, int4, uint4, int2, uint2, a float8 type or float4e2m1: the
 // zero point's dtype, else the `output_dtype` attribute (opset 21). Parameters
 // are per tensor, per axis (`axis`, 1-D scale) or blocked (`block_size`).
-// 4-bit outputs are computed as 8-bit and clamped to [-8, 7] / [0, 15]. Float8
+// 4- and 2-bit outputs are computed as 8-bit and clamped to [-8, 7] / [0, 15] /
+// [-2, 1] / [0, 3]. Float8
 // outputs are y = float8(x / y_scale + y_zero_point) with no integer rounding,
 // rounded to nearest even, clamped to the type's range when `saturate` (default 1)
 // and otherwise inf / NaN on overflow (core/minifloat.h).
@@ -35,7 +36,7 @@ class QuantizeLinearKernel : public Kernel {
     info.require_dtype(0, {DType::Float32, DType::Float16, DType::BFloat16});
     if (block_size_ < 0) info.fail("block_size must be >= 0, got {}", block_size_);
     if (output_dtype_ != 0 && !quant::is_quant_type(static_cast<DType>(output_dtype_)))
-      info.unsupported("output_dtype {} is not supported (uint8, int8, uint16, int16, int4, uint4, float8, float4e2m1)",
+      info.unsupported("output_dtype {} is not supported (uint8, int8, uint16, int16, int4, uint4, int2, uint2, float8, float4e2m1)",
                        output_dtype_);
   }
 
@@ -50,7 +51,7 @@ class QuantizeLinearKernel : public Kernel {
     if (ctx.has_input(2)) {
       const DType zp = ctx.input(2).dtype();
       if (!quant::is_quant_type(zp))
-        ctx.unsupported("y_zero_point dtype {} is not supported (uint8, int8, uint16, int16, int4, uint4, float8, float4e2m1)",
+        ctx.unsupported("y_zero_point dtype {} is not supported (uint8, int8, uint16, int16, int4, uint4, int2, uint2, float8, float4e2m1)",
                         dtype_name(zp));
       if (output_dtype_ != 0 && zp != out)
         ctx.fail("output_dtype {} differs from y_zero_point dtype {}", dtype_name(out), dtype_name(zp));
@@ -85,7 +86,8 @@ class QuantizeLinearKernel : public Kernel {
 
     const quant::QuantizeLanes& lanes = quant::quantize_lanes();
     const bool reference = ctx.reference_mode();
-    const DType compute = is_int4(y.dtype()) ? quant::int4_compute_type(y.dtype()) : y.dtype();
+    const bool low_bit = quant::is_low_bit_int(y.dtype());
+    const DType compute = low_bit ? quant::low_bit_compute_type(y.dtype()) : y.dtype();
     quant::visit_quant_int(compute, [&](auto tag) {
       using Q = decltype(tag);
       Q* out = static_cast<Q*>(y.raw_mut());
@@ -101,7 +103,7 @@ class QuantizeLinearKernel : public Kernel {
           run(x, k, run_end - k, out + k, scale[pi], zp[pi], lanes, reference);
           k = run_end;
         }
-        if (is_int4(y.dtype())) quant::clamp_to_int4(static_cast<uint8_t*>(y.raw_mut()) + begin, end - begin, y.dtype());
+        if (low_bit) quant::clamp_to_low_bits(static_cast<uint8_t*>(y.raw_mut()) + begin, end - begin, y.dtype());
       });
     });
   }

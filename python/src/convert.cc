@@ -13,8 +13,9 @@ using onnxmini::Tensor;
 using onnxmini::Value;
 
 namespace {
-// The 8- and 4-bit types numpy lacks, by their ml_dtypes names (one byte per
-// element in both ml_dtypes and onnxmini, the 4-bit codes in the low nibble).
+// The 8-, 4- and 2-bit types numpy lacks, by their ml_dtypes names (one byte per
+// element in both ml_dtypes and onnxmini, the 4- and 2-bit codes in the low bits;
+// int2 / uint2 / float8_e8m0fnu need ml_dtypes 0.5 or later).
 struct MlDtype {
   DType type;
   const char* name;
@@ -23,7 +24,8 @@ constexpr MlDtype kMlDtypes[] = {
     {DType::Float8E4M3FN, "float8_e4m3fn"}, {DType::Float8E4M3FNUZ, "float8_e4m3fnuz"},
     {DType::Float8E5M2, "float8_e5m2"},     {DType::Float8E5M2FNUZ, "float8_e5m2fnuz"},
     {DType::UInt4, "uint4"},                {DType::Int4, "int4"},
-    {DType::Float4E2M1, "float4_e2m1fn"},
+    {DType::Float4E2M1, "float4_e2m1fn"},   {DType::Float8E8M0, "float8_e8m0fnu"},
+    {DType::UInt2, "uint2"},                {DType::Int2, "int2"},
 };
 }  // namespace
 
@@ -84,6 +86,7 @@ py::dtype numpy_dtype(DType t) {
     case DType::String: return py::dtype("O");
     case DType::Float8E4M3FN: case DType::Float8E4M3FNUZ: case DType::Float8E5M2: case DType::Float8E5M2FNUZ:
     case DType::UInt4: case DType::Int4: case DType::Float4E2M1:
+    case DType::Float8E8M0: case DType::UInt2: case DType::Int2:
       for (const MlDtype& m : kMlDtypes)
         if (m.type == t) {
           try {  // ml_dtypes (what onnx and onnxruntime use for these types) when installed
