@@ -197,9 +197,25 @@ TEST(BitCast, ReinterpretsBitsAndChecksWidth) {
     EXPECT_EQ(y.data<int32_t>()[i], bits);
   }
   auto msg = node_error("BitCast", 26, {x}, [](NodeBuilder& n) { n.attr("to", int64_t{7}); });
-  EXPECT_NE(msg.find("BitCast 'n1': input dtype float (4 bytes) and to = int64 (8 bytes) differ in width"),
+  EXPECT_NE(msg.find("BitCast 'n1': input dtype float (32 bits) and to = int64 (64 bits) differ in width"),
             std::string::npos)
       << msg;
+}
+
+// The 2- and 4-bit types are one code per byte in memory, but their width is 2 or 4
+// bits: uint8 -> int2 is refused, uint4 -> int4 reinterprets the code.
+TEST(BitCast, SubByteTypesCountTheirBits) {
+  Tensor u8 = Tensor::from_vector<uint8_t>({2}, {1, 3});
+  auto msg = node_error("BitCast", 26, {u8}, [](NodeBuilder& n) { n.attr("to", int64_t(DType::Int2)); });
+  EXPECT_NE(msg.find("input dtype uint8 (8 bits) and to = int2 (2 bits) differ in width"), std::string::npos) << msg;
+
+  Tensor u4(DType::UInt4, Shape{3});
+  const uint8_t codes[3] = {0x0F, 0x08, 0x07};
+  std::memcpy(u4.raw_mut(), codes, 3);
+  auto y = run_node("BitCast", 26, {u4}, [](NodeBuilder& n) { n.attr("to", int64_t(DType::Int4)); }, 1,
+                    KernelMode::Fast)[0];
+  ASSERT_EQ(y.dtype(), DType::Int4);
+  EXPECT_EQ(values_of(y), (std::vector<double>{-1, -8, 7}));
 }
 
 }  // namespace
