@@ -24,11 +24,11 @@ import learn_models  # noqa: E402
 
 # (row, ONNXMINI_CONV_VARIANT, extra CLI args, kernel_variant expected in the profile)
 STEPS = [
-    ("reference loops", None, ["--kernels", "reference"], "conv_reference"),
+    ("reference loops", None, ["--kernels", "reference"], "reference"),  # every reference kernel reports "reference"
     ("im2col + GEMM", "im2col", [], "conv2d_im2col"),
     ("implicit GEMM", "implicit", [], "conv2d_implicit_gemm"),
     ("direct loops", "direct", [], "conv2d_direct"),
-    ("lanes (AVX-512)", "lanes", [], "conv2d_lanes"),
+    ("lanes", "lanes", [], "conv2d_lanes"),  # AVX-512 or AVX2, whichever the machine has
 ]
 
 
