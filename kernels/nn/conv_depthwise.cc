@@ -1,0 +1,117 @@
+// conv_depthwise_simd: the portable vector traits, the per-ISA table and the
+// driver (threads over N*C planes). The plane body is conv_depthwise_impl.h.
+#include "kernels/nn/conv_depthwise.h"
+
+#include <atomic>
+
+#include "core/thread_pool.h"
+#include "kernels/nn/conv_depthwise_impl.h"
+
+namespace onnxmini {
+namespace nn {
+namespace {
+
+// Portable "registers" of 8 floats as plain arrays: the loops over lanes are
+// left to the compiler (SSE2 on the x86-64 baseline). Tails count lanes.
+struct PortableLanes {
+  static constexpr int V = 8;
+  struct Reg {
+    float v[V];
+  };
+  struct Tail {
+    int n;
+  };
+  static Tail tail(int n) { return {n}; }
+  static Reg zero() { return set1(0.0f); }
+  static Reg set1(float a) {
+    Reg r;
+    for (int l = 0; l < V; ++l) r.v[l] = a;
+    return r;
+  }
+  static Reg fma(Reg a, Reg b, Reg c) {
+    for (int l = 0; l < V; ++l) c.v[l] += a.v[l] * b.v[l];
+    return c;
+  }
+  static Reg max(Reg a, Reg b) {
+    for (int l = 0; l < V; ++l) a.v[l] = a.v[l] > b.v[l] ? a.v[l] : b.v[l];
+    return a;
+  }
+  static Reg min(Reg a, Reg b) {
+    for (int l = 0; l < V; ++l) a.v[l] = a.v[l] < b.v[l] ? a.v[l] : b.v[l];
+    return a;
+  }
+  static Reg prelu(Reg v, Reg slope) {
+    for (int l = 0; l < V; ++l) v.v[l] = v.v[l] < 0 ? v.v[l] * slope.v[l] : v.v[l];
+    return v;
+  }
+  static Reg load(const float* p) { return load_strided(p, 1, Tail{V}); }
+  static Reg load_part(const float* p, const Tail& t) { return load_strided(p, 1, t); }
+  static Reg load_s2(const float* p) { return load_strided(p, 2, Tail{V}); }
+  static Reg load_s2_part(const float* p, const Tail& t) { return load_strided(p, 2, t); }
+  static Reg load_strided(const float* p, int64_t s, const Tail& t) {
+    Reg r = zero();
+    for (int l = 0; l < t.n; ++l) r.v[l] = p[l * s];
+    return r;
+  }
+  static void store(float* p, Reg v) { store_part(p, v, Tail{V}); }
+  static void store_part(float* p, Reg v, const Tail& t) {
+    for (int l = 0; l < t.n; ++l) p[l] = v.v[l];
+  }
+};
+
+std::atomic<int> g_isa_override{-1};
+
+}  // namespace
+
+const DepthwiseKernels& depthwise_kernels_portable() {
+  static const DepthwiseKernels k{cpu::Isa::Portable, dw_plane_dispatch<PortableLanes>};
+  return k;
+}
+
+const DepthwiseKernels& depthwise_kernels_for(cpu::Isa isa) {
+  if (isa == cpu::Isa::Avx512 && cpu::hw_has_avx512()) return depthwise_kernels_avx512();
+  if (isa != cpu::Isa::Portable && cpu::hw_has_avx2_fma()) return depthwise_kernels_avx2();
+  return depthwise_kernels_portable();
+}
+
+cpu::Isa depthwise_isa() {
+  const int o = g_isa_override.load(std::memory_order_relaxed);
+  return o < 0 ? cpu::active_isa() : static_cast<cpu::Isa>(o);
+}
+
+void set_depthwise_isa_for_tests(cpu::Isa isa) { g_isa_override.store(static_cast<int>(isa)); }
+
+void conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,
+                         const gemm::Epilogue& epi, float* y) {
+  const Window& win = g.win;
+  const DepthwisePlaneGeom pg{win.in[0],       win.in[1],       win.out[0],      win.out[1],
+                              win.kernel[0],   win.kernel[1],   win.stride[0],   win.stride[1],
+                              win.dilation[0], win.dilation[1], win.pad_begin[0], win.pad_begin[1]};
+  const DepthwiseKernels& k = depthwise_kernels_for(depthwise_isa());
+  ctx.stats().isa = cpu::isa_name(k.isa);
+  const int64_t IP = pg.H * pg.W, OP = pg.OH * pg.OW, KP = pg.KH * pg.KW;
+  const bool sigmoid = epi.activation == gemm::Epilogue::Activation::Sigmoid;
+  // ~64 KFLOP per task at least: a 7x7 plane of a 3x3 layer alone is ~1 KFLOP,
+  // too little to pay for a hand-off between threads.
+  const int64_t grain = std::max<int64_t>(1, (64 << 10) / std::max<int64_t>(1, 2 * OP * KP));
+  parallel_for(ctx.threads(), g.N * g.C, grain, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t c = p % g.C;
+      DepthwisePlaneEpi e;
+      e.bias = epi.bias ? epi.bias[c] : 0.0f;
+      e.act = epi.activation;
+      e.lo = epi.clip_min, e.hi = epi.clip_max;
+      e.slope = epi.prelu_slope ? epi.prelu_slope[c] : 0.0f;
+      float* yp = y + p * OP;
+      k.plane(pg, x + p * IP, w + c * KP, e, yp);
+      if (sigmoid) {  // exact expf, as the other paths' scalar epilogue: rare after a depthwise layer
+        gemm::Epilogue s;
+        s.activation = gemm::Epilogue::Activation::Sigmoid;
+        gemm::apply_epilogue(s, yp, OP, c, 0);
+      }
+    }
+  });
+}
+
+}  // namespace nn
+}  // namespace onnxmini

@@ -1,0 +1,64 @@
+// AVX2 + FMA vector traits of conv_depthwise_simd (conv_depthwise_impl.h): 8
+// output columns per ymm. Row tails use vmaskmovps (masked-off lanes are
+// neither read nor written, and do not fault). Stride 2: a load plus a masked
+// load of the 7 further floats a full vector needs, then vshufps + vpermpd
+// take the even lanes; other strides: a masked gather.
+#include <immintrin.h>
+
+#include "kernels/nn/conv_depthwise_impl.h"
+
+namespace onnxmini {
+namespace nn {
+namespace {
+
+struct Avx2Lanes {
+  using Reg = __m256;
+  static constexpr int V = 8;
+  struct Tail {
+    __m256i m;       // the n output lanes
+    __m256i lo, hi;  // stride 2: the 2n-1 input floats over two registers
+  };
+  static __m256i first(int n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  static Tail tail(int n) {
+    const int e = 2 * n - 1;
+    return {first(n), first(std::min(e, 8)), first(std::max(e - 8, 0))};
+  }
+  static Reg zero() { return _mm256_setzero_ps(); }
+  static Reg set1(float a) { return _mm256_set1_ps(a); }
+  static Reg fma(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
+  static Reg max(Reg a, Reg b) { return _mm256_max_ps(a, b); }
+  static Reg min(Reg a, Reg b) { return _mm256_min_ps(a, b); }
+  static Reg prelu(Reg v, Reg slope) {
+    return _mm256_blendv_ps(v, _mm256_mul_ps(v, slope), _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ));
+  }
+  static Reg load(const float* p) { return _mm256_loadu_ps(p); }
+  static Reg load_part(const float* p, const Tail& t) { return _mm256_maskload_ps(p, t.m); }
+  // lo = a0..a7, hi = a8..a15 -> a0 a2 .. a14.
+  static Reg even_lanes(Reg lo, Reg hi) {
+    const __m256 s = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));  // a0 a2 a8 a10 | a4 a6 a12 a14
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), _MM_SHUFFLE(3, 1, 2, 0)));
+  }
+  static Reg load_s2(const float* p) { return even_lanes(_mm256_loadu_ps(p), _mm256_maskload_ps(p + 8, first(7))); }
+  static Reg load_s2_part(const float* p, const Tail& t) {
+    return even_lanes(_mm256_maskload_ps(p, t.lo), _mm256_maskload_ps(p + 8, t.hi));
+  }
+  static Reg load_strided(const float* p, int64_t s, const Tail& t) {
+    const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                           _mm256_set1_epi32(static_cast<int>(s)));
+    return _mm256_mask_i32gather_ps(_mm256_setzero_ps(), p, idx, _mm256_castsi256_ps(t.m), 4);
+  }
+  static void store(float* p, Reg v) { _mm256_storeu_ps(p, v); }
+  static void store_part(float* p, Reg v, const Tail& t) { _mm256_maskstore_ps(p, t.m, v); }
+};
+
+}  // namespace
+
+const DepthwiseKernels& depthwise_kernels_avx2() {
+  static const DepthwiseKernels k{cpu::Isa::Avx2, dw_plane_dispatch<Avx2Lanes>};
+  return k;
+}
+
+}  // namespace nn
+}  // namespace onnxmini
