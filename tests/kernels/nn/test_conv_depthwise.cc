@@ -4,7 +4,9 @@
 // 8- and 16-lane vectors), batch 2, 1 and 2 threads, bias or none, fused
 // activations and BatchNormalization, on every ISA the machine has (portable,
 // AVX2, AVX-512 through set_depthwise_isa_for_tests); and the dispatch: the
-// profile names conv_depthwise_simd and the ISA table that ran.
+// profile names conv_depthwise_simd and the ISA table that ran. The sweeps run
+// with padded planes copied (column-parity split at stride 2), in place, and
+// the rule's mix (DepthwisePadCopy).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -31,8 +33,8 @@ struct DwCase {
 std::string describe(const DwCase& c) {
   std::ostringstream s;
   s << "x=" << shape_to_string(c.x) << " k=" << c.kh << "x" << c.kw << " strides=" << c.strides[0] << ","
-    << c.strides[1] << " dil=" << c.dilations[0] << "," << c.dilations[1] << " pads=" << c.pads[0] << ","
-    << c.pads[1] << "," << c.pads[2] << "," << c.pads[3] << " bias=" << c.bias;
+    << c.strides[1] << " dil=" << c.dilations[0] << "," << c.dilations[1] << " pads=" << c.pads[0] << "," << c.pads[1]
+    << "," << c.pads[2] << "," << c.pads[3] << " bias=" << c.bias;
   return s.str();
 }
 
@@ -46,7 +48,11 @@ ModelBuilder dw_model(const DwCase& c, uint32_t seed) {
     mb.initializer("B", random_tensor(DType::Float32, {C}, seed + 1));
     in.push_back("B");
   }
-  mb.node("Conv", in, {"Y"}).name("dw").attr("group", C).attr("strides", c.strides).attr("dilations", c.dilations)
+  mb.node("Conv", in, {"Y"})
+      .name("dw")
+      .attr("group", C)
+      .attr("strides", c.strides)
+      .attr("dilations", c.dilations)
       .attr("pads", c.pads);
   mb.output("Y");
   return mb;
@@ -90,6 +96,14 @@ struct IsaScope {  // restores the default ISA when a test ends
   explicit IsaScope(cpu::Isa isa) { nn::set_depthwise_isa_for_tests(isa); }
   ~IsaScope() { nn::set_depthwise_isa_for_tests(cpu::active_isa()); }
 };
+struct PadCopyScope {  // restores the rule when a test ends
+  explicit PadCopyScope(nn::DepthwisePadCopy p) { nn::set_depthwise_pad_copy(p); }
+  ~PadCopyScope() { nn::set_depthwise_pad_copy(nn::DepthwisePadCopy::Rule); }
+};
+// Both ways of handling padding and stride 2 (padded / column-parity copy, or
+// in place with border code and permuted loads), and the rule's mix.
+const nn::DepthwisePadCopy kPadModes[] = {nn::DepthwisePadCopy::Rule, nn::DepthwisePadCopy::Always,
+                                          nn::DepthwisePadCopy::Never};
 
 void check_dw(const DwCase& c, uint32_t seed, int threads, cpu::Isa isa) {
   const auto x = random_tensor(DType::Float32, c.x, seed + 2);
@@ -101,74 +115,83 @@ void check_dw(const DwCase& c, uint32_t seed, int threads, cpu::Isa isa) {
 
 TEST(ConvDepthwise, KernelsStridesDilationsPadsOnEveryIsa) {
   for (cpu::Isa isa : dw_isas()) {
-    IsaScope scope(isa);
-    EXPECT_EQ(nn::depthwise_kernels_for(isa).isa, isa);
-    uint32_t seed = 100;
-    int i = 0;
-    for (int64_t k : {3, 5, 7})
-      for (int64_t s : {1, 2, 3})
-        for (int64_t d : {1, 2})
-          for (int pad_kind = 0; pad_kind < 3; ++pad_kind) {
-            ++i;
-            DwCase c;
-            c.kh = c.kw = k;
-            c.strides = {s, s == 3 ? 1 : s};  // stride 3 along H only once in a while
-            if (i % 2) c.strides = {s, s};
-            c.dilations = {d, d};
-            const int64_t half = (k - 1) * d / 2;
-            if (pad_kind == 1) c.pads = {half, half, half, half};
-            if (pad_kind == 2) c.pads = {half, half / 2, 0, half + 1};  // asymmetric
-            c.x = {2, 3, (k - 1) * d + 1 + i % 9, (k - 1) * d + 1 + (i * 7) % 37};
-            c.bias = i % 3 != 1;
-            check_dw(c, seed += 10, 1 + i % 2, isa);
-          }
+    for (nn::DepthwisePadCopy mode : kPadModes) {
+      PadCopyScope pad(mode);
+      IsaScope scope(isa);
+      EXPECT_EQ(nn::depthwise_kernels_for(isa).isa, isa);
+      uint32_t seed = 100;
+      int i = 0;
+      for (int64_t k : {3, 5, 7})
+        for (int64_t s : {1, 2, 3})
+          for (int64_t d : {1, 2})
+            for (int pad_kind = 0; pad_kind < 3; ++pad_kind) {
+              ++i;
+              DwCase c;
+              c.kh = c.kw = k;
+              c.strides = {s, s == 3 ? 1 : s};  // stride 3 along H only once in a while
+              if (i % 2) c.strides = {s, s};
+              c.dilations = {d, d};
+              const int64_t half = (k - 1) * d / 2;
+              if (pad_kind == 1) c.pads = {half, half, half, half};
+              if (pad_kind == 2) c.pads = {half, half / 2, 0, half + 1};  // asymmetric
+              c.x = {2, 3, (k - 1) * d + 1 + i % 9, (k - 1) * d + 1 + (i * 7) % 37};
+              c.bias = i % 3 != 1;
+              check_dw(c, seed += 10, 1 + i % 2, isa);
+            }
+    }
   }
 }
 
 TEST(ConvDepthwise, EveryOutputWidthOnEveryIsa) {
   for (cpu::Isa isa : dw_isas()) {
-    IsaScope scope(isa);
-    uint32_t seed = 2000;
-    for (int64_t ow = 1; ow <= 40; ++ow) {
-      DwCase a;  // 3x3 stride 1 pad 1: OW = W
-      a.x = {1, 2, 6, ow};
-      a.pads = {1, 1, 1, 1};
-      check_dw(a, seed += 10, 1, isa);
-      DwCase b;  // 3x3 stride 2 pad 1 (MobileNet's downsampling): OW = ow
-      b.x = {1, 2, 9, 2 * ow};
-      b.strides = {2, 2};
-      b.pads = {0, 0, 1, 1};
-      check_dw(b, seed += 10, 2, isa);
-      DwCase c;  // 5x5 stride 1 pad 2, width 1 included
-      c.x = {1, 2, 7, ow};
-      c.kh = c.kw = 5;
-      c.pads = {2, 2, 2, 2};
-      check_dw(c, seed += 10, 1, isa);
+    for (nn::DepthwisePadCopy mode : kPadModes) {
+      PadCopyScope pad(mode);
+      IsaScope scope(isa);
+      uint32_t seed = 2000;
+      for (int64_t ow = 1; ow <= 40; ++ow) {
+        DwCase a;  // 3x3 stride 1 pad 1: OW = W
+        a.x = {1, 2, 6, ow};
+        a.pads = {1, 1, 1, 1};
+        check_dw(a, seed += 10, 1, isa);
+        DwCase b;  // 3x3 stride 2 pad 1 (MobileNet's downsampling): OW = ow
+        b.x = {1, 2, 9, 2 * ow};
+        b.strides = {2, 2};
+        b.pads = {0, 0, 1, 1};
+        check_dw(b, seed += 10, 2, isa);
+        DwCase c;  // 5x5 stride 1 pad 2, width 1 included
+        c.x = {1, 2, 7, ow};
+        c.kh = c.kw = 5;
+        c.pads = {2, 2, 2, 2};
+        check_dw(c, seed += 10, 1, isa);
+      }
     }
   }
 }
 
 TEST(ConvDepthwise, NonSquareAndOversizedKernels) {
   for (cpu::Isa isa : dw_isas()) {
-    IsaScope scope(isa);
-    uint32_t seed = 3000;
-    DwCase a;  // 1x5 and 5x1 (generic path)
-    a.x = {1, 4, 9, 21};
-    a.kh = 1, a.kw = 5;
-    a.pads = {0, 2, 0, 2};
-    check_dw(a, seed += 10, 2, isa);
-    a.kh = 5, a.kw = 1;
-    a.pads = {2, 0, 2, 0};
-    check_dw(a, seed += 10, 1, isa);
-    DwCase b;  // kernel wider than the input: no interior column or row at all
-    b.x = {1, 3, 2, 3};
-    b.kh = b.kw = 7;
-    b.pads = {3, 3, 3, 3};
-    check_dw(b, seed += 10, 1, isa);
-    DwCase c;  // whole output rows in the padding
-    c.x = {1, 2, 3, 17};
-    c.pads = {4, 1, 5, 1};
-    check_dw(c, seed += 10, 2, isa);
+    for (nn::DepthwisePadCopy mode : kPadModes) {
+      PadCopyScope pad(mode);
+      IsaScope scope(isa);
+      uint32_t seed = 3000;
+      DwCase a;  // 1x5 and 5x1 (generic path)
+      a.x = {1, 4, 9, 21};
+      a.kh = 1, a.kw = 5;
+      a.pads = {0, 2, 0, 2};
+      check_dw(a, seed += 10, 2, isa);
+      a.kh = 5, a.kw = 1;
+      a.pads = {2, 0, 2, 0};
+      check_dw(a, seed += 10, 1, isa);
+      DwCase b;  // kernel wider than the input: no interior column or row at all
+      b.x = {1, 3, 2, 3};
+      b.kh = b.kw = 7;
+      b.pads = {3, 3, 3, 3};
+      check_dw(b, seed += 10, 1, isa);
+      DwCase c;  // whole output rows in the padding
+      c.x = {1, 2, 3, 17};
+      c.pads = {4, 1, 5, 1};
+      check_dw(c, seed += 10, 2, isa);
+    }
   }
 }
 
@@ -191,7 +214,10 @@ ModelBuilder fused_dw_model(const std::string& act, int bn) {  // bn: 0 none, 1 
     mb.node("BatchNormalization", {"X", "g", "b", "m", "v"}, {"N"}).name("bn");
     in = "N";
   }
-  mb.node("Conv", {in, "W", "B"}, {"C"}).name("c0").attr("group", C).attr("pads", std::vector<int64_t>{1, 0, 1, 2})
+  mb.node("Conv", {in, "W", "B"}, {"C"})
+      .name("c0")
+      .attr("group", C)
+      .attr("pads", std::vector<int64_t>{1, 0, 1, 2})
       .attr("strides", std::vector<int64_t>{1, 2});
   std::string out = "C";
   if (bn == 2) {
