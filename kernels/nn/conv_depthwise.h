@@ -40,9 +40,14 @@ struct DepthwisePlaneEpi {
 using DepthwisePlaneFn = void (*)(const DepthwisePlaneGeom& g, const float* x, const float* w,
                                   const DepthwisePlaneEpi& e, float* y);
 
+// even[m] = src[2m] (m < (n + 1) / 2), odd[m] = src[2m + 1] (m < n / 2): one
+// input row into the column-parity copy.
+using DeinterleaveFn = void (*)(const float* src, int64_t n, float* even, float* odd);
+
 struct DepthwiseKernels {
   cpu::Isa isa;
   DepthwisePlaneFn plane;
+  DeinterleaveFn deinterleave;
 };
 
 const DepthwiseKernels& depthwise_kernels_portable();
@@ -57,15 +62,16 @@ cpu::Isa depthwise_isa();
 // cpu::active_isa() to restore the default.
 void set_depthwise_isa_for_tests(cpu::Isa isa);
 
-// Padded planes: the rule copies a plane into a zero-padded per-thread buffer
-// when the layer has padding and its rows are short (depthwise_pad_copy_wanted),
-// so every output is an interior one; otherwise the border rows and columns
-// are computed in place (vector rows with fewer taps, scalar edge columns).
+// Padded planes: the rule (depthwise_pad_copy_wanted) copies each plane of a
+// padded layer into a zero-padded per-thread buffer, so every output is an
+// interior one, and at stride_w 2 splits its columns by parity (contiguous
+// loads). In place (Never), border rows run the vector code over their valid
+// tap rows and edge columns are scalar; stride 2 then permutes pairs of loads.
 // Tests / benchmarks force either way (also ONNXMINI_DEPTHWISE_PAD_COPY=1 / 0);
 // Rule restores the rule.
 enum class DepthwisePadCopy { Rule, Always, Never };
 void set_depthwise_pad_copy(DepthwisePadCopy p);
-bool depthwise_pad_copy_wanted(const Window& win, int lanes);
+bool depthwise_pad_copy_wanted(const Window& win);
 
 // Whether conv_depthwise_simd can run g: 2-D, one input and one output channel per group.
 inline bool depthwise_simd_fits(const ConvGeom& g) {

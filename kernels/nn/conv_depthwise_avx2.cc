@@ -53,10 +53,23 @@ struct Avx2Lanes {
   static void store_part(float* p, Reg v, const Tail& t) { _mm256_maskstore_ps(p, t.m, v); }
 };
 
+// 16 floats -> 8 even + 8 odd: vshufps picks them per 128-bit lane, vpermpd
+// puts the lanes' halves in order.
+void deinterleave_avx2(const float* src, int64_t n, float* even, float* odd) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256 a = _mm256_loadu_ps(src + i), b = _mm256_loadu_ps(src + i + 8);
+    const __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)), o = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+    _mm256_storeu_ps(even + i / 2, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0))));
+    _mm256_storeu_ps(odd + i / 2, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0))));
+  }
+  dw_deinterleave_tail(src, i, n, even, odd);
+}
+
 }  // namespace
 
 const DepthwiseKernels& depthwise_kernels_avx2() {
-  static const DepthwiseKernels k{cpu::Isa::Avx2, dw_plane_dispatch<Avx2Lanes>};
+  static const DepthwiseKernels k{cpu::Isa::Avx2, dw_plane_dispatch<Avx2Lanes>, deinterleave_avx2};
   return k;
 }
 

@@ -54,10 +54,23 @@ struct Avx512Lanes {
   static void store_part(float* p, Reg v, const Tail& t) { _mm512_mask_storeu_ps(p, t.m, v); }
 };
 
+// 32 floats -> 16 even + 16 odd: two loads, two vpermt2ps, two stores.
+void deinterleave_avx512(const float* src, int64_t n, float* even, float* odd) {
+  const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i io = _mm512_add_epi32(ie, _mm512_set1_epi32(1));
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m512 a = _mm512_loadu_ps(src + i), b = _mm512_loadu_ps(src + i + 16);
+    _mm512_storeu_ps(even + i / 2, _mm512_permutex2var_ps(a, ie, b));
+    _mm512_storeu_ps(odd + i / 2, _mm512_permutex2var_ps(a, io, b));
+  }
+  dw_deinterleave_tail(src, i, n, even, odd);
+}
+
 }  // namespace
 
 const DepthwiseKernels& depthwise_kernels_avx512() {
-  static const DepthwiseKernels k{cpu::Isa::Avx512, dw_plane_dispatch<Avx512Lanes>};
+  static const DepthwiseKernels k{cpu::Isa::Avx512, dw_plane_dispatch<Avx512Lanes>, deinterleave_avx512};
   return k;
 }
 

@@ -184,6 +184,12 @@ void dw_plane(const DepthwisePlaneGeom& g, const float* x, const float* w, const
   }
 }
 
+// The scalar finish of a row's deinterleave, from input column i (even).
+inline void dw_deinterleave_tail(const float* src, int64_t i, int64_t n, float* even, float* odd) {
+  for (; i + 1 < n; i += 2) even[i / 2] = src[i], odd[i / 2] = src[i + 1];
+  if (i < n) even[i / 2] = src[i];
+}
+
 // The instantiation for g's kernel size and stride.
 template <class T>
 void dw_plane_dispatch(const DepthwisePlaneGeom& g, const float* x, const float* w, const DepthwisePlaneEpi& e,
