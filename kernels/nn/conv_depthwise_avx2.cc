@@ -54,7 +54,7 @@ struct Avx2Lanes {
 };
 
 // 16 floats -> 8 even + 8 odd: vshufps picks them per 128-bit lane, vpermpd
-// puts the lanes' halves in order.
+// puts the lanes' halves in order; the last < 16 with masked loads / stores.
 void deinterleave_avx2(const float* src, int64_t n, float* even, float* odd) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -63,7 +63,16 @@ void deinterleave_avx2(const float* src, int64_t n, float* even, float* odd) {
     _mm256_storeu_ps(even + i / 2, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0))));
     _mm256_storeu_ps(odd + i / 2, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0))));
   }
-  dw_deinterleave_tail(src, i, n, even, odd);
+  if (i < n) {  // the last < 16 the same way with vmaskmovps
+    const int r = static_cast<int>(n - i);
+    const __m256 a = _mm256_maskload_ps(src + i, Avx2Lanes::first(std::min(r, 8)));
+    const __m256 b = _mm256_maskload_ps(src + i + 8, Avx2Lanes::first(std::max(r - 8, 0)));
+    const __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)), o = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+    _mm256_maskstore_ps(even + i / 2, Avx2Lanes::first((r + 1) / 2),
+                        _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0))));
+    _mm256_maskstore_ps(odd + i / 2, Avx2Lanes::first(r / 2),
+                        _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0))));
+  }
 }
 
 }  // namespace

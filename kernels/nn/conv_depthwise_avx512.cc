@@ -54,7 +54,9 @@ struct Avx512Lanes {
   static void store_part(float* p, Reg v, const Tail& t) { _mm512_mask_storeu_ps(p, t.m, v); }
 };
 
-// 32 floats -> 16 even + 16 odd: two loads, two vpermt2ps, two stores.
+// 32 floats -> 16 even + 16 odd: two loads, two vpermt2ps, two stores; the
+// last < 32 the same way with masks (the zoo's rows are 14..116 floats, so a
+// scalar tail would be most of a row).
 void deinterleave_avx512(const float* src, int64_t n, float* even, float* odd) {
   const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i io = _mm512_add_epi32(ie, _mm512_set1_epi32(1));
@@ -64,7 +66,13 @@ void deinterleave_avx512(const float* src, int64_t n, float* even, float* odd) {
     _mm512_storeu_ps(even + i / 2, _mm512_permutex2var_ps(a, ie, b));
     _mm512_storeu_ps(odd + i / 2, _mm512_permutex2var_ps(a, io, b));
   }
-  dw_deinterleave_tail(src, i, n, even, odd);
+  if (i < n) {
+    const int r = static_cast<int>(n - i);
+    const __m512 a = _mm512_maskz_loadu_ps(Avx512Lanes::first(std::min(r, 16)), src + i);
+    const __m512 b = _mm512_maskz_loadu_ps(Avx512Lanes::first(std::max(r - 16, 0)), src + i + 16);
+    _mm512_mask_storeu_ps(even + i / 2, Avx512Lanes::first((r + 1) / 2), _mm512_permutex2var_ps(a, ie, b));
+    _mm512_mask_storeu_ps(odd + i / 2, Avx512Lanes::first(r / 2), _mm512_permutex2var_ps(a, io, b));
+  }
 }
 
 }  // namespace

@@ -163,6 +163,11 @@ TEST(ConvDepthwise, EveryOutputWidthOnEveryIsa) {
         c.kh = c.kw = 5;
         c.pads = {2, 2, 2, 2};
         check_dw(c, seed += 10, 1, isa);
+        DwCase d;  // 3x3 stride 2 pad 1, input width ow: odd and even rows, odd left pad (deinterleave tails)
+        d.x = {1, 2, 5, ow};
+        d.strides = {2, 2};
+        d.pads = {1, 1, 1, 1};
+        check_dw(d, seed += 10, 1, isa);
       }
     }
   }
