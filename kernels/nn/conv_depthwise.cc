@@ -108,7 +108,7 @@ bool depthwise_pad_copy_wanted(const Window& win) {
   const bool padded = win.pad_begin[0] || win.pad_begin[1] || win.pad_end[0] || win.pad_end[1];
   switch (static_cast<DepthwisePadCopy>(g_pad_copy.load(std::memory_order_relaxed))) {
     case DepthwisePadCopy::Always: return padded || win.stride[1] == 2;
-    case DepthwisePadCopy::Never: return false;
+    case DepthwisePadCopy::Never: return win.stride[1] == 2;  // in-place stride 2: see conv_depthwise.h
     default: break;
   }
   // In place, a row has ~2 * pad scalar edge columns (each KH * KW checked
