@@ -50,8 +50,6 @@ struct PortableLanes {
   }
   static Reg load(const float* p) { return load_strided(p, 1, Tail{V}); }
   static Reg load_part(const float* p, const Tail& t) { return load_strided(p, 1, t); }
-  static Reg load_s2(const float* p) { return load_strided(p, 2, Tail{V}); }
-  static Reg load_s2_part(const float* p, const Tail& t) { return load_strided(p, 2, t); }
   static Reg load_strided(const float* p, int64_t s, const Tail& t) {
     Reg r = zero();
     for (int l = 0; l < t.n; ++l) r.v[l] = p[l * s];
@@ -116,7 +114,7 @@ bool depthwise_pad_copy_wanted(const Window& win) {
   // columns, 7.3 GFLOP/s against 33 with the copy (Xeon, AVX-512, 1 thread);
   // on its 112 x 112 3x3 layer the copy still won (39.7 vs 35.8 GFLOP/s).
   // Stride 2 is always copied, split by column parity: in place each tap's
-  // vector costs two loads and a cross-lane permute (one port).
+  // vector cost two loads and a cross-lane permute (one port); that path is gone.
   return padded || win.stride[1] == 2;
 }
 

@@ -67,9 +67,10 @@ void set_depthwise_isa_for_tests(cpu::Isa isa);
 // interior one, and at stride_w 2 splits its columns by parity (contiguous
 // loads). In place (Never), border rows run the vector code over their valid
 // tap rows and edge columns are scalar. Stride_w 2 is always copied: its
-// in-place loads (load_s2) crashed the portable build once under ctest
-// (ConvDepthwise.EveryOutputWidthOnEveryIsa, not reproduced outside ctest,
-// root cause not found) and lost to the copy anyway.
+// in-place loads (two loads + a permute per vector, since removed) lost to the
+// copy, and the portable build of them segfaulted under ctest
+// (ConvDepthwise.EveryOutputWidthOnEveryIsa; not reproduced outside ctest,
+// root cause not found).
 // Tests / benchmarks force either way (also ONNXMINI_DEPTHWISE_PAD_COPY=1 / 0);
 // Rule restores the rule.
 enum class DepthwisePadCopy { Rule, Always, Never };

@@ -1,8 +1,8 @@
 // AVX2 + FMA vector traits of conv_depthwise_simd (conv_depthwise_impl.h): 8
 // output columns per ymm. Row tails use vmaskmovps (masked-off lanes are
-// neither read nor written, and do not fault). Stride 2: a load plus a masked
-// load of the 7 further floats a full vector needs, then vshufps + vpermpd
-// take the even lanes; other strides: a masked gather.
+// neither read nor written, and do not fault). Stride 2 reads a column-parity
+// copy made by deinterleave_avx2 (vshufps + vpermpd per 16 floats); other
+// strides: a masked gather.
 #include <immintrin.h>
 
 #include "kernels/nn/conv_depthwise_impl.h"
@@ -15,16 +15,12 @@ struct Avx2Lanes {
   using Reg = __m256;
   static constexpr int V = 8;
   struct Tail {
-    __m256i m;       // the n output lanes
-    __m256i lo, hi;  // stride 2: the 2n-1 input floats over two registers
+    __m256i m;  // the n output lanes
   };
   static __m256i first(int n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   }
-  static Tail tail(int n) {
-    const int e = 2 * n - 1;
-    return {first(n), first(std::min(e, 8)), first(std::max(e - 8, 0))};
-  }
+  static Tail tail(int n) { return {first(n)}; }
   static Reg zero() { return _mm256_setzero_ps(); }
   static Reg set1(float a) { return _mm256_set1_ps(a); }
   static Reg fma(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
@@ -35,15 +31,6 @@ struct Avx2Lanes {
   }
   static Reg load(const float* p) { return _mm256_loadu_ps(p); }
   static Reg load_part(const float* p, const Tail& t) { return _mm256_maskload_ps(p, t.m); }
-  // lo = a0..a7, hi = a8..a15 -> a0 a2 .. a14.
-  static Reg even_lanes(Reg lo, Reg hi) {
-    const __m256 s = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));  // a0 a2 a8 a10 | a4 a6 a12 a14
-    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), _MM_SHUFFLE(3, 1, 2, 0)));
-  }
-  static Reg load_s2(const float* p) { return even_lanes(_mm256_loadu_ps(p), _mm256_maskload_ps(p + 8, first(7))); }
-  static Reg load_s2_part(const float* p, const Tail& t) {
-    return even_lanes(_mm256_maskload_ps(p, t.lo), _mm256_maskload_ps(p + 8, t.hi));
-  }
   static Reg load_strided(const float* p, int64_t s, const Tail& t) {
     const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
                                            _mm256_set1_epi32(static_cast<int>(s)));

@@ -1,8 +1,8 @@
 // AVX-512 vector traits of conv_depthwise_simd (conv_depthwise_impl.h): 16
 // output columns per zmm. Row tails use mask registers (masked-off lanes are
-// neither read nor written, so no load runs past the row). Stride 2: two
-// loads (the second masked to the 15 floats a full vector needs) and one
-// vpermt2ps taking the even lanes; other strides: a masked gather.
+// neither read nor written, so no load runs past the row). Stride 2 reads a
+// column-parity copy made by deinterleave_avx512 (two vpermt2ps per 32
+// floats); other strides: a masked gather.
 // GCC 12 reports a false -Wmaybe-uninitialized inside its own masked-intrinsic headers.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
@@ -17,14 +17,10 @@ struct Avx512Lanes {
   using Reg = __m512;
   static constexpr int V = 16;
   struct Tail {
-    __mmask16 m;       // the n output lanes
-    __mmask16 lo, hi;  // stride 2: the 2n-1 input floats over two registers
+    __mmask16 m;  // the n output lanes
   };
   static __mmask16 first(int n) { return static_cast<__mmask16>((1u << n) - 1u); }
-  static Tail tail(int n) {
-    const int e = 2 * n - 1;
-    return {first(n), first(std::min(e, 16)), first(std::max(e - 16, 0))};
-  }
+  static Tail tail(int n) { return {first(n)}; }
   static Reg zero() { return _mm512_setzero_ps(); }
   static Reg set1(float a) { return _mm512_set1_ps(a); }
   static Reg fma(Reg a, Reg b, Reg c) { return _mm512_fmadd_ps(a, b, c); }
@@ -35,16 +31,6 @@ struct Avx512Lanes {
   }
   static Reg load(const float* p) { return _mm512_loadu_ps(p); }
   static Reg load_part(const float* p, const Tail& t) { return _mm512_maskz_loadu_ps(t.m, p); }
-  static Reg even_lanes(Reg lo, Reg hi) {
-    const __m512i idx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    return _mm512_permutex2var_ps(lo, idx, hi);
-  }
-  static Reg load_s2(const float* p) {
-    return even_lanes(_mm512_loadu_ps(p), _mm512_maskz_loadu_ps(static_cast<__mmask16>(0x7FFF), p + 16));
-  }
-  static Reg load_s2_part(const float* p, const Tail& t) {
-    return even_lanes(_mm512_maskz_loadu_ps(t.lo, p), _mm512_maskz_loadu_ps(t.hi, p + 16));
-  }
   static Reg load_strided(const float* p, int64_t s, const Tail& t) {
     const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                            _mm512_set1_epi32(static_cast<int>(s)));

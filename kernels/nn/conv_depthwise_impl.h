@@ -10,7 +10,7 @@
 // (OH x OW); the filter is this channel's KH x KW taps, read as broadcasts.
 // Output row segments are vectorised along W: V consecutive output columns
 // are one register; input column ow*sw - pw + kw*dw of those columns is a
-// contiguous load (sw 1), two loads + a permute taking the even lanes (sw 2),
+// contiguous load (sw 1; sw 2 on the column-parity copy, see conv_depthwise.h)
 // or a gather (other strides).
 //
 // Borders. Output rows whose KH taps all land inside X ("interior rows") and
@@ -88,8 +88,8 @@ inline float dw_border_value(const DepthwisePlaneGeom& g, const float* x, const 
   return dw_activate(acc, e);
 }
 
-// S: the column stride when 1 or 2, 0 = g's (a gather), kParity = stride 2 on
-// a column-parity copy (contiguous loads, as S = 1).
+// S: 1 = column stride 1, 0 = g's stride (a gather), kParity = stride 2 on a
+// column-parity copy (contiguous loads, as S = 1).
 constexpr int kParity = -2;
 
 template <class T, int S, bool kTail>
@@ -97,9 +97,6 @@ ONNXMINI_DW_INLINE typename T::Reg dw_load_cols(const float* p, int64_t sw, cons
   if constexpr (S == 1 || S == kParity) {
     if constexpr (kTail) return T::load_part(p, t);
     else return T::load(p);
-  } else if constexpr (S == 2) {
-    if constexpr (kTail) return T::load_s2_part(p, t);
-    else return T::load_s2(p);
   } else {
     return T::load_strided(p, sw, t);  // t covers V lanes when !kTail
   }
@@ -200,16 +197,13 @@ void dw_plane_dispatch(const DepthwisePlaneGeom& g, const float* x, const float*
     if (k == 5) return dw_plane<T, 5, kParity>(g, x, w, e, y);
     return dw_plane<T, 0, kParity>(g, x, w, e, y);
   }
-  const int s = g.sw == 1 || g.sw == 2 ? static_cast<int>(g.sw) : 0;
-  switch (k * 4 + s) {
-    case 3 * 4 + 1: return dw_plane<T, 3, 1>(g, x, w, e, y);
-    case 3 * 4 + 2: return dw_plane<T, 3, 2>(g, x, w, e, y);
-    case 3 * 4 + 0: return dw_plane<T, 3, 0>(g, x, w, e, y);
-    case 5 * 4 + 1: return dw_plane<T, 5, 1>(g, x, w, e, y);
-    case 5 * 4 + 2: return dw_plane<T, 5, 2>(g, x, w, e, y);
-    case 5 * 4 + 0: return dw_plane<T, 5, 0>(g, x, w, e, y);
+  const int s = g.sw == 1 ? 1 : 0;  // stride 2 arrives as a parity copy (above)
+  switch (k * 2 + s) {
+    case 3 * 2 + 1: return dw_plane<T, 3, 1>(g, x, w, e, y);
+    case 3 * 2 + 0: return dw_plane<T, 3, 0>(g, x, w, e, y);
+    case 5 * 2 + 1: return dw_plane<T, 5, 1>(g, x, w, e, y);
+    case 5 * 2 + 0: return dw_plane<T, 5, 0>(g, x, w, e, y);
     case 1: return dw_plane<T, 0, 1>(g, x, w, e, y);
-    case 2: return dw_plane<T, 0, 2>(g, x, w, e, y);
     default: return dw_plane<T, 0, 0>(g, x, w, e, y);
   }
 }

@@ -101,7 +101,7 @@ struct PadCopyScope {  // restores the rule when a test ends
   ~PadCopyScope() { nn::set_depthwise_pad_copy(nn::DepthwisePadCopy::Rule); }
 };
 // Both ways of handling padding and stride 2 (padded / column-parity copy, or
-// in place with border code and permuted loads), and the rule's mix.
+// in place with border code; stride 2 is copied in every mode), and the rule's mix.
 const nn::DepthwisePadCopy kPadModes[] = {nn::DepthwisePadCopy::Rule, nn::DepthwisePadCopy::Always,
                                           nn::DepthwisePadCopy::Never};
 
