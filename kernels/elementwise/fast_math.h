@@ -29,8 +29,11 @@ namespace ew {
 // so that results near FLT_MAX and down in the subnormals come out right.
 ONNXMINI_FAST_MATH_INLINE float fast_expf(float x) {
   const float hi = 88.72283935546875f, lo = -103.972084045410f;  // beyond: inf and 0
+  // Clamped so that NaN becomes lo too (every comparison with NaN is false): the
+  // integer conversion below must never see NaN (undefined behaviour); the NaN is
+  // restored at the end.
   float c = x > hi ? hi : x;
-  c = c < lo ? lo : c;
+  c = c >= lo ? c : lo;
   // n = round(c / ln2): adding 1.5 * 2^23 pushes the fraction bits out (round to nearest).
   const float shifter = 12582912.0f;
   const float n = (c * 1.44269504088896341f + shifter) - shifter;

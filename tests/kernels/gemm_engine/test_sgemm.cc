@@ -102,11 +102,12 @@ struct Problem {
     a.K = c.K;
     a.alpha = c.alpha;
     a.beta = c.beta;
-    a.A = A.data() + c.offset;
+    // Empty operands (M, N or K = 0) may have no storage: no offset on a null pointer.
+    a.A = A.empty() ? nullptr : A.data() + c.offset;
     a.lda = lda;
-    a.B = B.data() + c.offset;
+    a.B = B.empty() ? nullptr : B.data() + c.offset;
     a.ldb = ldb;
-    a.C = C + c.offset;
+    a.C = C ? C + c.offset : nullptr;
     a.ldc = ldc;
     a.epilogue.activation = c.act;
     a.epilogue.bias = c.bias ? bias.data() : nullptr;
