@@ -74,7 +74,9 @@ struct Profiler::State {
 
   std::atomic<int64_t> runs_started{0};
   std::atomic<bool> cap_reached{false};
-  size_t reserve_nodes = 16;  // capacity hint for a new run (last run's node count)
+  // Capacity hint for a new run (the largest run's node count): read by begin_run without
+  // the lock while another run's end_run raises it, hence atomic (relaxed: only a hint).
+  std::atomic<size_t> reserve_nodes{16};
 
   std::mutex mu;  // guards everything below
   std::vector<SessionRecord> session_events;
@@ -130,9 +132,10 @@ RunTracePtr Profiler::begin_run(const ThreadPool::Stats* pool_stats) {
   RunTracePtr run(new RunTrace);
   run->tid = os_thread_id();
   run->thread_id = std::this_thread::get_id();
-  run->nodes.reserve(s_->reserve_nodes);
-  run->tensors.reserve(s_->reserve_nodes * 4);
-  run->dims.reserve(s_->reserve_nodes * 16);
+  const size_t reserve = s_->reserve_nodes.load(std::memory_order_relaxed);
+  run->nodes.reserve(reserve);
+  run->tensors.reserve(reserve * 4);
+  run->dims.reserve(reserve * 16);
   if (pool_stats && !o.pool_workers.empty()) {
     run->last = *pool_stats;
     run->has_pool_stats = true;
@@ -248,7 +251,8 @@ void Profiler::end_run(RunTracePtr run, int64_t execute_begin_ns, int64_t execut
                             run->subgraph_executions + 2 + (s_->options.memory_counters ? 1 : 0);
   std::lock_guard<std::mutex> lk(s_->mu);
   if (s_->ended) return;
-  s_->reserve_nodes = std::max(s_->reserve_nodes, run->nodes.size());
+  if (run->nodes.size() > s_->reserve_nodes.load(std::memory_order_relaxed))  // writers hold mu
+    s_->reserve_nodes.store(run->nodes.size(), std::memory_order_relaxed);
   // Whole runs only: the first run that does not fit, and every later one, is dropped.
   if (s_->cap_reached || s_->events + run_events > s_->options.max_events) {
     s_->cap_reached = true;
