@@ -54,10 +54,33 @@ double arg_number(const nlohmann::json& args, const char* key) {
   return end && *end == '\0' && !s.empty() ? v : 0;
 }
 
-int64_t int_field(const nlohmann::json& e, const char* key, const std::string& where) {
+// Times in microseconds. A number outside [0, limit] (negative, beyond int64, a huge
+// float, NaN) is an error naming the field: converting it would be undefined behaviour,
+// and the bounds keep every sum of a trace's times far inside int64.
+constexpr int64_t kMaxTimestampUs = int64_t{1} << 53;  // the integers a JSON double holds exactly
+constexpr int64_t kMaxDurationUs = int64_t{1} << 40;   // ~12.7 days for one event
+
+int64_t int_field(const nlohmann::json& e, const char* key, const std::string& where, int64_t limit) {
   auto it = e.find(key);
   if (it == e.end() || !it->is_number()) throw Error(ErrorCode::InvalidArgument, where + ": field '" + key + "' is missing or not a number");
-  return it->get<int64_t>();
+  bool in_range = false;
+  int64_t v = 0;
+  if (it->is_number_unsigned()) {
+    const uint64_t u = it->get<uint64_t>();
+    in_range = u <= static_cast<uint64_t>(limit);
+    v = in_range ? static_cast<int64_t>(u) : 0;
+  } else if (it->is_number_integer()) {
+    v = it->get<int64_t>();
+    in_range = v >= 0 && v <= limit;
+  } else {
+    const double d = it->get<double>();
+    in_range = d >= 0 && d <= static_cast<double>(limit);  // false for NaN
+    v = in_range ? static_cast<int64_t>(d) : 0;
+  }
+  if (!in_range)
+    throw Error(ErrorCode::InvalidArgument, where + ": field '" + key + "' = " + it->dump() + " is outside [0, " +
+                                                std::to_string(limit) + "] microseconds");
+  return v;
 }
 
 // An event that may contain others, waiting for the event that contains it.
@@ -98,8 +121,8 @@ Trace parse_trace(const std::string& text, const std::string& path) {
     const std::string name = e["name"].get<std::string>();
     if (name == "SequentialExecutor::Execute") {
       Span sp;
-      sp.ts = int_field(e, "ts", where);
-      sp.execute_dur = int_field(e, "dur", where);
+      sp.ts = int_field(e, "ts", where, kMaxTimestampUs);
+      sp.execute_dur = int_field(e, "dur", where, kMaxDurationUs);
       sp.end = sp.ts + sp.execute_dur;
       // The nodes it ran are inside it; none of them contains a later event.
       sp.order = executes.size();
@@ -113,7 +136,7 @@ Trace parse_trace(const std::string& text, const std::string& path) {
       continue;
     }
     if (name == "model_run") {
-      trace.run_us.push_back(int_field(e, "dur", where));
+      trace.run_us.push_back(int_field(e, "dur", where, kMaxDurationUs));
       open.clear();
       continue;
     }
@@ -132,8 +155,8 @@ Trace parse_trace(const std::string& text, const std::string& path) {
     k.isa = arg_text(args, "isa");
     k.flops = arg_number(args, "flops");
     k.bytes = arg_number(args, "bytes_read") + arg_number(args, "bytes_written");
-    k.dur_us = int_field(e, "dur", where);
-    k.ts_us = int_field(e, "ts", where);
+    k.dur_us = int_field(e, "dur", where, kMaxDurationUs);
+    k.ts_us = int_field(e, "ts", where, kMaxTimestampUs);
     const int self = static_cast<int>(trace.kernels.size());
     int64_t bodies_us = 0;
     while (!open.empty() && open.back().kernel < 0 && inside(open.back(), k.ts_us, k.ts_us + k.dur_us)) {

@@ -100,4 +100,27 @@ TEST(ProfileApi, ParseErrorsNameTheTraceAndTheEvent) {
   }
 }
 
+// Times that int64 cannot hold (a fuzzer's 1.9e126), negative ones, NaN-free but huge
+// unsigned ones: each an error naming the field and the value, never a conversion
+// (undefined behaviour under UBSan, fuzz/regressions/trace/).
+TEST(ProfileApi, TimesOutOfRangeAreErrors) {
+  const char* bad[] = {"1.88889e+126", "-5", "18446744073709551615", "1.5e300", "1099511627777"};
+  for (const char* dur : bad) {
+    const std::string trace = std::string(R"([{"name": "a_kernel_time", "ts": 1, "dur": )") + dur +
+                              R"(, "args": {"op_name": "Relu"}}])";
+    try {
+      prof::parse_trace(trace, "t.json");
+      FAIL() << "no error for dur " << dur;
+    } catch (const onnxmini::Error& e) {
+      EXPECT_EQ(e.code(), onnxmini::ErrorCode::InvalidArgument);
+      EXPECT_NE(std::string(e.what()).find("field 'dur' = "), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("outside [0, 1099511627776] microseconds"), std::string::npos) << e.what();
+    }
+  }
+  // The largest accepted values still parse.
+  EXPECT_NO_THROW(prof::parse_trace(
+      R"([{"name": "a_kernel_time", "ts": 9007199254740992, "dur": 1099511627776, "args": {"op_name": "Relu"}}])",
+      "t.json"));
+}
+
 }  // namespace
