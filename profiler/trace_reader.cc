@@ -96,11 +96,11 @@ bool inside(const Span& child, int64_t ts, int64_t end) { return child.ts >= ts 
 
 }  // namespace
 
-Trace parse_trace(const std::string& text, const std::string& path) {
+static Trace parse_events(const std::string& text, const std::string& path) {
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // syntax, and numbers beyond double (out_of_range 406)
     throw Error(ErrorCode::InvalidArgument, "profile '" + path + "' is not valid JSON: " + e.what());
   }
   // Chrome's object form {"traceEvents": [...]} is accepted too.
@@ -192,6 +192,14 @@ Trace parse_trace(const std::string& text, const std::string& path) {
     if (e >= 0 && owner[e] >= 0) trace.kernels[i].depth = trace.kernels[owner[e]].depth + 1;
   }
   return trace;
+}
+
+Trace parse_trace(const std::string& text, const std::string& path) {
+  try {
+    return parse_events(text, path);
+  } catch (const nlohmann::json::exception& e) {  // e.g. dumping an arg holding invalid UTF-8
+    throw Error(ErrorCode::InvalidArgument, "profile '" + path + "' cannot be read: " + e.what());
+  }
 }
 
 Trace read_trace(const std::string& path) {

@@ -117,6 +117,13 @@ TEST(ProfileApi, TimesOutOfRangeAreErrors) {
       EXPECT_NE(std::string(e.what()).find("outside [0, 1099511627776] microseconds"), std::string::npos) << e.what();
     }
   }
+  // A number beyond double's range is a JSON error of ours, not nlohmann's exception.
+  try {
+    prof::parse_trace(R"([{"name": "a_kernel_time", "ts": 1, "dur": 1.1e11111}])", "t.json");
+    FAIL() << "no error for 1.1e11111";
+  } catch (const onnxmini::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("profile 't.json' is not valid JSON"), std::string::npos) << e.what();
+  }
   // The largest accepted values still parse.
   EXPECT_NO_THROW(prof::parse_trace(
       R"([{"name": "a_kernel_time", "ts": 9007199254740992, "dur": 1099511627776, "args": {"op_name": "Relu"}}])",
