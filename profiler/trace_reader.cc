@@ -17,6 +17,7 @@
 
 #include <cstdlib>
 #include <algorithm>
+#include <charconv>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -150,7 +151,13 @@ static Trace parse_events(const std::string& text, const std::string& path) {
     if (args.contains("input_type_shape")) k.input_shapes = args["input_type_shape"].dump();
     if (args.contains("output_type_shape")) k.output_shapes = args["output_type_shape"].dump();
     const std::string index = arg_text(args, "node_index");
-    if (!index.empty() && index.find_first_not_of("0123456789") == std::string::npos) k.node_index = std::stoll(index);
+    if (!index.empty() && index.find_first_not_of("0123456789") == std::string::npos) {
+      int64_t value = 0;
+      const auto [end, ec] = std::from_chars(index.data(), index.data() + index.size(), value);
+      if (ec != std::errc() || end != index.data() + index.size())
+        throw Error(ErrorCode::InvalidArgument, where + ": node_index '" + index + "' does not fit in 64 bits");
+      k.node_index = value;
+    }
     k.variant = arg_text(args, "kernel_variant");
     k.isa = arg_text(args, "isa");
     k.flops = arg_number(args, "flops");

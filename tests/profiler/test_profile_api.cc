@@ -124,6 +124,15 @@ TEST(ProfileApi, TimesOutOfRangeAreErrors) {
   } catch (const onnxmini::Error& e) {
     EXPECT_NE(std::string(e.what()).find("profile 't.json' is not valid JSON"), std::string::npos) << e.what();
   }
+  // A node_index of digits beyond int64.
+  try {
+    prof::parse_trace(R"([{"name": "a_kernel_time", "ts": 1, "dur": 2, "args": {"node_index": "99999999999999999999"}}])",
+                      "t.json");
+    FAIL() << "no error for a 20-digit node_index";
+  } catch (const onnxmini::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("node_index '99999999999999999999' does not fit in 64 bits"), std::string::npos)
+        << e.what();
+  }
   // The largest accepted values still parse.
   EXPECT_NO_THROW(prof::parse_trace(
       R"([{"name": "a_kernel_time", "ts": 9007199254740992, "dur": 1099511627776, "args": {"op_name": "Relu"}}])",
