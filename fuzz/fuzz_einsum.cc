@@ -94,6 +94,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   if (space > kMaxIterationSpace) return 0;  // planned only: running it is the memory caps' business
+  // A letter repeated inside a term (a diagonal, "aDDDDDDDDDDD") counts once in the iteration
+  // space but once per occurrence in the operand's size: bound the operands too.
+  for (const auto& shape : shapes) {
+    int64_t numel = 1;
+    for (int64_t d : shape)
+      if ((numel *= d) > kMaxIterationSpace) return 0;  // d <= 5 and numel <= 2^18 before: no overflow
+  }
 
   uint32_t state = 7;
   std::vector<onnxmini::Tensor> operands;
