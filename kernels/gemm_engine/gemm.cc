@@ -36,6 +36,15 @@ void apply_epilogue(const Epilogue& e, float* c, int64_t n, int64_t row, int64_t
     case Epilogue::Activation::Sigmoid:
       for (int64_t j = 0; j < n; ++j) c[j] = 1.0f / (1.0f + std::exp(-c[j]));
       break;
+    case Epilogue::Activation::HardSigmoid:
+      for (int64_t j = 0; j < n; ++j) c[j] = std::fmax(0.0f, std::fmin(1.0f, e.hard_alpha * c[j] + e.hard_beta));
+      break;
+    case Epilogue::Activation::HardSwish:
+      for (int64_t j = 0; j < n; ++j) c[j] *= std::fmax(0.0f, std::fmin(1.0f, e.hard_alpha * c[j] + e.hard_beta));
+      break;
+    case Epilogue::Activation::Swish:
+      for (int64_t j = 0; j < n; ++j) c[j] = c[j] / (1.0f + std::exp(-c[j]));
+      break;
     case Epilogue::Activation::PRelu:
       for (int64_t j = 0; j < n; ++j) {
         float s = e.bias_per_row ? e.prelu_slope[row] : e.prelu_slope[col0 + j];
