@@ -27,7 +27,9 @@ inline constexpr char kInputShift[] = "_fused_input_shift";
 
 // The activations a producer can absorb; also the GEMM epilogue's activation
 // (gemm::Epilogue::Activation), so a kernel passes it through unchanged.
-enum class FusedActivationKind { None, Relu, Clip, Sigmoid, PRelu };
+// HardSigmoid carries (alpha, beta) as parameters; HardSwish is HardSigmoid with
+// alpha 1/6, beta 0.5 times x; Swish is x * sigmoid(x) (a Mul(x, Sigmoid(x)) pair).
+enum class FusedActivationKind { None, Relu, Clip, Sigmoid, PRelu, HardSigmoid, HardSwish, Swish };
 
 // The attribute value of `a`: the ONNX op type it replaces ("" for None).
 inline const char* fused_activation_name(FusedActivationKind a) {
@@ -36,6 +38,9 @@ inline const char* fused_activation_name(FusedActivationKind a) {
     case FusedActivationKind::Clip: return "Clip";
     case FusedActivationKind::Sigmoid: return "Sigmoid";
     case FusedActivationKind::PRelu: return "PRelu";
+    case FusedActivationKind::HardSigmoid: return "HardSigmoid";
+    case FusedActivationKind::HardSwish: return "HardSwish";
+    case FusedActivationKind::Swish: return "Swish";
     case FusedActivationKind::None: break;
   }
   return "";
@@ -45,7 +50,7 @@ inline const char* fused_activation_name(FusedActivationKind a) {
 // not one that can be fused.
 inline FusedActivationKind fused_activation_from_name(std::string_view name) {
   using K = FusedActivationKind;
-  for (K a : {K::Relu, K::Clip, K::Sigmoid, K::PRelu})
+  for (K a : {K::Relu, K::Clip, K::Sigmoid, K::PRelu, K::HardSigmoid, K::HardSwish, K::Swish})
     if (name == fused_activation_name(a)) return a;
   return FusedActivationKind::None;
 }

@@ -171,7 +171,15 @@ struct Pass {
     if (!a.domain.empty() || a.outputs.size() != 1) return false;
     kind = fused_activation_from_name(a.op_type);
     params.clear();
-    if (kind == FusedActivationKind::Relu || kind == FusedActivationKind::Sigmoid) return a.inputs.size() == 1;
+    if (kind == FusedActivationKind::Relu || kind == FusedActivationKind::Sigmoid ||
+        kind == FusedActivationKind::HardSwish)
+      return a.inputs.size() == 1;
+    if (kind == FusedActivationKind::HardSigmoid) {
+      params = {a.attrs.get_float("alpha", 0.2f), a.attrs.get_float("beta", 0.5f)};
+      return a.inputs.size() == 1;
+    }
+    // The Swish op (opset 24) is x * sigmoid(alpha * x); the epilogue has alpha = 1.
+    if (kind == FusedActivationKind::Swish) return a.inputs.size() == 1 && a.attrs.get_float("alpha", 1.0f) == 1.0f;
     if (kind == FusedActivationKind::Clip) {
       float lo = -FLT_MAX, hi = FLT_MAX;
       if (a.opset < 11) {
@@ -203,9 +211,46 @@ struct Pass {
     return false;
   }
 
+  // Which activations a rule takes: those onnxruntime's FusedConv saves (Relu, Sigmoid,
+  // Clip), PRelu (Conv only), the others (HardSigmoid, HardSwish, Swish), or all but PRelu (Gemm).
+  enum class ActSet { FusedConv, PRelu, Extra, AllButPRelu };
+  static bool in_set(FusedActivationKind k, ActSet set) {
+    using K = FusedActivationKind;
+    const bool extra = k == K::HardSigmoid || k == K::HardSwish || k == K::Swish;
+    switch (set) {
+      case ActSet::FusedConv: return k == K::Relu || k == K::Sigmoid || k == K::Clip;
+      case ActSet::PRelu: return k == K::PRelu;
+      case ActSet::Extra: return extra;
+      case ActSet::AllButPRelu: return k != K::PRelu && k != K::None;
+    }
+    return false;
+  }
+
+  // x -> Sigmoid(x) -> Mul(x, s) (either operand order), x read by exactly those two
+  // nodes and s by the Mul only: the Mul's index, else -1 (`sig` gets the Sigmoid's).
+  int swish_pair(int x, int& sig) const {
+    if (x < 0 || uses[x] != 2) return -1;
+    int mul = -1;
+    sig = -1;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const GraphNode& n = g.nodes[i];
+      if (removed[i] || !n.domain.empty() || n.outputs.size() != 1) continue;
+      if (n.op_type == "Sigmoid" && n.inputs.size() == 1 && n.inputs[0] == x) sig = static_cast<int>(i);
+    }
+    if (sig < 0 || uses[g.nodes[sig].outputs[0]] != 1) return -1;
+    const int s = g.nodes[sig].outputs[0];
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const GraphNode& n = g.nodes[i];
+      if (removed[i] || !n.domain.empty() || n.op_type != "Mul" || n.inputs.size() != 2 || n.outputs.size() != 1)
+        continue;
+      if ((n.inputs[0] == x && n.inputs[1] == s) || (n.inputs[0] == s && n.inputs[1] == x)) mul = static_cast<int>(i);
+    }
+    return mul;
+  }
+
   // Conv (conv = true) / Gemm -> activation: the activation goes into the producer's epilogue.
-  // `prelu`: only PRelu (Conv only; no onnxruntime op has it), else only the others.
-  void producer_activation(bool conv, bool prelu = false) {
+  // `set`: which activations this rule fuses (ActSet).
+  void producer_activation(bool conv, ActSet set) {
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       GraphNode& p = g.nodes[i];
       if (removed[i] || p.attrs.has(fused_attr::kActivation) || p.outputs.size() != 1) continue;
@@ -217,17 +262,30 @@ struct Pass {
       } else if (conv || !is_gemm_f32(p)) {
         continue;
       }
+      const char* rule = !conv                    ? "gemm_activation"
+                         : set == ActSet::PRelu     ? "conv_prelu"
+                         : set == ActSet::Extra     ? "conv_activation_extra"
+                                                    : "conv_activation";
+      int sig = -1;
+      const int mul = in_set(FusedActivationKind::Swish, set) ? swish_pair(p.outputs[0], sig) : -1;
+      if (mul >= 0) {  // Mul(x, Sigmoid(x)): SiLU written out
+        p.attrs.set(fused_attr::kActivation, std::string(fused_activation_name(FusedActivationKind::Swish)));
+        p.outputs[0] = g.nodes[mul].outputs[0];
+        removed[sig] = removed[mul] = true;
+        applied(rule, label(p) + " + " + label(g.nodes[sig]) + " + " + label(g.nodes[mul]));
+        count_uses();
+        continue;
+      }
       const int j = sole_consumer(p.outputs[0]);
       if (j < 0 || g.nodes[j].inputs.empty() || g.nodes[j].inputs[0] != p.outputs[0]) continue;
       FusedActivationKind kind;
       std::vector<float> params;
-      if (!activation(g.nodes[j], channels, rank, kind, params) || (kind == FusedActivationKind::PRelu) != prelu)
-        continue;
+      if (!activation(g.nodes[j], channels, rank, kind, params) || !in_set(kind, set)) continue;
       p.attrs.set(fused_attr::kActivation, std::string(fused_activation_name(kind)));
       if (!params.empty()) p.attrs.set(fused_attr::kActivationParams, params);
       p.outputs[0] = g.nodes[j].outputs[0];
       removed[j] = true;
-      applied(!conv ? "gemm_activation" : prelu ? "conv_prelu" : "conv_activation", label(p) + " + " + label(g.nodes[j]));
+      applied(rule, label(p) + " + " + label(g.nodes[j]));
       count_uses();
     }
   }
@@ -486,9 +544,10 @@ void fuse_matmul_add(RuleContext& ctx) { Pass(ctx).matmul_add(); }
 void fuse_conv_bn(RuleContext& ctx) { Pass(ctx).conv_bn(); }
 void fuse_gemm_add(RuleContext& ctx) { Pass(ctx).gemm_add(); }
 void fuse_bn_conv(RuleContext& ctx) { Pass(ctx).bn_conv(); }
-void fuse_conv_activation(RuleContext& ctx) { Pass(ctx).producer_activation(true); }
-void fuse_conv_prelu(RuleContext& ctx) { Pass(ctx).producer_activation(true, true); }
+void fuse_conv_activation(RuleContext& ctx) { Pass(ctx).producer_activation(true, Pass::ActSet::FusedConv); }
+void fuse_conv_prelu(RuleContext& ctx) { Pass(ctx).producer_activation(true, Pass::ActSet::PRelu); }
+void fuse_conv_activation_extra(RuleContext& ctx) { Pass(ctx).producer_activation(true, Pass::ActSet::Extra); }
 void fuse_reduce_mean_max(RuleContext& ctx) { Pass(ctx).reduce_mean_max(); }
-void fuse_gemm_activation(RuleContext& ctx) { Pass(ctx).producer_activation(false); }
+void fuse_gemm_activation(RuleContext& ctx) { Pass(ctx).producer_activation(false, Pass::ActSet::AllButPRelu); }
 
 }  // namespace onnxmini

@@ -17,9 +17,12 @@
 //   fuse_bn_conv        BatchNormalization -> Conv: BN becomes the Conv's per-input-channel
 //                       affine, applied while the Conv copies its input (padding stays zero)
 //   fuse_conv_prelu     Conv -> PRelu (scalar or per-channel constant slope): into the epilogue
+//   fuse_conv_activation_extra  Conv -> HardSigmoid | HardSwish | Swish | Mul(x, Sigmoid(x)) (the
+//                       Sigmoid read by the Mul only): into the epilogue (no FusedConv form: saved unfused)
 //   fuse_reduce_mean_max  ReduceMean(X) + ReduceMax(X), same single axis and keepdims, X float32:
 //                       one ReduceMeanMax (domain ai.onnxmini) reading X once
-//   fuse_gemm_activation  Gemm -> Relu | Sigmoid | Clip: into the GEMM epilogue
+//   fuse_gemm_activation  Gemm -> Relu | Sigmoid | Clip | HardSigmoid | HardSwish | Swish |
+//                       Mul(x, Sigmoid(x)): into the GEMM epilogue
 #pragma once
 #include "runtime/graph_optimizer.h"
 
@@ -32,6 +35,7 @@ void fuse_gemm_add(RuleContext& ctx);
 void fuse_bn_conv(RuleContext& ctx);
 void fuse_conv_activation(RuleContext& ctx);
 void fuse_conv_prelu(RuleContext& ctx);
+void fuse_conv_activation_extra(RuleContext& ctx);
 void fuse_reduce_mean_max(RuleContext& ctx);
 void fuse_gemm_activation(RuleContext& ctx);
 

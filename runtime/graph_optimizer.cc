@@ -68,8 +68,11 @@ const std::vector<GraphRule>& graph_rules() {
        "BatchNormalization -> Conv -> Conv applying BN per input channel (_fused_input_scale/shift)"},
       {"conv_prelu", kExtended, false, fuse_conv_prelu,
        "Conv -> PRelu (scalar or per-channel constant slope) -> Conv with PRelu in its epilogue"},
+      {"conv_activation_extra", kExtended, false, fuse_conv_activation_extra,
+       "Conv -> HardSigmoid | HardSwish | Swish | Mul(x, Sigmoid(x)) -> Conv with it in its epilogue"},
       {"gemm_activation", kExtended, false, fuse_gemm_activation,
-       "Gemm -> Relu | Sigmoid | Clip -> Gemm with the activation in its epilogue"},
+       "Gemm -> Relu | Sigmoid | Clip | HardSigmoid | HardSwish | Swish | Mul(x, Sigmoid(x)) -> Gemm with the "
+       "activation in its epilogue"},
       {"reduce_mean_max", kExtended, false, fuse_reduce_mean_max,
        "ReduceMean(X) + ReduceMax(X) over the same single axis -> ReduceMeanMax (one pass over X)"},
   };

@@ -55,6 +55,18 @@ inline __m256 epilogue8_ps(__m256 v, const TileEpi& e, int i, int j0, int valid)
       v = _mm256_div_ps(one, _mm256_add_ps(one, exp8_ps(_mm256_sub_ps(_mm256_setzero_ps(), v))));
       break;
     }
+    case TileEpi::kHardSigmoid:
+    case TileEpi::kHardSwish: {  // max(0, min(1, alpha * v + beta)) [* v]; mul then add, as the standalone op
+      __m256 h = _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(e.ha), v), _mm256_set1_ps(e.hb));
+      h = _mm256_max_ps(_mm256_setzero_ps(), _mm256_min_ps(_mm256_set1_ps(1.0f), h));
+      v = e.act == TileEpi::kHardSwish ? _mm256_mul_ps(v, h) : h;
+      break;
+    }
+    case TileEpi::kSwish: {  // v * sigmoid(v) = v / (1 + exp(-v))
+      __m256 one = _mm256_set1_ps(1.0f);
+      v = _mm256_div_ps(v, _mm256_add_ps(one, exp8_ps(_mm256_sub_ps(_mm256_setzero_ps(), v))));
+      break;
+    }
     case TileEpi::kPRelu: {
       const __m256 s = e.per_row ? _mm256_set1_ps(e.slope[i]) : load8_first(e.slope + j0, valid);
       const __m256 neg = _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ);

@@ -44,6 +44,18 @@ inline __m512 epilogue_ps(__m512 v, const TileEpi& e, int i, int j0, __mmask16 m
       v = _mm512_div_ps(one, _mm512_add_ps(one, exp_ps(_mm512_sub_ps(_mm512_setzero_ps(), v))));
       break;
     }
+    case TileEpi::kHardSigmoid:
+    case TileEpi::kHardSwish: {  // max(0, min(1, alpha * v + beta)) [* v]; mul then add, as the standalone op
+      __m512 h = _mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(e.ha), v), _mm512_set1_ps(e.hb));
+      h = _mm512_max_ps(_mm512_setzero_ps(), _mm512_min_ps(_mm512_set1_ps(1.0f), h));
+      v = e.act == TileEpi::kHardSwish ? _mm512_mul_ps(v, h) : h;
+      break;
+    }
+    case TileEpi::kSwish: {  // v * sigmoid(v) = v / (1 + exp(-v))
+      __m512 one = _mm512_set1_ps(1.0f);
+      v = _mm512_div_ps(v, _mm512_add_ps(one, exp_ps(_mm512_sub_ps(_mm512_setzero_ps(), v))));
+      break;
+    }
     case TileEpi::kPRelu: {
       __m512 s = e.per_row ? _mm512_set1_ps(e.slope[i]) : _mm512_maskz_loadu_ps(mask, e.slope + j0);
       __mmask16 neg = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ);

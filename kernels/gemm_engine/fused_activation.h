@@ -26,6 +26,7 @@ struct FusedActivation {
     f.act = fused_activation_from_name(name);
     const bool params_ok = f.act == FusedActivationKind::Clip    ? f.params.size() == 2
                            : f.act == FusedActivationKind::PRelu ? !f.params.empty()
+                           : f.act == FusedActivationKind::HardSigmoid ? f.params.size() == 2
                                                                  : true;
     if (f.act == FusedActivationKind::None || !params_ok)
       info.fail("fused activation '{}' with {} parameters is not supported", name, f.params.size());
@@ -39,6 +40,8 @@ struct FusedActivation {
     e.activation = act;
     if (act == Epilogue::Activation::Clip) e.clip_min = params[0], e.clip_max = params[1];
     if (act == Epilogue::Activation::PRelu) e.prelu_slope = params.data();
+    if (act == Epilogue::Activation::HardSigmoid) e.hard_alpha = params[0], e.hard_beta = params[1];
+    if (act == Epilogue::Activation::HardSwish) e.hard_alpha = 1.0f / 6.0f, e.hard_beta = 0.5f;
   }
 };
 

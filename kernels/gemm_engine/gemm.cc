@@ -4,12 +4,14 @@
 
 #include "core/cpu_features.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "core/cpu_features.h"
 #include "core/thread_pool.h"
+#include "kernels/simd/f32_kernels.h"
 
 namespace onnxmini {
 namespace gemm {
@@ -36,6 +38,24 @@ void apply_epilogue(const Epilogue& e, float* c, int64_t n, int64_t row, int64_t
     case Epilogue::Activation::Sigmoid:
       for (int64_t j = 0; j < n; ++j) c[j] = 1.0f / (1.0f + std::exp(-c[j]));
       break;
+    // std::min / std::max (not fmin / fmax) so the loops vectorise: these run as a
+    // separate pass on the Conv paths without a GEMM epilogue (depthwise, direct).
+    case Epilogue::Activation::HardSigmoid:
+      for (int64_t j = 0; j < n; ++j) c[j] = std::max(0.0f, std::min(1.0f, e.hard_alpha * c[j] + e.hard_beta));
+      break;
+    case Epilogue::Activation::HardSwish:
+      for (int64_t j = 0; j < n; ++j) c[j] *= std::max(0.0f, std::min(1.0f, e.hard_alpha * c[j] + e.hard_beta));
+      break;
+    case Epilogue::Activation::Swish: {  // x * sigmoid(x), the vectorised sigmoid of kernels/simd in chunks
+      const simd::F32Kernels& k = simd::f32_kernels();
+      float s[256];
+      for (int64_t j0 = 0; j0 < n; j0 += 256) {
+        const int64_t len = std::min<int64_t>(256, n - j0);
+        k.sigmoid(c + j0, s, len);
+        for (int64_t j = 0; j < len; ++j) c[j0 + j] *= s[j];
+      }
+      break;
+    }
     case Epilogue::Activation::PRelu:
       for (int64_t j = 0; j < n; ++j) {
         float s = e.bias_per_row ? e.prelu_slope[row] : e.prelu_slope[col0 + j];

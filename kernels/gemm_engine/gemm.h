@@ -29,6 +29,7 @@ struct Epilogue {
   const float* bias2 = nullptr;
   Activation activation = Activation::None;
   float clip_min = 0, clip_max = 0;     // Clip
+  float hard_alpha = 0, hard_beta = 0;  // HardSigmoid / HardSwish: max(0, min(1, alpha * x + beta)) [* x]
   const float* prelu_slope = nullptr;   // PRelu, indexed like bias
 };
 

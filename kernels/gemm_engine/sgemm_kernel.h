@@ -21,13 +21,14 @@ class GemmEngine;
 // Epilogue for one tile; bias/slope already offset to the tile's first row
 // (per_row) or first column, bias2 to the tile's first column.
 struct TileEpi {
-  enum Act { kNone = 0, kRelu, kClip, kSigmoid, kPRelu };
+  enum Act { kNone = 0, kRelu, kClip, kSigmoid, kPRelu, kHardSigmoid, kHardSwish, kSwish };
   const float* bias = nullptr;
   const float* bias2 = nullptr;  // per column, after bias
   const float* slope = nullptr;
   bool per_row = false;
   int act = kNone;
   float lo = 0, hi = 0;
+  float ha = 0, hb = 0;  // HardSigmoid / HardSwish alpha, beta
 };
 
 // The TileEpi of a whole call (bias / slope not yet offset to a tile).
@@ -39,12 +40,17 @@ inline TileEpi base_epi(const Epilogue& e) {
   t.per_row = e.bias_per_row;
   t.lo = e.clip_min;
   t.hi = e.clip_max;
+  t.ha = e.hard_alpha;
+  t.hb = e.hard_beta;
   switch (e.activation) {
     case Epilogue::Activation::None: t.act = TileEpi::kNone; break;
     case Epilogue::Activation::Relu: t.act = TileEpi::kRelu; break;
     case Epilogue::Activation::Clip: t.act = TileEpi::kClip; break;
     case Epilogue::Activation::Sigmoid: t.act = TileEpi::kSigmoid; break;
     case Epilogue::Activation::PRelu: t.act = TileEpi::kPRelu; break;
+    case Epilogue::Activation::HardSigmoid: t.act = TileEpi::kHardSigmoid; break;
+    case Epilogue::Activation::HardSwish: t.act = TileEpi::kHardSwish; break;
+    case Epilogue::Activation::Swish: t.act = TileEpi::kSwish; break;
   }
   return t;
 }

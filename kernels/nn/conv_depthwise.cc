@@ -136,7 +136,11 @@ void conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const float* x, 
     padded.parity_wq = (row_w + 1) / 2;
     padded.W = 2 * padded.parity_wq;
   }
-  const bool sigmoid = epi.activation == gemm::Epilogue::Activation::Sigmoid;
+  // Activations the plane kernels do not apply (they handle Relu / Clip / PRelu in
+  // registers): a second pass over the plane while it is still in cache.
+  using A = gemm::Epilogue::Activation;
+  const bool post_pass = epi.activation == A::Sigmoid || epi.activation == A::HardSigmoid ||
+                         epi.activation == A::HardSwish || epi.activation == A::Swish;
   // ~64 KFLOP per task at least: a 7x7 plane of a 3x3 layer alone is ~1 KFLOP,
   // too little to pay for a hand-off between threads.
   const int64_t grain = std::max<int64_t>(1, (64 << 10) / std::max<int64_t>(1, 2 * OP * KP));
@@ -171,9 +175,10 @@ void conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const float* x, 
       } else {
         k.plane(pg, x + p * IP, w + c * KP, e, yp);
       }
-      if (sigmoid) {  // exact expf, as the other paths' scalar epilogue: rare after a depthwise layer
+      if (post_pass) {  // exact expf, as the other paths' scalar epilogue
         gemm::Epilogue s;
-        s.activation = gemm::Epilogue::Activation::Sigmoid;
+        s.activation = epi.activation;
+        s.hard_alpha = epi.hard_alpha, s.hard_beta = epi.hard_beta;
         gemm::apply_epilogue(s, yp, OP, c, 0);
       }
     }

@@ -28,7 +28,8 @@ struct DepthwisePlaneGeom {
 };
 
 // The epilogue of one plane: bias, then the activation (Relu, Clip, PRelu with
-// this channel's slope; Sigmoid is applied by the caller afterwards).
+// this channel's slope; Sigmoid, HardSigmoid, HardSwish and Swish are applied by
+// the caller afterwards).
 struct DepthwisePlaneEpi {
   float bias = 0;
   gemm::Epilogue::Activation act = gemm::Epilogue::Activation::None;

@@ -69,7 +69,7 @@ inline float dw_activate(float v, const DepthwisePlaneEpi& e) {
     case A::Relu: return v > 0 ? v : 0.0f;
     case A::Clip: return std::min(std::max(v, e.lo), e.hi);
     case A::PRelu: return v < 0 ? v * e.slope : v;
-    default: return v;  // None; Sigmoid is the caller's pass
+    default: return v;  // None; Sigmoid / HardSigmoid / HardSwish / Swish: the caller's pass
   }
 }
 
