@@ -7,6 +7,7 @@
 #include "runtime/constant_folding.h"
 #include "runtime/graph_cleanup.h"
 #include "runtime/graph_fusion.h"
+#include "runtime/graph_fusion_norm.h"
 #include "runtime/graph_fusion_qdq.h"
 
 namespace onnxmini {
@@ -59,6 +60,9 @@ const std::vector<GraphRule>& graph_rules() {
       {"conv_activation", kExtended, true, fuse_conv_activation,
        "Conv -> Relu | Sigmoid | Clip -> Conv with the activation in its epilogue (saved as onnxruntime's "
        "com.microsoft FusedConv)"},
+      {"layer_norm", kExtended, true, fuse_layer_norm,
+       "ReduceMean(X, last axis) -> Sub -> Pow 2 | Mul self -> ReduceMean -> Add(eps) -> Sqrt -> Div -> Mul(gamma) "
+       "[-> Add(beta)] -> LayerNormalization (opset 17+; runtime/graph_fusion_norm.h)"},
       // Attention (MatMul -> scale -> mask -> Softmax -> MatMul) belongs here once the fused
       // attention kernel exists: a rule function over RuleContext, after the MatMul rules.
       // Level 2 (extended), onnxmini-only results (kernels/fused_attributes.h): saved unfused.
