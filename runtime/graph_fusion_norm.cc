@@ -108,10 +108,12 @@ struct NormPass {
     return dt == g.known_dtypes.end() || dt->second == DType::Float32;  // unknown: the kernel checks at run time
   }
 
-  void layer_norm() {
+  // `before_opset17`: the model imports an opset without LayerNormalization; the fused node
+  // asks for the opset-17 kernel (onnxmini-only: such a graph is not saved as ONNX).
+  void layer_norm(bool before_opset17) {
     for (size_t i0 = 0; i0 < g.nodes.size(); ++i0) {
       const GraphNode& mean = g.nodes[i0];
-      if (removed[i0] || mean.opset < 17 || mean.inputs.empty() || mean.inputs[0] < 0) continue;
+      if (removed[i0] || (mean.opset < 17) != before_opset17 || mean.inputs.empty() || mean.inputs[0] < 0) continue;
       const int x = mean.inputs[0];
       const int rank = static_cast<int>(known_rank(x));
       if (!mean_over_last_axis(mean, rank) || !declared_float32(x)) continue;
@@ -165,7 +167,7 @@ struct NormPass {
       GraphNode fused;
       fused.name = mean.name.empty() ? g.nodes[last].name : mean.name;
       fused.op_type = "LayerNormalization";
-      fused.opset = mean.opset;
+      fused.opset = before_opset17 ? 17 : mean.opset;
       fused.index = g.nodes[last].index;
       fused.inputs = {x, gamma_id};
       if (beta_id >= 0) fused.inputs.push_back(beta_id);
@@ -174,7 +176,7 @@ struct NormPass {
       fused.attrs.set("epsilon", eps);
       const int matched[] = {static_cast<int>(i0), i_sub, i_sq, i_var, i_add, i_sqrt, i_div, i_mul, i_beta};
       const int n_matched = beta_id >= 0 ? 9 : 8;
-      ctx.applied("layer_norm", fmt::format("ReduceMean '{}' .. {} '{}' ({} nodes)", mean.name,
+      ctx.applied(before_opset17 ? "layer_norm_before_opset17" : "layer_norm", fmt::format("ReduceMean '{}' .. {} '{}' ({} nodes)", mean.name,
                                             g.nodes[last].op_type, g.nodes[last].name, n_matched));
       for (int k = 0; k < n_matched; ++k) removed[matched[k]] = true;
       removed[last] = false;
@@ -195,7 +197,13 @@ struct NormPass {
 
 void fuse_layer_norm(RuleContext& ctx) {
   NormPass p(ctx);
-  p.layer_norm();
+  p.layer_norm(false);
+  p.compact();
+}
+
+void fuse_layer_norm_before_opset17(RuleContext& ctx) {
+  NormPass p(ctx);
+  p.layer_norm(true);
   p.compact();
 }
 

@@ -74,6 +74,8 @@ const std::vector<GraphRule>& graph_rules() {
        "Conv -> PRelu (scalar or per-channel constant slope) -> Conv with PRelu in its epilogue"},
       {"gemm_activation", kExtended, false, fuse_gemm_activation,
        "Gemm -> Relu | Sigmoid | Clip -> Gemm with the activation in its epilogue"},
+      {"layer_norm_before_opset17", kExtended, false, fuse_layer_norm_before_opset17,
+       "the layer_norm pattern in a model importing opset < 17 -> LayerNormalization (the opset-17 kernel)"},
       {"reduce_mean_max", kExtended, false, fuse_reduce_mean_max,
        "ReduceMean(X) + ReduceMax(X) over the same single axis -> ReduceMeanMax (one pass over X)"},
   };

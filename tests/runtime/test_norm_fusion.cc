@@ -110,9 +110,15 @@ TEST(NormFusion, LayerNormNearMissesStayUnfused) {
   v = {};
   v.d_is_output = true;
   expect_unfused(v, "Sub's output is a graph output");
-  v = {};
-  v.opset = 13;
-  expect_unfused(v, "opset 13 has no LayerNormalization");
+}
+
+TEST(NormFusion, LayerNormBeforeOpset17UsesTheOpset17Kernel) {
+  LnVariant v;
+  v.opset = 12;  // as ppocr_v4_rec
+  EXPECT_EQ(fused_nodes(v), 1u);
+  auto s = layer_norm_model(v).session(opts(ORT_ENABLE_ALL));
+  ASSERT_EQ(s->graph_rewrites().size(), 1u);
+  EXPECT_EQ(s->graph_rewrites()[0].rule, "layer_norm_before_opset17");
 }
 
 }  // namespace
