@@ -185,6 +185,86 @@ struct NormPass {
     }
   }
 
+
+  // A float32 one-element constant equal to `want` within float32 rounding (2 ulps).
+  bool constant_near(int id, double want) const {
+    float v = 0;
+    return scalar_f32(id, v) && std::fabs(v - want) <= 2 * 1.1920929e-7 * std::fabs(want);
+  }
+  // The live Mul reading `id` with a constant near `c` as its other input (either order).
+  int mul_by_constant(int id, double c) const {
+    const int k = sole_reader(id);
+    if (k < 0 || !plain(g.nodes[k], "Mul", 2)) return -1;
+    return constant_near(other_input(g.nodes[k], id), c) ? k : -1;
+  }
+  // A Mul reading `a` and `b` (either order), the only reader of `a`.
+  int mul_of(int a, int b) const {
+    const int k = sole_reader(a);
+    if (k < 0 || !plain(g.nodes[k], "Mul", 2) || other_input(g.nodes[k], a) != b) return -1;
+    return k;
+  }
+
+  // 0.5 * x * (1 + Erf(x / sqrt 2)) in the exporters' three groupings:
+  //   ((x * (1 + erf)) * 0.5), (x * ((1 + erf) * 0.5)), ((x * 0.5) * (1 + erf)),
+  // x / sqrt 2 written as Div(x, 1.41421..) or Mul(x, 0.70710..); every Mul / Add in either order.
+  void gelu(bool before_opset20) {
+    for (size_t ie = 0; ie < g.nodes.size(); ++ie) {
+      const GraphNode& erf = g.nodes[ie];
+      if (removed[ie] || !plain(erf, "Erf", 1) || (erf.opset < 20) != before_opset20) continue;
+      // x / sqrt 2, the Erf its only reader
+      int i_scale = -1, x = -1;
+      for (size_t k = 0; k < g.nodes.size() && i_scale < 0; ++k) {
+        const GraphNode& n = g.nodes[k];
+        if (removed[k] || n.outputs.empty() || n.outputs[0] != erf.inputs[0]) continue;
+        if (plain(n, "Div", 2) && constant_near(n.inputs[1], std::sqrt(2.0))) x = n.inputs[0];
+        else if (plain(n, "Mul", 2) && constant_near(n.inputs[1], std::sqrt(0.5))) x = n.inputs[0];
+        else if (plain(n, "Mul", 2) && constant_near(n.inputs[0], std::sqrt(0.5))) x = n.inputs[1];
+        i_scale = static_cast<int>(k);
+      }
+      if (x < 0 || sole_reader(erf.inputs[0]) != static_cast<int>(ie) || !declared_float32(x)) continue;
+      // 1 + erf
+      const int i_one = sole_reader(erf.outputs[0]);
+      if (i_one < 0 || !plain(g.nodes[i_one], "Add", 2) || !constant_near(other_input(g.nodes[i_one], erf.outputs[0]), 1.0))
+        continue;
+      const int a = g.nodes[i_one].outputs[0];
+      std::vector<int> matched = {i_scale, static_cast<int>(ie), i_one};
+      int last = -1;
+      if (int m = mul_of(a, x); m >= 0) {  // (x * a) * 0.5
+        last = mul_by_constant(g.nodes[m].outputs[0], 0.5);
+        matched.push_back(m);
+      } else if (int h = mul_by_constant(a, 0.5); h >= 0) {  // x * (a * 0.5)
+        last = mul_of(g.nodes[h].outputs[0], x);
+        matched.push_back(h);
+      } else {  // (x * 0.5) * a: the half is another reader of x
+        const int i_last = sole_reader(a);
+        if (i_last >= 0 && plain(g.nodes[i_last], "Mul", 2)) {
+          const int hx = other_input(g.nodes[i_last], a);
+          for (size_t k = 0; k < g.nodes.size(); ++k)
+            if (!removed[k] && plain(g.nodes[k], "Mul", 2) && g.nodes[k].outputs[0] == hx &&
+                other_input(g.nodes[k], x) >= 0 && constant_near(other_input(g.nodes[k], x), 0.5) &&
+                sole_reader(hx) == i_last) {
+              matched.push_back(static_cast<int>(k));
+              last = i_last;
+            }
+        }
+      }
+      if (last < 0) continue;
+      GraphNode fused;
+      fused.name = g.nodes[last].name;
+      fused.op_type = "Gelu";
+      fused.opset = before_opset20 ? 20 : erf.opset;
+      fused.index = g.nodes[last].index;
+      fused.inputs = {x};
+      fused.outputs = {g.nodes[last].outputs[0]};
+      fused.attrs.set("approximate", std::string("none"));
+      ctx.applied(before_opset20 ? "gelu_before_opset20" : "gelu",
+                  fmt::format("Erf '{}' .. Mul '{}' ({} nodes)", erf.name, g.nodes[last].name, matched.size() + 1));
+      for (int k : matched) removed[k] = true;
+      g.nodes[last] = std::move(fused);
+      count_uses();
+    }
+  }
+
   void compact() {
     std::vector<GraphNode> kept;
     for (size_t i = 0; i < g.nodes.size(); ++i)
@@ -204,6 +284,18 @@ void fuse_layer_norm(RuleContext& ctx) {
 void fuse_layer_norm_before_opset17(RuleContext& ctx) {
   NormPass p(ctx);
   p.layer_norm(true);
+  p.compact();
+}
+
+void fuse_gelu(RuleContext& ctx) {
+  NormPass p(ctx);
+  p.gelu(false);
+  p.compact();
+}
+
+void fuse_gelu_before_opset20(RuleContext& ctx) {
+  NormPass p(ctx);
+  p.gelu(true);
   p.compact();
 }
 

@@ -63,6 +63,8 @@ const std::vector<GraphRule>& graph_rules() {
       {"layer_norm", kExtended, true, fuse_layer_norm,
        "ReduceMean(X, last axis) -> Sub -> Pow 2 | Mul self -> ReduceMean -> Add(eps) -> Sqrt -> Div -> Mul(gamma) "
        "[-> Add(beta)] -> LayerNormalization (opset 17+; runtime/graph_fusion_norm.h)"},
+      {"gelu", kExtended, true, fuse_gelu,
+       "0.5 * x * (1 + Erf(x / sqrt 2)) (any grouping) -> Gelu (opset 20+; runtime/graph_fusion_norm.h)"},
       // Attention (MatMul -> scale -> mask -> Softmax -> MatMul) belongs here once the fused
       // attention kernel exists: a rule function over RuleContext, after the MatMul rules.
       // Level 2 (extended), onnxmini-only results (kernels/fused_attributes.h): saved unfused.
@@ -76,6 +78,8 @@ const std::vector<GraphRule>& graph_rules() {
        "Gemm -> Relu | Sigmoid | Clip -> Gemm with the activation in its epilogue"},
       {"layer_norm_before_opset17", kExtended, false, fuse_layer_norm_before_opset17,
        "the layer_norm pattern in a model importing opset < 17 -> LayerNormalization (the opset-17 kernel)"},
+      {"gelu_before_opset20", kExtended, false, fuse_gelu_before_opset20,
+       "the gelu pattern in a model importing opset < 20 -> Gelu (the opset-20 kernel)"},
       {"reduce_mean_max", kExtended, false, fuse_reduce_mean_max,
        "ReduceMean(X) + ReduceMax(X) over the same single axis -> ReduceMeanMax (one pass over X)"},
   };

@@ -121,6 +121,77 @@ TEST(NormFusion, LayerNormBeforeOpset17UsesTheOpset17Kernel) {
   EXPECT_EQ(s->graph_rewrites()[0].rule, "layer_norm_before_opset17");
 }
 
+// 0.5 * x * (1 + Erf(x * k)) with the grouping `form` (0: (x * a) * 0.5, 1: x * (a * 0.5),
+// 2: (x * 0.5) * a) and x / sqrt 2 as Div (`by_div`) or Mul.
+struct GeluVariant {
+  int64_t opset = 20;
+  int form = 0;
+  bool by_div = true;
+  float half = 0.5f, one = 1.0f;
+  float root = 1.41421356f;  // Div's divisor; Mul uses 1 / root
+  bool shared_erf = false;   // another reader of Erf's output
+};
+
+ModelBuilder gelu_model(const GeluVariant& v) {
+  ModelBuilder mb(v.opset);
+  mb.input("X", DType::Float32, {3, 40});
+  mb.initializer("half", Tensor::from_vector<float>({}, {v.half}));
+  mb.initializer("one", Tensor::from_vector<float>({}, {v.one}));
+  mb.initializer("k", Tensor::from_vector<float>({}, {v.by_div ? v.root : 1.0f / v.root}));
+  mb.node(v.by_div ? "Div" : "Mul", {"X", "k"}, {"u"}).name("scale");
+  mb.node("Erf", {"u"}, {"e"}).name("erf");
+  mb.node("Add", {"one", "e"}, {"a"}).name("add_one");
+  if (v.form == 0) {
+    mb.node("Mul", {"X", "a"}, {"m"}).name("mul_x");
+    mb.node("Mul", {"m", "half"}, {"Y"}).name("mul_half");
+  } else if (v.form == 1) {
+    mb.node("Mul", {"half", "a"}, {"h"}).name("mul_half");
+    mb.node("Mul", {"h", "X"}, {"Y"}).name("mul_x");
+  } else {
+    mb.node("Mul", {"X", "half"}, {"hx"}).name("mul_half");
+    mb.node("Mul", {"a", "hx"}, {"Y"}).name("mul_x");
+  }
+  mb.output("Y");
+  if (v.shared_erf) {
+    mb.node("Neg", {"e"}, {"Z"}).name("neg");
+    mb.output("Z");
+  }
+  return mb;
+}
+
+size_t gelu_nodes(const GeluVariant& v) {
+  // Elementwise: the unfused chain and the kernel each round a few times per element (k = 8).
+  return check_fusion(gelu_model(v), {{"X", random_tensor(DType::Float32, {3, 40}, 4, -6.0, 6.0)}}, 8);
+}
+
+TEST(NormFusion, GeluVariantsFuse) {
+  for (int form = 0; form < 3; ++form)
+    for (bool by_div : {true, false}) {
+      GeluVariant v;
+      v.form = form;
+      v.by_div = by_div;
+      EXPECT_EQ(gelu_nodes(v), 1u) << "form " << form << (by_div ? " Div" : " Mul");
+    }
+  GeluVariant old;
+  old.opset = 13;
+  EXPECT_EQ(gelu_nodes(old), 1u) << "opset 13 (the opset-20 kernel)";
+}
+
+TEST(NormFusion, GeluNearMissesStayUnfused) {
+  GeluVariant v;
+  v.half = 0.6f;
+  EXPECT_EQ(gelu_nodes(v), 5u) << "0.6 instead of 0.5";
+  v = {};
+  v.one = 2.0f;
+  EXPECT_EQ(gelu_nodes(v), 5u) << "2 + erf";
+  v = {};
+  v.root = 1.4142f;  // 1.4e-5 away: not sqrt 2 within float32 rounding
+  EXPECT_EQ(gelu_nodes(v), 5u) << "1.4142";
+  v = {};
+  v.shared_erf = true;
+  EXPECT_EQ(gelu_nodes(v), 6u) << "Erf read elsewhere";
+}
+
 }  // namespace
 }  // namespace test
 }  // namespace onnxmini
