@@ -7,6 +7,7 @@
 #include "runtime/constant_folding.h"
 #include "runtime/graph_cleanup.h"
 #include "runtime/graph_fusion.h"
+#include "runtime/graph_fusion_norm.h"
 #include "runtime/graph_fusion_qdq.h"
 
 namespace onnxmini {
@@ -59,6 +60,11 @@ const std::vector<GraphRule>& graph_rules() {
       {"conv_activation", kExtended, true, fuse_conv_activation,
        "Conv -> Relu | Sigmoid | Clip -> Conv with the activation in its epilogue (saved as onnxruntime's "
        "com.microsoft FusedConv)"},
+      {"layer_norm", kExtended, true, fuse_layer_norm,
+       "ReduceMean(X, last axis) -> Sub -> Pow 2 | Mul self -> ReduceMean -> Add(eps) -> Sqrt -> Div -> Mul(gamma) "
+       "[-> Add(beta)] -> LayerNormalization (opset 17+; runtime/graph_fusion_norm.h)"},
+      {"gelu", kExtended, true, fuse_gelu,
+       "0.5 * x * (1 + Erf(x / sqrt 2)) (any grouping) -> Gelu (opset 20+; runtime/graph_fusion_norm.h)"},
       // Attention (MatMul -> scale -> mask -> Softmax -> MatMul) belongs here once the fused
       // attention kernel exists: a rule function over RuleContext, after the MatMul rules.
       // Level 2 (extended), onnxmini-only results (kernels/fused_attributes.h): saved unfused.
@@ -73,6 +79,10 @@ const std::vector<GraphRule>& graph_rules() {
       {"gemm_activation", kExtended, false, fuse_gemm_activation,
        "Gemm -> Relu | Sigmoid | Clip | HardSigmoid | HardSwish | Swish | Mul(x, Sigmoid(x)) -> Gemm with the "
        "activation in its epilogue"},
+      {"layer_norm_before_opset17", kExtended, false, fuse_layer_norm_before_opset17,
+       "the layer_norm pattern in a model importing opset < 17 -> LayerNormalization (the opset-17 kernel)"},
+      {"gelu_before_opset20", kExtended, false, fuse_gelu_before_opset20,
+       "the gelu pattern in a model importing opset < 20 -> Gelu (the opset-20 kernel)"},
       {"reduce_mean_max", kExtended, false, fuse_reduce_mean_max,
        "ReduceMean(X) + ReduceMax(X) over the same single axis -> ReduceMeanMax (one pass over X)"},
   };

@@ -114,7 +114,50 @@ def _mlp_model():
         {"X": np.random.default_rng(11).standard_normal((5, 16)).astype(np.float32)}
 
 
-BUILT = {"convs": _conv_model, "mlp": _mlp_model}
+def _layer_norm_model():
+    """LayerNorm written out as exporters do (opset 18: ReduceMean's axes as an input), then Identity."""
+    nodes = [
+        helper.make_node("ReduceMean", ["X", "axes"], ["m"], name="mean"),
+        helper.make_node("Sub", ["X", "m"], ["d"], name="sub"),
+        helper.make_node("Pow", ["d", "two"], ["sq"], name="sq"),
+        helper.make_node("ReduceMean", ["sq", "axes"], ["var"], name="var"),
+        helper.make_node("Add", ["var", "eps"], ["ve"], name="add_eps"),
+        helper.make_node("Sqrt", ["ve"], ["s"], name="sqrt"),
+        helper.make_node("Div", ["d", "s"], ["n"], name="div"),
+        helper.make_node("Mul", ["n", "gamma"], ["ng"], name="mul_gamma"),
+        helper.make_node("Add", ["ng", "beta"], ["y"], name="add_beta"),
+        helper.make_node("Identity", ["y"], ["Y"], name="id"),
+    ]
+    inits = [numpy_helper.from_array(np.array([-1], np.int64), "axes"),
+             numpy_helper.from_array(np.array(2.0, np.float32), "two"),
+             numpy_helper.from_array(np.array(1e-5, np.float32), "eps"),
+             _init("gamma", (24,), 5, 0.5, 1.5), _init("beta", (24,), 6)]
+    graph = helper.make_graph(nodes, "layer_norm", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [3, 4, 24])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [3, 4, 24])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), \
+        {"X": np.random.default_rng(12).uniform(-3.0, 5.0, (3, 4, 24)).astype(np.float32)}
+
+
+def _gelu_model():
+    """Gelu's erf form as exporters write it (opset 20): (x * (1 + erf(x / sqrt 2))) * 0.5, then Identity."""
+    nodes = [
+        helper.make_node("Div", ["X", "root2"], ["u"], name="scale"),
+        helper.make_node("Erf", ["u"], ["e"], name="erf"),
+        helper.make_node("Add", ["e", "one"], ["a"], name="add_one"),
+        helper.make_node("Mul", ["X", "a"], ["m"], name="mul_x"),
+        helper.make_node("Mul", ["m", "half"], ["y"], name="mul_half"),
+        helper.make_node("Identity", ["y"], ["Y"], name="id"),
+    ]
+    inits = [numpy_helper.from_array(np.array(np.sqrt(2.0), np.float32), "root2"),
+             numpy_helper.from_array(np.array(1.0, np.float32), "one"),
+             numpy_helper.from_array(np.array(0.5, np.float32), "half")]
+    graph = helper.make_graph(nodes, "gelu", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [4, 32])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [4, 32])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)]), \
+        {"X": np.random.default_rng(13).uniform(-6.0, 6.0, (4, 32)).astype(np.float32)}
+
+
+BUILT = {"convs": _conv_model, "mlp": _mlp_model, "layer_norm": _layer_norm_model, "gelu": _gelu_model}
 
 
 # ---- float64 reference ------------------------------------------------------------------------
@@ -236,6 +279,12 @@ def test_saved_model_runs_in_onnxruntime(tmp_path, name, level):
         assert "eliminate_identity" in rules or "cancel_transposes" in rules
     if level >= 2 and name == "mlp":
         assert "matmul_add_gemm" in rules
+    if level >= 2 and name == "layer_norm":
+        assert "layer_norm" in rules
+        assert [n.op_type for n in saved.graph.node] == ["LayerNormalization"]
+    if level >= 2 and name == "gelu":
+        assert "gelu" in rules
+        assert [n.op_type for n in saved.graph.node] == ["Gelu"]
 
 
 def test_optimize_command_on_small(onnxmini_cli, tmp_path):

@@ -1,0 +1,302 @@
+// Normalization fusions (see graph_fusion_norm.h). Matching walks forward from the first
+// ReduceMean through sole consumers; fused-away nodes are marked and removed at the end, so
+// the remaining nodes keep their order (the fused node sits at the last matched node's place,
+// where all of its inputs exist).
+#include "runtime/graph_fusion_norm.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace onnxmini {
+namespace {
+
+struct NormPass {
+  RuleContext& ctx;
+  Graph& g;
+  std::vector<bool> removed;
+  std::vector<int> uses;  // per value id: node inputs, implicit inputs, +1 per graph output
+
+  explicit NormPass(RuleContext& c) : ctx(c), g(c.g), removed(c.g.nodes.size(), false) { count_uses(); }
+
+  void count_uses() {
+    uses.assign(g.value_names.size(), 0);
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      if (!removed[i]) {
+        for (int id : g.nodes[i].inputs)
+          if (id >= 0) ++uses[id];
+        for (int id : g.nodes[i].implicit_inputs) ++uses[id];
+      }
+    for (int id : g.output_ids) ++uses[id];
+  }
+
+  const Tensor* constant_f32(int id) const {
+    if (id < 0 || g.overridable.count(id)) return nullptr;
+    auto it = g.constants.find(id);
+    return it != g.constants.end() && it->second.dtype() == DType::Float32 ? &it->second : nullptr;
+  }
+  // A float32 constant holding one value (any shape of one element).
+  bool scalar_f32(int id, float& v) const {
+    const Tensor* t = constant_f32(id);
+    if (!t || t->numel() != 1) return false;
+    v = t->data<float>()[0];
+    return true;
+  }
+
+  // The live nodes reading `id` (a node reading it twice is listed once).
+  std::vector<int> readers(int id) const {
+    std::vector<int> out;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (removed[i]) continue;
+      for (int in : g.nodes[i].inputs)
+        if (in == id) {
+          out.push_back(static_cast<int>(i));
+          break;
+        }
+    }
+    return out;
+  }
+  // The one reader of `id` when its `expected_uses` uses all come from that node (no graph output).
+  int sole_reader(int id, int expected_uses = 1) const {
+    if (id < 0 || uses[id] != expected_uses) return -1;
+    std::vector<int> r = readers(id);
+    return r.size() == 1 ? r[0] : -1;
+  }
+
+  static bool plain(const GraphNode& n, const char* op, size_t n_inputs) {
+    if (!n.domain.empty() || n.op_type != op || n.inputs.size() != n_inputs || n.outputs.size() != 1 ||
+        n.outputs[0] < 0)
+      return false;
+    for (int id : n.inputs)
+      if (id < 0) return false;
+    return true;
+  }
+  // The other input of a two-input node, when one of them is `id`.
+  static int other_input(const GraphNode& n, int id) {
+    if (n.inputs[0] == id) return n.inputs[1];
+    if (n.inputs[1] == id) return n.inputs[0];
+    return -1;
+  }
+
+  // A ReduceMean over exactly the last axis (axes as attribute before opset 18, as a constant
+  // input from 18), keepdims 1: the broadcasting Sub / Div of the pattern need the kept axis.
+  bool mean_over_last_axis(const GraphNode& n, int rank) const {
+    if (!n.domain.empty() || n.op_type != "ReduceMean" || n.outputs.size() != 1 || n.inputs.empty() ||
+        n.inputs[0] < 0 || n.attrs.get_int("keepdims", 1) != 1 || n.attrs.get_int("noop_with_empty_axes", 0) != 0)
+      return false;
+    std::vector<int64_t> axes;
+    if (n.attrs.has("axes")) {
+      axes = n.attrs.get_ints("axes");
+    } else if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
+      auto c = g.constants.find(n.inputs[1]);
+      if (c == g.constants.end() || g.overridable.count(n.inputs[1]) || c->second.dtype() != DType::Int64) return false;
+      axes.assign(c->second.data<int64_t>(), c->second.data<int64_t>() + c->second.numel());
+    }
+    if (axes.size() != 1) return false;
+    return axes[0] == -1 || (rank > 0 && axes[0] == rank - 1);
+  }
+
+  int64_t known_rank(int id) const {
+    for (size_t k = 0; k < g.input_ids.size(); ++k)
+      if (g.input_ids[k] == id && g.inputs[k].has_shape) return static_cast<int64_t>(g.inputs[k].shape.size());
+    if (auto v = g.value_infos.find(id); v != g.value_infos.end() && v->second.has_shape)
+      return static_cast<int64_t>(v->second.shape.size());
+    return -1;
+  }
+  bool declared_float32(int id) const {
+    auto dt = g.known_dtypes.find(id);
+    return dt == g.known_dtypes.end() || dt->second == DType::Float32;  // unknown: the kernel checks at run time
+  }
+
+  // `before_opset17`: the model imports an opset without LayerNormalization; the fused node
+  // asks for the opset-17 kernel (onnxmini-only: such a graph is not saved as ONNX).
+  void layer_norm(bool before_opset17) {
+    for (size_t i0 = 0; i0 < g.nodes.size(); ++i0) {
+      const GraphNode& mean = g.nodes[i0];
+      if (removed[i0] || (mean.opset < 17) != before_opset17 || mean.inputs.empty() || mean.inputs[0] < 0) continue;
+      const int x = mean.inputs[0];
+      const int rank = static_cast<int>(known_rank(x));
+      if (!mean_over_last_axis(mean, rank) || !declared_float32(x)) continue;
+      // Sub(X, mean)
+      const int i_sub = sole_reader(mean.outputs[0]);
+      if (i_sub < 0 || !plain(g.nodes[i_sub], "Sub", 2) || g.nodes[i_sub].inputs[0] != x ||
+          g.nodes[i_sub].inputs[1] != mean.outputs[0])
+        continue;
+      const int d = g.nodes[i_sub].outputs[0];
+      // d is read by the square (once as Pow's base, twice as Mul(d, d)) and by the Div.
+      std::vector<int> d_readers = readers(d);
+      if (d_readers.size() != 2) continue;
+      int i_sq = -1, i_div = -1;
+      for (int r : d_readers) {
+        const GraphNode& n = g.nodes[r];
+        float e = 0;
+        if (plain(n, "Pow", 2) && n.inputs[0] == d && scalar_f32(n.inputs[1], e) && e == 2.0f) i_sq = r;
+        else if (plain(n, "Mul", 2) && n.inputs[0] == d && n.inputs[1] == d) i_sq = r;
+        else if (plain(n, "Div", 2) && n.inputs[0] == d && n.inputs[1] != d) i_div = r;
+      }
+      if (i_sq < 0 || i_div < 0) continue;
+      const int d_uses = g.nodes[i_sq].op_type == "Mul" ? 3 : 2;
+      if (uses[d] != d_uses) continue;
+      // ReduceMean(square) -> Add(eps) -> Sqrt -> the Div's divisor
+      const int i_var = sole_reader(g.nodes[i_sq].outputs[0]);
+      if (i_var < 0 || !mean_over_last_axis(g.nodes[i_var], rank) ||
+          g.nodes[i_var].inputs[0] != g.nodes[i_sq].outputs[0])
+        continue;
+      const int i_add = sole_reader(g.nodes[i_var].outputs[0]);
+      float eps = 0;
+      if (i_add < 0 || !plain(g.nodes[i_add], "Add", 2) ||
+          !scalar_f32(other_input(g.nodes[i_add], g.nodes[i_var].outputs[0]), eps) || !(eps > 0.0f))
+        continue;
+      const int i_sqrt = sole_reader(g.nodes[i_add].outputs[0]);
+      if (i_sqrt < 0 || !plain(g.nodes[i_sqrt], "Sqrt", 1) || sole_reader(g.nodes[i_sqrt].outputs[0]) != i_div ||
+          g.nodes[i_div].inputs[1] != g.nodes[i_sqrt].outputs[0])
+        continue;
+      // Mul(gamma [C]) [-> Add(beta [C])]: LayerNormalization's Scale is not optional.
+      const int i_mul = sole_reader(g.nodes[i_div].outputs[0]);
+      if (i_mul < 0 || !plain(g.nodes[i_mul], "Mul", 2)) continue;
+      const Tensor* gamma = constant_f32(other_input(g.nodes[i_mul], g.nodes[i_div].outputs[0]));
+      if (!gamma || gamma->rank() != 1) continue;
+      int last = i_mul, beta_id = -1;
+      const int i_beta = sole_reader(g.nodes[i_mul].outputs[0]);
+      if (i_beta >= 0 && plain(g.nodes[i_beta], "Add", 2)) {
+        const int b = other_input(g.nodes[i_beta], g.nodes[i_mul].outputs[0]);
+        const Tensor* beta = constant_f32(b);
+        if (beta && beta->rank() == 1 && beta->numel() == gamma->numel()) beta_id = b, last = i_beta;
+      }
+      const int gamma_id = other_input(g.nodes[i_mul], g.nodes[i_div].outputs[0]);
+      GraphNode fused;
+      fused.name = mean.name.empty() ? g.nodes[last].name : mean.name;
+      fused.op_type = "LayerNormalization";
+      fused.opset = before_opset17 ? 17 : mean.opset;
+      fused.index = g.nodes[last].index;
+      fused.inputs = {x, gamma_id};
+      if (beta_id >= 0) fused.inputs.push_back(beta_id);
+      fused.outputs = {g.nodes[last].outputs[0]};
+      fused.attrs.set("axis", int64_t{-1});
+      fused.attrs.set("epsilon", eps);
+      const int matched[] = {static_cast<int>(i0), i_sub, i_sq, i_var, i_add, i_sqrt, i_div, i_mul, i_beta};
+      const int n_matched = beta_id >= 0 ? 9 : 8;
+      ctx.applied(before_opset17 ? "layer_norm_before_opset17" : "layer_norm", fmt::format("ReduceMean '{}' .. {} '{}' ({} nodes)", mean.name,
+                                            g.nodes[last].op_type, g.nodes[last].name, n_matched));
+      for (int k = 0; k < n_matched; ++k) removed[matched[k]] = true;
+      removed[last] = false;
+      g.nodes[last] = std::move(fused);
+      count_uses();
+    }
+  }
+
+
+  // A float32 one-element constant equal to `want` within float32 rounding (2 ulps).
+  bool constant_near(int id, double want) const {
+    float v = 0;
+    return scalar_f32(id, v) && std::fabs(v - want) <= 2 * 1.1920929e-7 * std::fabs(want);
+  }
+  // The live Mul reading `id` with a constant near `c` as its other input (either order).
+  int mul_by_constant(int id, double c) const {
+    const int k = sole_reader(id);
+    if (k < 0 || !plain(g.nodes[k], "Mul", 2)) return -1;
+    return constant_near(other_input(g.nodes[k], id), c) ? k : -1;
+  }
+  // A Mul reading `a` and `b` (either order), the only reader of `a`.
+  int mul_of(int a, int b) const {
+    const int k = sole_reader(a);
+    if (k < 0 || !plain(g.nodes[k], "Mul", 2) || other_input(g.nodes[k], a) != b) return -1;
+    return k;
+  }
+
+  // 0.5 * x * (1 + Erf(x / sqrt 2)) in the exporters' three groupings:
+  //   ((x * (1 + erf)) * 0.5), (x * ((1 + erf) * 0.5)), ((x * 0.5) * (1 + erf)),
+  // x / sqrt 2 written as Div(x, 1.41421..) or Mul(x, 0.70710..); every Mul / Add in either order.
+  void gelu(bool before_opset20) {
+    for (size_t ie = 0; ie < g.nodes.size(); ++ie) {
+      const GraphNode& erf = g.nodes[ie];
+      if (removed[ie] || !plain(erf, "Erf", 1) || (erf.opset < 20) != before_opset20) continue;
+      // x / sqrt 2, the Erf its only reader
+      int i_scale = -1, x = -1;
+      for (size_t k = 0; k < g.nodes.size() && i_scale < 0; ++k) {
+        const GraphNode& n = g.nodes[k];
+        if (removed[k] || n.outputs.empty() || n.outputs[0] != erf.inputs[0]) continue;
+        if (plain(n, "Div", 2) && constant_near(n.inputs[1], std::sqrt(2.0))) x = n.inputs[0];
+        else if (plain(n, "Mul", 2) && constant_near(n.inputs[1], std::sqrt(0.5))) x = n.inputs[0];
+        else if (plain(n, "Mul", 2) && constant_near(n.inputs[0], std::sqrt(0.5))) x = n.inputs[1];
+        i_scale = static_cast<int>(k);
+      }
+      if (x < 0 || sole_reader(erf.inputs[0]) != static_cast<int>(ie) || !declared_float32(x)) continue;
+      // 1 + erf
+      const int i_one = sole_reader(erf.outputs[0]);
+      if (i_one < 0 || !plain(g.nodes[i_one], "Add", 2) || !constant_near(other_input(g.nodes[i_one], erf.outputs[0]), 1.0))
+        continue;
+      const int a = g.nodes[i_one].outputs[0];
+      std::vector<int> matched = {i_scale, static_cast<int>(ie), i_one};
+      int last = -1;
+      if (int m = mul_of(a, x); m >= 0) {  // (x * a) * 0.5
+        last = mul_by_constant(g.nodes[m].outputs[0], 0.5);
+        matched.push_back(m);
+      } else if (int h = mul_by_constant(a, 0.5); h >= 0) {  // x * (a * 0.5)
+        last = mul_of(g.nodes[h].outputs[0], x);
+        matched.push_back(h);
+      } else {  // (x * 0.5) * a: the half is another reader of x
+        const int i_last = sole_reader(a);
+        if (i_last >= 0 && plain(g.nodes[i_last], "Mul", 2)) {
+          const int hx = other_input(g.nodes[i_last], a);
+          for (size_t k = 0; k < g.nodes.size(); ++k)
+            if (!removed[k] && plain(g.nodes[k], "Mul", 2) && g.nodes[k].outputs[0] == hx &&
+                other_input(g.nodes[k], x) >= 0 && constant_near(other_input(g.nodes[k], x), 0.5) &&
+                sole_reader(hx) == i_last) {
+              matched.push_back(static_cast<int>(k));
+              last = i_last;
+            }
+        }
+      }
+      if (last < 0) continue;
+      GraphNode fused;
+      fused.name = g.nodes[last].name;
+      fused.op_type = "Gelu";
+      fused.opset = before_opset20 ? 20 : erf.opset;
+      fused.index = g.nodes[last].index;
+      fused.inputs = {x};
+      fused.outputs = {g.nodes[last].outputs[0]};
+      fused.attrs.set("approximate", std::string("none"));
+      ctx.applied(before_opset20 ? "gelu_before_opset20" : "gelu",
+                  fmt::format("Erf '{}' .. Mul '{}' ({} nodes)", erf.name, g.nodes[last].name, matched.size() + 1));
+      for (int k : matched) removed[k] = true;
+      g.nodes[last] = std::move(fused);
+      count_uses();
+    }
+  }
+
+  void compact() {
+    std::vector<GraphNode> kept;
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      if (!removed[i]) kept.push_back(std::move(g.nodes[i]));
+    g.nodes = std::move(kept);
+  }
+};
+
+}  // namespace
+
+void fuse_layer_norm(RuleContext& ctx) {
+  NormPass p(ctx);
+  p.layer_norm(false);
+  p.compact();
+}
+
+void fuse_layer_norm_before_opset17(RuleContext& ctx) {
+  NormPass p(ctx);
+  p.layer_norm(true);
+  p.compact();
+}
+
+void fuse_gelu(RuleContext& ctx) {
+  NormPass p(ctx);
+  p.gelu(false);
+  p.compact();
+}
+
+void fuse_gelu_before_opset20(RuleContext& ctx) {
+  NormPass p(ctx);
+  p.gelu(true);
+  p.compact();
+}
+
+}  // namespace onnxmini
