@@ -11,49 +11,17 @@
 
 #include "core/logging.h"
 #include "kernels/fused_attributes.h"
+#include "runtime/graph_pass.h"
 
 namespace onnxmini {
 namespace {
 
-struct Pass {
-  RuleContext& ctx;
-  Graph& g;
-  std::vector<bool> removed;
-  std::vector<int> uses;  // per value id: node-input and implicit-input (subgraph) uses + 1 per graph output
-
-  explicit Pass(RuleContext& c) : ctx(c), g(c.g), removed(c.g.nodes.size(), false) { count_uses(); }
+struct Pass : FusionPass {
+  explicit Pass(RuleContext& c) : FusionPass(c) {}
   ~Pass() { compact(); }
 
   // Records one rewrite: `rule` is the pattern's name, `nodes` the nodes it touched.
   void applied(const char* rule, std::string nodes) { ctx.applied(rule, std::move(nodes)); }
-
-  void count_uses() {
-    uses.assign(g.value_names.size(), 0);
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      if (!removed[i]) {
-        for (int id : g.nodes[i].inputs)
-          if (id >= 0) ++uses[id];
-        for (int id : g.nodes[i].implicit_inputs) ++uses[id];
-      }
-    for (int id : g.output_ids) ++uses[id];
-  }
-
-  // The float32 constant behind value id, or nullptr (overridable initializers are not constant).
-  const Tensor* constant_f32(int id) const {
-    if (id < 0 || g.overridable.count(id)) return nullptr;
-    auto it = g.constants.find(id);
-    return it != g.constants.end() && it->second.dtype() == DType::Float32 ? &it->second : nullptr;
-  }
-
-  // The one live node reading `id` as an input, when `id` has exactly that use.
-  int sole_consumer(int id) const {
-    if (id < 0 || uses[id] != 1) return -1;
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      if (!removed[i])
-        for (int in : g.nodes[i].inputs)
-          if (in == id) return static_cast<int>(i);
-    return -1;  // the one use is a graph output
-  }
 
   static std::string label(const GraphNode& n) { return fmt::format("{} '{}'", n.op_type, n.name); }
 
@@ -529,12 +497,6 @@ struct Pass {
     }
   }
 
-  void compact() {
-    std::vector<GraphNode> kept;
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      if (!removed[i]) kept.push_back(std::move(g.nodes[i]));
-    g.nodes = std::move(kept);
-  }
 };
 
 }  // namespace

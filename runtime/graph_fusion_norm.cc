@@ -8,33 +8,15 @@
 
 #include <cmath>
 
+#include "runtime/graph_pass.h"
+
 namespace onnxmini {
 namespace {
 
-struct NormPass {
-  RuleContext& ctx;
-  Graph& g;
-  std::vector<bool> removed;
-  std::vector<int> uses;  // per value id: node inputs, implicit inputs, +1 per graph output
+struct NormPass : FusionPass {
+  explicit NormPass(RuleContext& c) : FusionPass(c) {}
 
-  explicit NormPass(RuleContext& c) : ctx(c), g(c.g), removed(c.g.nodes.size(), false) { count_uses(); }
 
-  void count_uses() {
-    uses.assign(g.value_names.size(), 0);
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      if (!removed[i]) {
-        for (int id : g.nodes[i].inputs)
-          if (id >= 0) ++uses[id];
-        for (int id : g.nodes[i].implicit_inputs) ++uses[id];
-      }
-    for (int id : g.output_ids) ++uses[id];
-  }
-
-  const Tensor* constant_f32(int id) const {
-    if (id < 0 || g.overridable.count(id)) return nullptr;
-    auto it = g.constants.find(id);
-    return it != g.constants.end() && it->second.dtype() == DType::Float32 ? &it->second : nullptr;
-  }
   // A float32 constant holding one value (any shape of one element).
   bool scalar_f32(int id, float& v) const {
     const Tensor* t = constant_f32(id);
@@ -265,12 +247,6 @@ struct NormPass {
     }
   }
 
-  void compact() {
-    std::vector<GraphNode> kept;
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      if (!removed[i]) kept.push_back(std::move(g.nodes[i]));
-    g.nodes = std::move(kept);
-  }
 };
 
 }  // namespace

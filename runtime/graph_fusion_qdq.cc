@@ -29,6 +29,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "runtime/graph_pass.h"
+
 namespace onnxmini {
 namespace {
 
@@ -41,52 +43,14 @@ struct Dq {
   int64_t axis = 1;
 };
 
-struct QdqPass {
-  RuleContext& ctx;
-  Graph& g;
-  std::vector<bool> removed;
-  std::vector<int> uses;
+struct QdqPass : FusionPass {
+  explicit QdqPass(RuleContext& c) : FusionPass(c) {}
 
-  explicit QdqPass(RuleContext& c) : ctx(c), g(c.g), removed(c.g.nodes.size(), false) { count_uses(); }
-
-  void count_uses() {
-    uses.assign(g.value_names.size(), 0);
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      if (!removed[i]) {
-        for (int id : g.nodes[i].inputs)
-          if (id >= 0) ++uses[id];
-        for (int id : g.nodes[i].implicit_inputs) ++uses[id];
-      }
-    for (int id : g.output_ids) ++uses[id];
-  }
-
-  const Tensor* constant(int id) const {
-    if (id < 0 || g.overridable.count(id)) return nullptr;
-    auto it = g.constants.find(id);
-    return it == g.constants.end() ? nullptr : &it->second;
-  }
 
   DType dtype_of(int id) const {
     if (const Tensor* t = constant(id)) return t->dtype();
     auto it = g.known_dtypes.find(id);
     return it == g.known_dtypes.end() ? DType::Undefined : it->second;
-  }
-
-  int producer(int id) const {
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      if (!removed[i])
-        for (int o : g.nodes[i].outputs)
-          if (o == id) return static_cast<int>(i);
-    return -1;
-  }
-
-  int sole_consumer(int id) const {
-    if (id < 0 || uses[id] != 1) return -1;
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      if (!removed[i])
-        for (int in : g.nodes[i].inputs)
-          if (in == id) return static_cast<int>(i);
-    return -1;
   }
 
   static bool is(const GraphNode& n, const char* op) { return n.domain.empty() && n.op_type == op; }
@@ -233,12 +197,6 @@ struct QdqPass {
     return true;
   }
 
-  void compact() {
-    std::vector<GraphNode> kept;
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      if (!removed[i]) kept.push_back(std::move(g.nodes[i]));
-    g.nodes = std::move(kept);
-  }
 };
 
 }  // namespace

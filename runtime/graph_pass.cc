@@ -1,0 +1,55 @@
+#include "runtime/graph_pass.h"
+
+#include <utility>
+
+namespace onnxmini {
+
+FusionPass::FusionPass(RuleContext& c) : ctx(c), g(c.g), removed(c.g.nodes.size(), false) { count_uses(); }
+
+void FusionPass::count_uses() {
+  uses.assign(g.value_names.size(), 0);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!removed[i]) {
+      for (int id : g.nodes[i].inputs)
+        if (id >= 0) ++uses[id];
+      for (int id : g.nodes[i].implicit_inputs) ++uses[id];
+    }
+  for (int id : g.output_ids) ++uses[id];
+}
+
+const Tensor* FusionPass::constant(int id) const {
+  if (id < 0 || g.overridable.count(id)) return nullptr;
+  auto it = g.constants.find(id);
+  return it == g.constants.end() ? nullptr : &it->second;
+}
+
+const Tensor* FusionPass::constant_f32(int id) const {
+  const Tensor* t = constant(id);
+  return t && t->dtype() == DType::Float32 ? t : nullptr;
+}
+
+int FusionPass::producer(int id) const {
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!removed[i])
+      for (int o : g.nodes[i].outputs)
+        if (o == id) return static_cast<int>(i);
+  return -1;
+}
+
+int FusionPass::sole_consumer(int id) const {
+  if (id < 0 || uses[id] != 1) return -1;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!removed[i])
+      for (int in : g.nodes[i].inputs)
+        if (in == id) return static_cast<int>(i);
+  return -1;
+}
+
+void FusionPass::compact() {
+  std::vector<GraphNode> kept;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!removed[i]) kept.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(kept);
+}
+
+}  // namespace onnxmini

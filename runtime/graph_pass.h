@@ -1,0 +1,35 @@
+// The bookkeeping every fusion pass of the optimizer shares (graph_fusion.cc,
+// graph_fusion_qdq.cc, graph_fusion_norm.cc): which nodes a rule has fused away, how
+// many uses each value has, the constants a rule may fold, and the final compaction
+// that drops the fused-away nodes while the rest keep their order.
+#pragma once
+#include <vector>
+
+#include "runtime/graph_optimizer.h"
+
+namespace onnxmini {
+
+struct FusionPass {
+  RuleContext& ctx;
+  Graph& g;
+  std::vector<bool> removed;  // per node: fused away (dropped by compact())
+  std::vector<int> uses;      // per value id: node-input and implicit-input (subgraph) uses + 1 per graph output
+
+  explicit FusionPass(RuleContext& c);
+
+  // Recomputes `uses` over the live nodes (after a rule rewired some).
+  void count_uses();
+  // The constant behind value id, or nullptr (overridable initializers are not constant).
+  const Tensor* constant(int id) const;
+  // The same, when it is float32.
+  const Tensor* constant_f32(int id) const;
+  // The live node producing `id`, or -1.
+  int producer(int id) const;
+  // The one live node reading `id` as an input, when `id` has exactly that use (-1 otherwise,
+  // also when the one use is a graph output).
+  int sole_consumer(int id) const;
+  // Drops the nodes marked in `removed`.
+  void compact();
+};
+
+}  // namespace onnxmini
