@@ -1,6 +1,6 @@
 // The SGEMM tile epilogue (bias + activation, gemm::TileEpi) on one ymm of
-// accumulators: the AVX2 counterpart of epilogue_avx512.h, used by
-// nn/conv_lanes_avx2.cc. AVX2 has no mask registers, so a partial vector
+// accumulators: the AVX2 counterpart of epilogue_avx512.h, used by the AVX2
+// SGEMM kernel and nn/conv_lanes_avx2.cc. AVX2 has no mask registers, so a partial vector
 // (channels past M) loads its bias / slope with vmaskmovps. Include only from
 // files compiled with AVX2 + FMA flags (*_avx2.cc).
 #pragma once
@@ -41,12 +41,9 @@ inline __m256 load8_first(const float* p, int n) {
   return n >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, lane_mask8(n));
 }
 
-// Bias + activation on one 8-wide piece of row `i`, columns [j0, j0 + 8) of
-// the tile, of which the first `valid` (0..8) are real (bias / slope loads
-// stay inside them; per-row vectors ignore it).
-inline __m256 epilogue8_ps(__m256 v, const TileEpi& e, int i, int j0, int valid) {
-  if (e.bias) v = _mm256_add_ps(v, e.per_row ? _mm256_set1_ps(e.bias[i]) : load8_first(e.bias + j0, valid));
-  if (e.bias2) v = _mm256_add_ps(v, load8_first(e.bias2 + j0, valid));
+// The activation of the epilogue on one ymm; `slope` is PRelu's slope vector
+// (ignored by the other activations). Shared by the SGEMM tile and conv_lanes.
+inline __m256 activate8_ps(__m256 v, const TileEpi& e, __m256 slope) {
   switch (e.act) {
     case TileEpi::kRelu: v = _mm256_max_ps(v, _mm256_setzero_ps()); break;
     case TileEpi::kClip: v = _mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(e.lo)), _mm256_set1_ps(e.hi)); break;
@@ -63,19 +60,30 @@ inline __m256 epilogue8_ps(__m256 v, const TileEpi& e, int i, int j0, int valid)
       break;
     }
     case TileEpi::kSwish: {  // v * sigmoid(v) = v / (1 + exp(-v))
-      __m256 one = _mm256_set1_ps(1.0f);
+      const __m256 one = _mm256_set1_ps(1.0f);
       v = _mm256_div_ps(v, _mm256_add_ps(one, exp8_ps(_mm256_sub_ps(_mm256_setzero_ps(), v))));
       break;
     }
     case TileEpi::kPRelu: {
-      const __m256 s = e.per_row ? _mm256_set1_ps(e.slope[i]) : load8_first(e.slope + j0, valid);
       const __m256 neg = _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ);
-      v = _mm256_blendv_ps(v, _mm256_mul_ps(v, s), neg);
+      v = _mm256_blendv_ps(v, _mm256_mul_ps(v, slope), neg);
       break;
     }
     default: break;
   }
   return v;
+}
+
+// Bias + activation on one 8-wide piece of row `i`, columns [j0, j0 + 8) of
+// the tile, of which the first `valid` (0..8) are real (bias / slope loads
+// stay inside them; per-row vectors ignore it).
+inline __m256 epilogue8_ps(__m256 v, const TileEpi& e, int i, int j0, int valid) {
+  if (e.bias) v = _mm256_add_ps(v, e.per_row ? _mm256_set1_ps(e.bias[i]) : load8_first(e.bias + j0, valid));
+  if (e.bias2) v = _mm256_add_ps(v, load8_first(e.bias2 + j0, valid));
+  const __m256 slope = e.act != TileEpi::kPRelu ? _mm256_setzero_ps()
+                       : e.per_row             ? _mm256_set1_ps(e.slope[i])
+                                               : load8_first(e.slope + j0, valid);
+  return activate8_ps(v, e, slope);
 }
 
 }  // namespace gemm

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <utility>
 
+#include "kernels/gemm_engine/epilogue_avx2.h"
 #include "kernels/gemm_engine/sgemm_kernel.h"
 
 namespace onnxmini {
@@ -22,60 +23,16 @@ namespace {
 constexpr int MR = 6;
 constexpr int NR = 16;
 
-// exp(x): x = n*ln2 + r, degree-6 polynomial for e^r (Cephes expf), 2^n built
-// in the exponent field. Inputs are clamped so n stays in [-126, 127].
-inline __m256 exp_ps(__m256 x) {
-  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f));
-  __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
-}
-
 // Bias + activation for row i, columns [j0, j0 + 8); bias/slope rows are
 // readable for those 8 columns (the caller pads partial tiles).
 inline __m256 epilogue(__m256 v, const TileEpi& e, int i, const float* bias_cols, const float* bias2_cols,
                        const float* slope_cols) {
   if (e.bias) v = _mm256_add_ps(v, e.per_row ? _mm256_set1_ps(e.bias[i]) : _mm256_loadu_ps(bias_cols));
   if (e.bias2) v = _mm256_add_ps(v, _mm256_loadu_ps(bias2_cols));
-  switch (e.act) {
-    case TileEpi::kRelu: v = _mm256_max_ps(v, _mm256_setzero_ps()); break;
-    case TileEpi::kClip: v = _mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(e.lo)), _mm256_set1_ps(e.hi)); break;
-    case TileEpi::kSigmoid: {
-      __m256 one = _mm256_set1_ps(1.0f);
-      v = _mm256_div_ps(one, _mm256_add_ps(one, exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), v))));
-      break;
-    }
-    case TileEpi::kHardSigmoid:
-    case TileEpi::kHardSwish: {  // max(0, min(1, alpha * v + beta)) [* v]; mul then add, as the standalone op
-      __m256 h = _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(e.ha), v), _mm256_set1_ps(e.hb));
-      h = _mm256_max_ps(_mm256_setzero_ps(), _mm256_min_ps(_mm256_set1_ps(1.0f), h));
-      v = e.act == TileEpi::kHardSwish ? _mm256_mul_ps(v, h) : h;
-      break;
-    }
-    case TileEpi::kSwish: {  // v * sigmoid(v) = v / (1 + exp(-v))
-      __m256 one = _mm256_set1_ps(1.0f);
-      v = _mm256_div_ps(v, _mm256_add_ps(one, exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), v))));
-      break;
-    }
-    case TileEpi::kPRelu: {
-      __m256 s = e.per_row ? _mm256_set1_ps(e.slope[i]) : _mm256_loadu_ps(slope_cols);
-      __m256 neg = _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ);
-      v = _mm256_blendv_ps(v, _mm256_mul_ps(v, s), neg);
-      break;
-    }
-    default: break;
-  }
-  return v;
+  const __m256 slope = e.act != TileEpi::kPRelu ? _mm256_setzero_ps()
+                       : e.per_row             ? _mm256_set1_ps(e.slope[i])
+                                               : _mm256_loadu_ps(slope_cols);
+  return activate8_ps(v, e, slope);
 }
 
 // Per-column epilogue vectors of a partial tile (n < NR) go through a zero-padded
