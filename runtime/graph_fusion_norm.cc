@@ -137,7 +137,9 @@ struct NormPass : FusionPass {
       const int i_mul = sole_reader(g.nodes[i_div].outputs[0]);
       if (i_mul < 0 || !plain(g.nodes[i_mul], "Mul", 2)) continue;
       const Tensor* gamma = constant_f32(other_input(g.nodes[i_mul], g.nodes[i_div].outputs[0]));
-      if (!gamma || gamma->rank() != 1) continue;
+      // One gamma per element of the last axis; a one-element gamma would broadcast in the
+      // unfused graph but is not the [C] scale the kernel checks against X's last dim.
+      if (!gamma || gamma->rank() != 1 || gamma->numel() < 2) continue;
       int last = i_mul, beta_id = -1;
       const int i_beta = sole_reader(g.nodes[i_mul].outputs[0]);
       if (i_beta >= 0 && plain(g.nodes[i_beta], "Add", 2)) {
