@@ -19,10 +19,13 @@ struct ResidualPass : FusionPass {
   static std::string label(const GraphNode& n) { return fmt::format("{} '{}'", n.op_type, n.name); }
 
   // Shape class of a value: its shape is root's shape with axis 1 replaced by `channels`
-  // (-1: root's own channel count).
+  // (-1: root's own channel count) and, when spatial_one, every spatial axis 1 (a global
+  // pool's output, as in a squeeze-and-excitation branch).
   struct ShapeClass {
     int root = -1;
     int64_t channels = -1;
+    bool spatial_one = false;
+    int64_t rank = -1;  // known from a Conv's filter on the way, else -1
   };
 
   // A Conv node with a float32 constant filter, no fusion yet, one output.
@@ -59,6 +62,19 @@ struct ResidualPass : FusionPass {
     return true;
   }
 
+  // A 1x1 (x 1 ..) kernel without padding.
+  bool pointwise_unpadded(const GraphNode& n) const {
+    const Tensor& w = *constant_f32(n.inputs[1]);
+    for (size_t d = 2; d < w.rank(); ++d)
+      if (w.dim(d) != 1) return false;
+    const std::string auto_pad = n.attrs.get_string("auto_pad", "NOTSET");
+    if (auto_pad != "NOTSET" && auto_pad != "VALID") return false;
+    if (n.attrs.has("pads"))
+      for (int64_t p : n.attrs.get_ints("pads"))
+        if (p != 0) return false;
+    return true;
+  }
+
   static bool shape_preserving_unary(const GraphNode& n) {
     static const char* const kOps[] = {"Relu",        "Sigmoid",   "Tanh",   "Clip",     "LeakyRelu", "HardSigmoid",
                                        "HardSwish",   "Elu",       "Selu",   "Softplus", "Identity",  "Neg",
@@ -85,8 +101,15 @@ struct ResidualPass : FusionPass {
     if (n.outputs[0] != id) return {id, -1};
     const Tensor* w = n.domain.empty() && n.op_type == "Conv" && n.inputs.size() >= 2 ? constant_f32(n.inputs[1]) : nullptr;
     if (w && w->rank() >= 3 && n.inputs[0] >= 0) {  // any Conv, fused ones too (the fusions keep Y's shape)
-      if (!keeps_spatial_size(n)) return {id, -1};
-      return {shape_class(n.inputs[0], depth + 1).root, w->dim(0)};
+      const ShapeClass in = shape_class(n.inputs[0], depth + 1);
+      // On a 1 x 1 x .. input, a Conv keeping the size or a 1x1 unpadded one (any stride) gives 1 x 1 x ..
+      if (keeps_spatial_size(n) || (in.spatial_one && pointwise_unpadded(n)))
+        return {in.root, w->dim(0), in.spatial_one, static_cast<int64_t>(w->rank())};
+      return {id, -1, false, static_cast<int64_t>(w->rank())};
+    }
+    if (n.domain.empty() && (n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool")) {
+      const ShapeClass in = shape_class(n.inputs[0], depth + 1);
+      return {in.root, in.channels, true, in.rank};
     }
     if (shape_preserving_unary(n)) return shape_class(n.inputs[0], depth + 1);
     const bool binary = n.domain.empty() && n.inputs.size() == 2 && n.inputs[0] >= 0 && n.inputs[1] >= 0 &&
@@ -100,7 +123,15 @@ struct ResidualPass : FusionPass {
       if (scalar(n.inputs[1])) return shape_class(n.inputs[0], depth + 1);
       if (scalar(n.inputs[0])) return shape_class(n.inputs[1], depth + 1);
       const ShapeClass a = shape_class(n.inputs[0], depth + 1), b = shape_class(n.inputs[1], depth + 1);
+      if (per_channel_constant(n.inputs[1], a)) return a;
+      if (per_channel_constant(n.inputs[0], b)) return b;
       if (same(a, b)) return a;
+      // x [N, C, H, W] (op) s [N, C, 1, 1] of the same root and channels: x's shape.
+      if (a.spatial_one != b.spatial_one) {
+        ShapeClass a1 = a, b1 = b;
+        a1.spatial_one = b1.spatial_one = false;
+        if (same(a1, b1)) return a.spatial_one ? b : a;
+      }
     }
     return {id, -1};
   }
@@ -117,8 +148,23 @@ struct ResidualPass : FusionPass {
     return std::nullopt;
   }
 
+  // A constant that broadcasts onto a value of class `c` without changing its shape: at most
+  // c's rank, every dimension 1 except the one facing the channel axis, which may be c's
+  // channel count (a [1, C, 1, 1] bias or scale).
+  bool per_channel_constant(int id, const ShapeClass& c) const {
+    const Tensor* t = constant(id);
+    if (!t || c.rank < 2 || static_cast<int64_t>(t->rank()) > c.rank) return false;
+    const int64_t channels = c.channels >= 0 ? c.channels : root_channels(c.root).value_or(-1);
+    const int64_t offset = c.rank - static_cast<int64_t>(t->rank());
+    for (size_t d = 0; d < t->rank(); ++d) {
+      const bool channel_axis = offset + static_cast<int64_t>(d) == 1;
+      if (t->dim(d) != 1 && !(channel_axis && t->dim(d) == channels)) return false;
+    }
+    return true;
+  }
+
   bool same(const ShapeClass& a, const ShapeClass& b) const {
-    if (a.root != b.root) return false;
+    if (a.root != b.root || a.spatial_one != b.spatial_one) return false;
     if (a.channels == b.channels) return true;
     const auto c = root_channels(a.root);  // one side kept the root's channels
     return c && (a.channels == -1 ? *c == b.channels : b.channels == -1 && *c == a.channels);

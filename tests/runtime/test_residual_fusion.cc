@@ -90,6 +90,44 @@ TEST(ResidualFusion, ResNetBlocksWithSymbolicShapes) {
   EXPECT_EQ(count(rules_applied(mb), "conv_add"), 2u);
 }
 
+// A MobileNetV3 block on an input of unknown spatial size: expand 1x1 -> depthwise 3x3 ->
+// squeeze-and-excitation (GlobalAveragePool -> 1x1 -> Add([1, C, 1, 1] bias) -> Relu -> 1x1 ->
+// HardSigmoid -> Mul with the features) -> project 1x1 -> Add(X). The SE Mul keeps the features'
+// shape ([N, C, 1, 1] broadcast onto [N, C, H, W] of the same root), so the residual is proven.
+ModelBuilder mobilenet_v3_block(int64_t se_channels = 16) {
+  ModelBuilder mb(13);
+  mb.input("X", DType::Float32, {1, 8, -1, -1});
+  mb.initializer("We", random_tensor(DType::Float32, {16, 8, 1, 1}, 1, -0.5, 0.5));
+  mb.initializer("Wd", random_tensor(DType::Float32, {16, 1, 3, 3}, 2, -0.5, 0.5));
+  mb.initializer("Ws1", random_tensor(DType::Float32, {4, 16, 1, 1}, 3, -0.5, 0.5));
+  mb.initializer("bs1", random_tensor(DType::Float32, {1, 4, 1, 1}, 4));
+  mb.initializer("Ws2", random_tensor(DType::Float32, {se_channels, 4, 1, 1}, 5, -0.5, 0.5));
+  mb.initializer("Wp", random_tensor(DType::Float32, {8, 16, 1, 1}, 6, -0.5, 0.5));
+  mb.node("Conv", {"X", "We"}, {"e"}).name("expand");
+  mb.node("Relu", {"e"}, {"er"}).name("expand_relu");
+  mb.node("Conv", {"er", "Wd"}, {"d"}).name("dw").attr("group", int64_t{16}).attr("pads", kPad1);
+  mb.node("GlobalAveragePool", {"d"}, {"p"}).name("pool");
+  mb.node("Conv", {"p", "Ws1"}, {"s1"}).name("se1");
+  mb.node("Add", {"s1", "bs1"}, {"s1b"}).name("se1_bias");
+  mb.node("Relu", {"s1b"}, {"s1r"}).name("se1_relu");
+  mb.node("Conv", {"s1r", "Ws2"}, {"s2"}).name("se2");
+  mb.node("HardSigmoid", {"s2"}, {"sg"}).name("se_gate");
+  mb.node("Mul", {"d", "sg"}, {"dse"}).name("se_mul");
+  mb.node("Conv", {"dse", "Wp"}, {"proj"}).name("project");
+  mb.node("Add", {"proj", "X"}, {"Y"}).name("residual");
+  mb.output("Y");
+  return mb;
+}
+
+TEST(ResidualFusion, MobileNetV3BlockWithSqueezeExcitation) {
+  const ModelBuilder mb = mobilenet_v3_block();
+  EXPECT_EQ(count(rules_applied(mb), "conv_add"), 1u);
+  const Tensor x = random_tensor(DType::Float32, {1, 8, 9, 13}, 9);
+  check_fusion(mb, {{"X", x}}, 16 + 1);
+  // An SE gate of 1 channel broadcasts over 16: still X's shape, but not provable here.
+  EXPECT_EQ(count(rules_applied(mobilenet_v3_block(1)), "conv_add"), 0u);
+}
+
 TEST(ResidualFusion, UnprovableShapesStayUnfused) {
   // 16 output channels against X's 8, and a stride-2 Conv: not provably Z's shape.
   EXPECT_EQ(count(rules_applied(resnet_blocks(16, 1)), "conv_add"), 1u);
