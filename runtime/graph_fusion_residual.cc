@@ -190,11 +190,57 @@ struct ResidualPass : FusionPass {
         if (sa->shape[d].value != sb->shape[d].value) return false;
       return true;
     }
-    if (constant(b)) return false;  // a constant addend shaped like Y has a declared-free shape: not provable here
+    if (constant(b)) return false;  // a constant: only a declared fixed shape of Y says it matches
     return same(shape_class(a), shape_class(b));
   }
 
   mutable std::unordered_map<int, ShapeClass> memo_;
+
+  // A float32 constant that, added to the output of `conv`, adds one value per output channel
+  // without changing the output's shape: at most the output's rank, every dimension 1 except
+  // the one facing the channel axis, which may be the channel count M.
+  const Tensor* bias_like(int id, const GraphNode& conv) const {
+    const Tensor* c = constant_f32(id);
+    const Tensor& w = *constant_f32(conv.inputs[1]);
+    if (!c || c->rank() > w.rank()) return nullptr;
+    const size_t offset = w.rank() - c->rank();
+    for (size_t d = 0; d < c->rank(); ++d)
+      if (c->dim(d) != 1 && !(offset + d == 1 && c->dim(d) == w.dim(0))) return nullptr;
+    return c;
+  }
+
+  int add_constant(const std::string& base, Tensor t) {
+    std::string name = base;
+    for (int k = 1; g.value_ids.count(name); ++k) name = fmt::format("{}_{}", base, k);
+    const int id = static_cast<int>(g.value_names.size());
+    g.value_names.push_back(name);
+    g.value_ids[name] = id;
+    g.known_dtypes[id] = t.dtype();
+    g.constants[id] = std::move(t);
+    uses.push_back(0);
+    return id;
+  }
+
+  // Conv -> Add(bias-like constant): the constant folds into B (plain ONNX); true when done.
+  bool fold_bias(size_t i, int j, int c_id) {
+    GraphNode& conv = g.nodes[i];
+    const Tensor* c = bias_like(c_id, conv);
+    if (!c) return false;
+    const int64_t M = constant_f32(conv.inputs[1])->dim(0);
+    const bool has_b = conv.inputs.size() > 2 && conv.inputs[2] >= 0;
+    const Tensor* b = has_b ? constant_f32(conv.inputs[2]) : nullptr;
+    if (has_b && (!b || b->numel() != M)) return false;
+    Tensor folded(DType::Float32, {M});
+    float* f = folded.mutable_data<float>();
+    for (int64_t m = 0; m < M; ++m) f[m] = (b ? b->data<float>()[m] : 0.0f) + c->data<float>()[c->numel() == 1 ? 0 : m];
+    ctx.applied("conv_add", label(conv) + " + " + label(g.nodes[j]) + " (constant folded into the bias)");
+    conv.inputs.resize(3, -1);
+    conv.inputs[2] = add_constant(conv.name + "_add_folded_B", std::move(folded));
+    conv.outputs[0] = g.nodes[j].outputs[0];
+    removed[j] = true;
+    count_uses();
+    return true;
+  }
 
   static bool plain_add(const GraphNode& n) {
     return n.domain.empty() && n.op_type == "Add" && n.opset >= 7 && n.inputs.size() == 2 && n.outputs.size() == 1 &&
@@ -213,6 +259,7 @@ struct ResidualPass : FusionPass {
       if (j < 0 || !plain_add(g.nodes[j])) continue;
       const GraphNode& add = g.nodes[j];
       const int z = add.inputs[0] == y ? add.inputs[1] : add.inputs[0];
+      if (z != y && fold_bias(i, j, z)) continue;
       if (z == y || !same_shape(y, z)) continue;
       ctx.applied("conv_add", label(conv) + " + " + label(add) + " (residual in the epilogue)");
       GraphNode fused = conv;

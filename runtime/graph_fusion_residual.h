@@ -4,6 +4,8 @@
 //   fuse_conv_add   Conv -> Add(conv_out, Z) (either operand order) -> Conv with input 3 = Z
 //                   (fused_attr::kResidual): Y = act(conv(X, W) + B + Z), Z added in the
 //                   Conv's epilogue before any activation a later rule fuses.
+//                   A float32 constant Z that adds one value per output channel ([1, M, 1, 1],
+//                   [M, 1, 1], one element) is folded into B instead (a plain Conv).
 //
 // Z must provably have the Conv output's shape (an Add that broadcasts, e.g. a bias-like
 // [1, C, 1, 1] constant, is not a residual): either both shapes are declared and fixed,

@@ -121,11 +121,11 @@ ModelBuilder mobilenet_v3_block(int64_t se_channels = 16) {
 
 TEST(ResidualFusion, MobileNetV3BlockWithSqueezeExcitation) {
   const ModelBuilder mb = mobilenet_v3_block();
-  EXPECT_EQ(count(rules_applied(mb), "conv_add"), 1u);
+  EXPECT_EQ(count(rules_applied(mb), "conv_add"), 2u);  // the SE bias into se1's B, and the residual
   const Tensor x = random_tensor(DType::Float32, {1, 8, 9, 13}, 9);
   check_fusion(mb, {{"X", x}}, 16 + 1);
   // An SE gate of 1 channel broadcasts over 16: still X's shape, but not provable here.
-  EXPECT_EQ(count(rules_applied(mobilenet_v3_block(1)), "conv_add"), 0u);
+  EXPECT_EQ(count(rules_applied(mobilenet_v3_block(1)), "conv_add"), 1u);  // the SE bias only
 }
 
 TEST(ResidualFusion, UnprovableShapesStayUnfused) {
@@ -134,18 +134,38 @@ TEST(ResidualFusion, UnprovableShapesStayUnfused) {
   EXPECT_EQ(count(rules_applied(resnet_blocks(8, 2)), "conv_add"), 1u);
 }
 
+// A Conv [1, 8, 10, 12] output plus constant V of `shape`.
+ModelBuilder conv_plus_constant(const Shape& shape, bool bias) {
+  ModelBuilder mb(13);
+  mb.input("X", DType::Float32, {1, 8, 10, 12});
+  mb.initializer("W", random_tensor(DType::Float32, {8, 8, 3, 3}, 1));
+  mb.initializer("V", random_tensor(DType::Float32, shape, 2));
+  std::vector<std::string> in{"X", "W"};
+  if (bias) mb.initializer("B", random_tensor(DType::Float32, {8}, 3)), in.push_back("B");
+  mb.node("Conv", in, {"C"}).name("c0").attr("pads", kPad1);
+  mb.node("Add", {"V", "C"}, {"Y"}).name("add");
+  mb.output("Y");
+  return mb;
+}
+
+TEST(ResidualFusion, BiasLikeConstantsFoldIntoB) {
+  const Tensor x = random_tensor(DType::Float32, {1, 8, 10, 12}, 9);
+  for (const Shape& shape : {Shape{8, 1, 1}, Shape{1, 8, 1, 1}, Shape{1}, Shape{}})
+    for (bool bias : {false, true}) {
+      const ModelBuilder mb = conv_plus_constant(shape, bias);
+      EXPECT_EQ(count(rules_applied(mb), "conv_add"), 1u) << shape_to_string(shape);
+      EXPECT_EQ(check_fusion(mb, {{"X", x}}, 8 * 9 + 2), 1u) << shape_to_string(shape);
+    }
+}
+
 TEST(ResidualFusion, BroadcastingAddsAreNotResiduals) {
-  for (const Shape& bias_shape : {Shape{8, 1, 1}, Shape{1, 8, 1, 1}, Shape{1}, Shape{}}) {
-    ModelBuilder mb(13);
-    mb.input("X", DType::Float32, {1, 8, 10, 12});
-    mb.initializer("W", random_tensor(DType::Float32, {8, 8, 3, 3}, 1));
-    mb.initializer("V", random_tensor(DType::Float32, bias_shape, 2));
-    mb.node("Conv", {"X", "W"}, {"C"}).name("c0").attr("pads", kPad1);
-    mb.node("Add", {"C", "V"}, {"Y"}).name("add");
-    mb.output("Y");
-    EXPECT_EQ(count(rules_applied(mb), "conv_add"), 0u) << shape_to_string(bias_shape);
-    const Tensor x = random_tensor(DType::Float32, {1, 8, 10, 12}, 9);
-    EXPECT_EQ(check_fusion(mb, {{"X", x}}, 8 * 9 + 1), 2u);
+  // Constants that vary along a spatial axis, or that expand the output (batch 2): neither a
+  // bias nor provably Y's shape.
+  const Tensor x = random_tensor(DType::Float32, {1, 8, 10, 12}, 9);
+  for (const Shape& shape : {Shape{1, 1, 1, 12}, Shape{10, 1}, Shape{2, 8, 1, 1}}) {
+    const ModelBuilder mb = conv_plus_constant(shape, true);
+    EXPECT_EQ(count(rules_applied(mb), "conv_add"), 0u) << shape_to_string(shape);
+    EXPECT_EQ(check_fusion(mb, {{"X", x}}, 8 * 9 + 2), 2u) << shape_to_string(shape);
   }
   // A [1, 1, H, W] graph input broadcast over the channels.
   ModelBuilder mb(13);
@@ -156,7 +176,7 @@ TEST(ResidualFusion, BroadcastingAddsAreNotResiduals) {
   mb.node("Add", {"Z", "C"}, {"Y"}).name("add");
   mb.output("Y");
   EXPECT_EQ(count(rules_applied(mb), "conv_add"), 0u);
-  const Tensor x = random_tensor(DType::Float32, {1, 8, 10, 12}, 9), z = random_tensor(DType::Float32, {1, 1, 10, 12}, 8);
+  const Tensor z = random_tensor(DType::Float32, {1, 1, 10, 12}, 8);
   EXPECT_EQ(check_fusion(mb, {{"X", x}, {"Z", z}}, 8 * 9 + 1), 2u);
 }
 
