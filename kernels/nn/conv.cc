@@ -178,7 +178,7 @@ struct ConvExtras {
   const LanesFilter* lanes = nullptr;  // set when conv2d_lanes runs this call
   const float* residual = nullptr;     // fused Z (Y's shape), or null
   // The epilogue for group `grp` of `mg` output channels (no residual: GEMM callers
-  // offset it per image and group, see residual_at).
+  // offset it per image and group: gemm_rows, epilogue_with_residual).
   gemm::Epilogue epilogue(const float* bias, int64_t grp, int64_t mg) const {
     gemm::Epilogue e = act;
     e.bias_per_row = true;
