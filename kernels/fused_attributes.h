@@ -11,6 +11,8 @@
 //   _fused_addends            Gemm        int k: inputs 3 .. 3+k-1 are added to Y (fused Add nodes)
 //   _fused_input_scale/shift  Conv        floats, one per input channel: a BatchNormalization in
 //                                         front, applied while X is copied
+//   _fused_residual           Conv        int 1: input 3 is Z (Y's shape), added before the activation
+//                                         (a fused Add; onnxruntime FusedConv's 4th input)
 #pragma once
 #include <string_view>
 
@@ -22,6 +24,7 @@ inline constexpr char kActivationParams[] = "_fused_activation_params";
 inline constexpr char kAddends[] = "_fused_addends";
 inline constexpr char kInputScale[] = "_fused_input_scale";
 inline constexpr char kInputShift[] = "_fused_input_shift";
+inline constexpr char kResidual[] = "_fused_residual";
 
 }  // namespace fused_attr
 

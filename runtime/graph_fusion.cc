@@ -84,7 +84,8 @@ struct Pass : FusionPass {
   void conv_bn() {
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       GraphNode& conv = g.nodes[i];
-      if (removed[i] || !is_conv(conv) || conv.attrs.has(fused_attr::kActivation)) continue;
+      // (Not over a fused residual Z: BN would have to scale Z too.)
+      if (removed[i] || !is_conv(conv) || conv.attrs.has(fused_attr::kActivation) || conv.inputs.size() > 3) continue;
       const int j = sole_consumer(conv.outputs[0]);
       if (j < 0 || !plain_bn(g.nodes[j]) || g.nodes[j].inputs[0] != conv.outputs[0]) continue;
       std::vector<float> s, t;

@@ -106,6 +106,7 @@ struct QdqPass : FusionPass {
       const bool conv = is(op, "Conv"), matmul = is(op, "MatMul"), gemm = is(op, "Gemm");
       if ((!conv && !matmul && !gemm) || op.opset < 10 || op.outputs.size() != 1 || op.inputs.size() < 2) continue;
       if (matmul && op.inputs.size() != 2) continue;
+      if (conv && op.inputs.size() > 3) continue;  // a fused residual Z (runtime/graph_fusion_residual.h)
       // Gemm: C must be the int32 bias of the sums, so alpha = beta = 1.
       const bool trans_b = gemm && op.attrs.get_int("transB", 0) != 0;
       if (gemm && (op.attrs.get_float("alpha", 1.0f) != 1.0f || op.attrs.get_float("beta", 1.0f) != 1.0f)) continue;

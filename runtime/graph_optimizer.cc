@@ -9,6 +9,7 @@
 #include "runtime/graph_fusion.h"
 #include "runtime/graph_fusion_norm.h"
 #include "runtime/graph_fusion_qdq.h"
+#include "runtime/graph_fusion_residual.h"
 
 namespace onnxmini {
 
@@ -57,6 +58,7 @@ const std::vector<GraphRule>& graph_rules() {
        "MatMul(A 2-D, B constant) -> Add(C constant [N] / [1,N] / scalar) -> Gemm(A, B, C)"},
       {"conv_bn", kExtended, true, fuse_conv_bn,
        "Conv -> BatchNormalization (inference) -> Conv with BN folded into W and B"},
+      {"conv_add", kExtended, true, fuse_conv_add, "Conv -> Add(Z of the Conv output's shape) -> Conv adding Z in its epilogue before the activation (com.microsoft FusedConv's Z; runtime/graph_fusion_residual.h)"},
       {"conv_activation", kExtended, true, fuse_conv_activation,
        "Conv -> Relu | Sigmoid | Clip -> Conv with the activation in its epilogue (saved as onnxruntime's "
        "com.microsoft FusedConv)"},

@@ -248,16 +248,22 @@ void GraphLoader::load(const onnx::GraphProto& gp, const OuterScope* outer, Grap
       const auto onnx = opsets.find("");
       const std::string act = attrs.get_string("activation", "");
       const auto kind = fused_activation_from_name(act);
-      if (onnx == opsets.end() || n.input_size() > 3 ||
-          (kind != FusedActivationKind::Relu && kind != FusedActivationKind::Sigmoid && kind != FusedActivationKind::Clip))
+      // Input 3 (Z, optional) is a residual added before the activation; the activation
+      // is optional when Z is there (onnxruntime's schema: both optional).
+      const bool has_z = n.input_size() > 3 && !n.input(3).empty();
+      const bool act_ok = kind == FusedActivationKind::Relu || kind == FusedActivationKind::Sigmoid ||
+                          kind == FusedActivationKind::Clip || (act.empty() && has_z);
+      if (onnx == opsets.end() || n.input_size() > 4 || !act_ok)
         throw Error(ErrorCode::NotImplemented,
-                    fmt::format("{}{}: com.microsoft FusedConv is supported with activation Relu, Sigmoid or Clip, "
-                                "3 inputs and an ai.onnx opset import (got activation '{}', {} inputs)",
+                    fmt::format("{}{}: com.microsoft FusedConv is supported with activation Relu, Sigmoid or Clip "
+                                "(or none with a residual Z), at most 4 inputs and an ai.onnx opset import "
+                                "(got activation '{}', {} inputs)",
                                 where, node_label(n, i), act, n.input_size()));
       Attributes conv;
       for (const auto& [name, item] : attrs.items())
         if (name != "activation" && name != "activation_params") conv.set(name, item);
-      conv.set(fused_attr::kActivation, act);
+      if (!act.empty()) conv.set(fused_attr::kActivation, act);
+      if (has_z) conv.set(fused_attr::kResidual, int64_t{1});
       if (kind == FusedActivationKind::Clip)
         conv.set(fused_attr::kActivationParams, attrs.get_floats("activation_params"));
       attrs = std::move(conv);

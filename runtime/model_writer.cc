@@ -72,14 +72,21 @@ void write_value_info(const Graph& g, int id, const ValueInfo* info, onnx::Value
 // reads it back into the same fused Conv).
 constexpr char kContribDomain[] = "com.microsoft";
 
-// A Conv whose only private attributes are an activation onnxruntime's FusedConv has.
+// A Conv whose only private attributes are what onnxruntime's FusedConv has: an activation
+// (Relu, Sigmoid, Clip) and / or a residual Z (input 3).
 bool fused_conv_form(const GraphNode& n) {
-  if (!n.domain.empty() || n.op_type != "Conv" || !n.attrs.has(fused_attr::kActivation)) return false;
-  const auto kind = fused_activation_from_name(n.attrs.get_string(fused_attr::kActivation));
-  if (kind != FusedActivationKind::Relu && kind != FusedActivationKind::Sigmoid && kind != FusedActivationKind::Clip)
-    return false;
+  if (!n.domain.empty() || n.op_type != "Conv") return false;
+  const bool residual = n.attrs.get_int(fused_attr::kResidual, 0) != 0;
+  if (!n.attrs.has(fused_attr::kActivation) && !residual) return false;
+  if (n.attrs.has(fused_attr::kActivation)) {
+    const auto kind = fused_activation_from_name(n.attrs.get_string(fused_attr::kActivation));
+    if (kind != FusedActivationKind::Relu && kind != FusedActivationKind::Sigmoid && kind != FusedActivationKind::Clip)
+      return false;
+  }
   for (const auto& [name, item] : n.attrs.items())
-    if (private_attribute(name) && name != fused_attr::kActivation && name != fused_attr::kActivationParams) return false;
+    if (private_attribute(name) && name != fused_attr::kActivation && name != fused_attr::kActivationParams &&
+        name != fused_attr::kResidual)
+      return false;
   return true;
 }
 
@@ -104,6 +111,8 @@ void write_node(const GraphNode& n, onnx::NodeProto* np) {
         auto* a = np->add_attribute();
         a->set_name("activation_params"), a->set_type(onnx::AttributeProto::FLOATS);
         for (float x : std::get<std::vector<float>>(item)) a->add_floats(x);
+      } else if (name == fused_attr::kResidual) {
+        continue;  // Z is input 3, as FusedConv has it
       } else {
         write_attribute(n, name, item, np->add_attribute());
       }

@@ -11,7 +11,8 @@
 // that makes such nodes (runtime/graph_optimizer.h). One exception, as onnxruntime's
 // own saved models: a Conv with a fused Relu / Sigmoid / Clip is written as
 // onnxruntime's contrib op com.microsoft FusedConv (attributes activation and
-// activation_params), which the model loader reads back into the same fused Conv.
+// activation_params; a fused residual Z as its 4th input), which the model loader reads
+// back into the same fused Conv.
 #pragma once
 #include <string>
 

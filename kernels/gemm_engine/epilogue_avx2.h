@@ -74,12 +74,13 @@ inline __m256 activate8_ps(__m256 v, const TileEpi& e, __m256 slope) {
   return v;
 }
 
-// Bias + activation on one 8-wide piece of row `i`, columns [j0, j0 + 8) of
+// Bias (+ residual) + activation on one 8-wide piece of row `i`, columns [j0, j0 + 8) of
 // the tile, of which the first `valid` (0..8) are real (bias / slope loads
 // stay inside them; per-row vectors ignore it).
 inline __m256 epilogue8_ps(__m256 v, const TileEpi& e, int i, int j0, int valid) {
   if (e.bias) v = _mm256_add_ps(v, e.per_row ? _mm256_set1_ps(e.bias[i]) : load8_first(e.bias + j0, valid));
   if (e.bias2) v = _mm256_add_ps(v, load8_first(e.bias2 + j0, valid));
+  if (e.residual) v = _mm256_add_ps(v, load8_first(e.residual + i * e.res_ld + j0, valid));
   const __m256 slope = e.act != TileEpi::kPRelu ? _mm256_setzero_ps()
                        : e.per_row             ? _mm256_set1_ps(e.slope[i])
                                                : load8_first(e.slope + j0, valid);

@@ -28,12 +28,14 @@ inline __m512 exp_ps(__m512 x) {
   return _mm512_scalef_ps(p, n);
 }
 
-// Bias + activation on one 16-wide piece of row `i`, columns [j0, j0 + 16) of the tile.
+// Bias (+ residual) + activation on one 16-wide piece of row `i`, columns
+// [j0, j0 + 16) of the tile; `mask`: the real columns (loads stay inside them).
 inline __m512 epilogue_ps(__m512 v, const TileEpi& e, int i, int j0, __mmask16 mask) {
   if (e.bias) {
     v = _mm512_add_ps(v, e.per_row ? _mm512_set1_ps(e.bias[i]) : _mm512_maskz_loadu_ps(mask, e.bias + j0));
   }
   if (e.bias2) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, e.bias2 + j0));
+  if (e.residual) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, e.residual + i * e.res_ld + j0));
   switch (e.act) {
     case TileEpi::kRelu: v = _mm512_max_ps(v, _mm512_setzero_ps()); break;
     case TileEpi::kClip:

@@ -27,6 +27,10 @@ void apply_epilogue(const Epilogue& e, float* c, int64_t n, int64_t row, int64_t
   }
   if (e.bias2)
     for (int64_t j = 0; j < n; ++j) c[j] += e.bias2[col0 + j];
+  if (e.residual) {
+    const float* z = e.residual + row * e.residual_ld + col0;
+    for (int64_t j = 0; j < n; ++j) c[j] += z[j];
+  }
   switch (e.activation) {
     case Epilogue::Activation::None: break;
     case Epilogue::Activation::Relu:
@@ -65,7 +69,9 @@ void apply_epilogue(const Epilogue& e, float* c, int64_t n, int64_t row, int64_t
   }
 }
 
-bool has_epilogue(const Epilogue& e) { return e.bias || e.bias2 || e.activation != Epilogue::Activation::None; }
+bool has_epilogue(const Epilogue& e) {
+  return e.bias || e.bias2 || e.residual || e.activation != Epilogue::Activation::None;
+}
 
 // ---- defaults ----
 

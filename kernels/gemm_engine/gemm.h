@@ -27,6 +27,11 @@ struct Epilogue {
   // A second bias, always indexed by column, added after `bias` (a Gemm whose C is a
   // column plus a fused Add of a row vector: runtime/graph_fusion.cc).
   const float* bias2 = nullptr;
+  // A residual shaped like C (a Conv's fused Add input Z, onnxruntime FusedConv's 4th
+  // input): residual[row * residual_ld + col] is added after the biases, before the
+  // activation. Rows and columns count from the call's C[0, 0].
+  const float* residual = nullptr;
+  int64_t residual_ld = 0;
   Activation activation = Activation::None;
   float clip_min = 0, clip_max = 0;     // Clip
   float hard_alpha = 0, hard_beta = 0;  // HardSigmoid / HardSwish: max(0, min(1, alpha * x + beta)) [* x]

@@ -159,6 +159,7 @@ const TileEpi* tile_epi(const TileEpi& e0, int64_t row, int64_t col, TileEpi& ou
   if (out.bias) out.bias += off;
   if (out.slope) out.slope += off;
   if (out.bias2) out.bias2 += col;
+  if (out.residual) out.residual += row * out.res_ld + col;
   return &out;
 }
 

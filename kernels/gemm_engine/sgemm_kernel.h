@@ -19,11 +19,14 @@ namespace gemm {
 class GemmEngine;
 
 // Epilogue for one tile; bias/slope already offset to the tile's first row
-// (per_row) or first column, bias2 to the tile's first column.
+// (per_row) or first column, bias2 to the tile's first column, residual to the
+// tile's top-left element.
 struct TileEpi {
   enum Act { kNone = 0, kRelu, kClip, kSigmoid, kPRelu, kHardSigmoid, kHardSwish, kSwish };
   const float* bias = nullptr;
   const float* bias2 = nullptr;  // per column, after bias
+  const float* residual = nullptr;  // row i, column j at residual[i * res_ld + j]; after the biases
+  int64_t res_ld = 0;
   const float* slope = nullptr;
   bool per_row = false;
   int act = kNone;
@@ -36,6 +39,8 @@ inline TileEpi base_epi(const Epilogue& e) {
   TileEpi t;
   t.bias = e.bias;
   t.bias2 = e.bias2;
+  t.residual = e.residual;
+  t.res_ld = e.residual_ld;
   t.slope = e.prelu_slope;
   t.per_row = e.bias_per_row;
   t.lo = e.clip_min;

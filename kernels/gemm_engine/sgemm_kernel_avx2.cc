@@ -23,12 +23,14 @@ namespace {
 constexpr int MR = 6;
 constexpr int NR = 16;
 
-// Bias + activation for row i, columns [j0, j0 + 8); bias/slope rows are
-// readable for those 8 columns (the caller pads partial tiles).
-inline __m256 epilogue(__m256 v, const TileEpi& e, int i, const float* bias_cols, const float* bias2_cols,
-                       const float* slope_cols) {
+// Bias (+ residual) + activation for row i, columns [j0, j0 + 8); bias/slope rows are
+// readable for those 8 columns (the caller pads partial tiles); the residual row
+// (C-shaped, not padded) is read for its first `valid` columns only.
+inline __m256 epilogue(__m256 v, const TileEpi& e, int i, int j0, int valid, const float* bias_cols,
+                       const float* bias2_cols, const float* slope_cols) {
   if (e.bias) v = _mm256_add_ps(v, e.per_row ? _mm256_set1_ps(e.bias[i]) : _mm256_loadu_ps(bias_cols));
   if (e.bias2) v = _mm256_add_ps(v, _mm256_loadu_ps(bias2_cols));
+  if (e.residual) v = _mm256_add_ps(v, load8_first(e.residual + i * e.res_ld + j0, valid));
   const __m256 slope = e.act != TileEpi::kPRelu ? _mm256_setzero_ps()
                        : e.per_row             ? _mm256_set1_ps(e.slope[i])
                                                : _mm256_loadu_ps(slope_cols);
@@ -94,9 +96,10 @@ inline void kernel_body(int64_t kc, const float* a, const float* b, const int64_
       r1 = _mm256_fmadd_ps(_mm256_loadu_ps(cr + 8), vb, r1);
     }
     if (epi) {
-      r0 = epilogue(r0, *epi, i, bias_cols, bias2_cols, slope_cols);
-      r1 = epilogue(r1, *epi, i, bias_cols ? bias_cols + 8 : nullptr, bias2_cols ? bias2_cols + 8 : nullptr,
-                    slope_cols ? slope_cols + 8 : nullptr);
+      const int valid0 = n >= 8 ? 8 : static_cast<int>(n), valid1 = n >= NR ? 8 : n > 8 ? static_cast<int>(n - 8) : 0;
+      r0 = epilogue(r0, *epi, i, 0, valid0, bias_cols, bias2_cols, slope_cols);
+      r1 = epilogue(r1, *epi, i, 8, valid1, bias_cols ? bias_cols + 8 : nullptr,
+                    bias2_cols ? bias2_cols + 8 : nullptr, slope_cols ? slope_cols + 8 : nullptr);
     }
     _mm256_storeu_ps(cr, r0);
     _mm256_storeu_ps(cr + 8, r1);

@@ -19,6 +19,7 @@ constexpr int NR = 8;
 inline float epilogue(float v, const TileEpi& e, int i, int64_t j) {
   if (e.bias) v += e.per_row ? e.bias[i] : e.bias[j];
   if (e.bias2) v += e.bias2[j];
+  if (e.residual) v += e.residual[i * e.res_ld + j];
   switch (e.act) {
     case TileEpi::kRelu: return v > 0 ? v : 0.0f;
     case TileEpi::kClip: return std::fmin(std::fmax(v, e.lo), e.hi);

@@ -27,6 +27,17 @@
 // does an activation fused by the graph pass (kernels/fused_attributes.h). A
 // BatchNormalization fused in front (fused_attr::kInputScale / kInputShift) is
 // applied while X is copied (implicit path) or into a scratch copy of X.
+// A fused residual Z (input 3, fused_attr::kResidual: a Conv -> Add folded by the
+// graph pass, onnxruntime FusedConv's Z) gives Y = act(conv(X, W) + B + Z). Per path:
+//   GEMM paths (im2col, 1x1, implicit)  in the GEMM tile epilogue (gemm::Epilogue::residual),
+//                                       one pass over Y
+//   conv2d_lanes                        bias in the tile epilogue; Z and the activation on each
+//                                       output row right after its transposing store (still in L1)
+//   conv_depthwise_simd                 Z and the activation on each plane after it is computed
+//                                       (in cache), as the plane kernels' post-pass activations
+//   conv2d_direct / conv_depthwise      Y initialised from Z + B, then accumulated
+//   conv_reference                      added to the double sum of each element
+// so every path honours Z and none needs to be excluded.
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -83,8 +94,9 @@ namespace {
 //   y = bias[m] + sum over input channels c of m's group, over kernel taps k:
 //         x[n, c, o*stride - pad_begin + k*dilation] * w[m, c, k]
 // Taps that land in the padding contribute 0.
+// z (Y's shape, may be null): the fused residual, added to each sum.
 template <typename T>
-void conv_reference(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y) {
+void conv_reference(const ConvGeom& g, const T* x, const T* w, const T* bias, const T* z, T* y) {
   const Window& win = g.win;
   const int64_t cg = g.C / g.group, mg = g.M / g.group;
   const int64_t P = win.out_size(), KP = win.kernel_size(), IP = win.in_size();
@@ -111,6 +123,7 @@ void conv_reference(const ConvGeom& g, const T* x, const T* w, const T* bias, T*
             if (inside) acc += static_cast<double>(xc[off]) * wc[k];
           }
         }
+        if (z) acc += z[(n * g.M + m) * P + o];
         y[(n * g.M + m) * P + o] = static_cast<T>(acc);
       }
     }
@@ -163,7 +176,9 @@ struct ConvExtras {
   gemm::Epilogue act;  // activation part only
   InputAffine affine;
   const LanesFilter* lanes = nullptr;  // set when conv2d_lanes runs this call
-  // The epilogue for group `grp` of `mg` output channels.
+  const float* residual = nullptr;     // fused Z (Y's shape), or null
+  // The epilogue for group `grp` of `mg` output channels (no residual: GEMM callers
+  // offset it per image and group: gemm_rows, epilogue_with_residual).
   gemm::Epilogue epilogue(const float* bias, int64_t grp, int64_t mg) const {
     gemm::Epilogue e = act;
     e.bias_per_row = true;
@@ -171,22 +186,31 @@ struct ConvExtras {
     if (act.prelu_slope) e.prelu_slope = act.prelu_slope + grp * mg;
     return e;
   }
+  // The epilogue with the whole residual (row stride `P`, from image 0 channel 0),
+  // for the paths that offset it themselves (implicit, lanes, depthwise).
+  gemm::Epilogue epilogue_with_residual(const float* bias, int64_t mg, int64_t P) const {
+    gemm::Epilogue e = epilogue(bias, 0, mg);
+    e.residual = residual, e.residual_ld = P;
+    return e;
+  }
 };
 
-// C (M x N) = A (M x K) * B (K x N, row stride ldb) + bias and activation per
-// row; A is group `grp`'s filter, prepacked when available.
+// C (M x N) = A (M x K) * B (K x N, row stride ldb) + bias [+ Z] and activation per
+// row; A is group `grp`'s filter, prepacked when available; z (may be null) is the
+// residual block laid out as C.
 inline void gemm_rows(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, const float* A, const float* B,
-                      int64_t ldb, const float* bias, const ConvExtras& ex, int64_t grp, float* C) {
+                      int64_t ldb, const float* bias, const ConvExtras& ex, int64_t grp, const float* z, float* C) {
   gemm::SgemmArgs a;
   a.M = M, a.N = N, a.K = K;
   a.A = A, a.lda = K, a.B = B, a.ldb = ldb, a.C = C, a.ldc = N;
   a.epilogue = ex.epilogue(bias, grp, M);
+  a.epilogue.residual = z, a.epilogue.residual_ld = N;
   if (ex.packed && !ex.packed->empty()) ctx.gemm().sgemm_packed_a(a, *(*ex.packed)[grp], ctx.threads());
   else ctx.gemm().sgemm(a, ctx.threads());
 }
 // float64: no extras (the fusion pass only fuses float32 convolutions).
 inline void gemm_rows(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, const double* A, const double* B,
-                      int64_t ldb, const double* bias, const ConvExtras&, int64_t grp, double* C) {
+                      int64_t ldb, const double* bias, const ConvExtras&, int64_t grp, const double*, double* C) {
   if (bias) bias += grp * M;
   gemm::DgemmArgs a;
   a.M = M, a.N = N, a.K = K;
@@ -197,7 +221,8 @@ inline void gemm_rows(const KernelContext& ctx, int64_t M, int64_t N, int64_t K,
       for (int64_t j = 0; j < N; ++j) C[i * N + j] += bias[i];
 }
 
-// Direct 2-D convolution, one output plane (n, m) per task. Used for
+// Direct 2-D convolution, one output plane (n, m) per task (z, may be null: the
+// fused residual, which the plane starts from with the bias). Used for
 // depthwise convolutions (one input and one output channel per group) and when
 // a group has very few output channels, where a GEMM with M = 1..3 rows would
 // spend its time in im2col. Per plane:
@@ -205,7 +230,7 @@ inline void gemm_rows(const KernelContext& ctx, int64_t M, int64_t N, int64_t K,
 // For each tap the valid ow range is computed once, so the inner loop has no
 // bounds checks (and is a plain axpy when sw == 1).
 template <typename T>
-void conv_direct2d(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y, ThreadPool* pool) {
+void conv_direct2d(const ConvGeom& g, const T* x, const T* w, const T* bias, const T* z, T* y, ThreadPool* pool) {
   const Window& win = g.win;
   const int64_t H = win.in[0], W = win.in[1], OH = win.out[0], OW = win.out[1];
   const int64_t KH = win.kernel[0], KW = win.kernel[1], sh = win.stride[0], sw = win.stride[1];
@@ -215,7 +240,13 @@ void conv_direct2d(const ConvGeom& g, const T* x, const T* w, const T* bias, T* 
     for (int64_t p = p0; p < p1; ++p) {
       const int64_t n = p / g.M, m = p % g.M, grp = m / mg;
       T* yc = y + p * OH * OW;
-      std::fill(yc, yc + OH * OW, bias ? bias[m] : T(0));
+      const T b0 = bias ? bias[m] : T(0);
+      if (z) {
+        const T* zc = z + p * OH * OW;
+        for (int64_t i = 0; i < OH * OW; ++i) yc[i] = zc[i] + b0;
+      } else {
+        std::fill(yc, yc + OH * OW, b0);
+      }
       for (int64_t c = 0; c < cg; ++c) {
         const T* xc = x + (n * g.C + grp * cg + c) * H * W;
         const T* wc = w + (m * cg + c) * KH * KW;
@@ -305,19 +336,21 @@ const char* conv_fast(KernelContext& ctx, const ConvGeom& g, const T* x, const T
   const int64_t P = win.out_size(), KP = win.kernel_size(), IP = win.in_size(), K = cg * KP;
   if constexpr (std::is_same_v<T, float>) {
     if (ex.lanes) {
-      conv2d_lanes(ctx, g, x, *ex.lanes, ex.epilogue(bias, 0, mg), ex.affine, y);
+      conv2d_lanes(ctx, g, x, *ex.lanes, ex.epilogue_with_residual(bias, mg, P), ex.affine, y);
       ctx.stats().isa = lanes_isa_name();
       return "conv2d_lanes";
     }
   }
   if constexpr (std::is_same_v<T, float>) {
     if (takes_depthwise_simd(g)) {
-      conv_depthwise_simd(ctx, g, x, w, ex.epilogue(bias, 0, mg), y);  // sets stats().isa
+      conv_depthwise_simd(ctx, g, x, w, ex.epilogue_with_residual(bias, mg, P), y);  // sets stats().isa
       return "conv_depthwise_simd";
     }
   }
+  const T* z = nullptr;
+  if constexpr (std::is_same_v<T, float>) z = ex.residual;
   if (takes_direct2d(g)) {
-    conv_direct2d(g, x, w, bias, y, ctx.threads());
+    conv_direct2d(g, x, w, bias, z, y, ctx.threads());
     apply_activation(ex.act, g, y);
     ctx.stats().isa = "portable";  // plain loops (compiler-vectorised for the baseline ISA)
     return cg == 1 && mg == 1 ? "conv_depthwise" : "conv2d_direct";
@@ -325,7 +358,8 @@ const char* conv_fast(KernelContext& ctx, const ConvGeom& g, const T* x, const T
   if constexpr (std::is_same_v<T, float>) {
     if (takes_implicit(g)) {
       static const std::vector<std::shared_ptr<gemm::PackedA>> none;
-      conv2d_implicit(ctx, g, x, w, ex.packed ? *ex.packed : none, ex.epilogue(bias, 0, mg), ex.affine, y);
+      conv2d_implicit(ctx, g, x, w, ex.packed ? *ex.packed : none, ex.epilogue_with_residual(bias, mg, P), ex.affine,
+                      y);
       ctx.stats().isa = ctx.gemm().sgemm_path(gemm::SgemmArgs{}, false).isa;
       return "conv2d_implicit_gemm";
     }
@@ -348,7 +382,8 @@ const char* conv_fast(KernelContext& ctx, const ConvGeom& g, const T* x, const T
         im2col(win, cg, xg, col.mutable_data<T>(), ctx.threads());  // 1x1 strided: im2col is the subsample
         B = col.data<T>();
       }
-      gemm_rows(ctx, mg, P, K, w + grp * mg * K, B, P, bias, ex, grp, y + (n * g.M + grp * mg) * P);
+      const int64_t block = (n * g.M + grp * mg) * P;  // this image and group's rows of Y (and Z)
+      gemm_rows(ctx, mg, P, K, w + grp * mg * K, B, P, bias, ex, grp, z ? z + block : nullptr, y + block);
     }
   if (direct) return "conv1x1_gemm";
   if (one_by_one) return "conv1x1_strided_gemm";
@@ -363,8 +398,15 @@ class ConvKernel : public Kernel {
         group_(info.attrs.get_int("group", 1)),
         fused_(gemm::FusedActivation::read(info)),
         in_scale_(info.attrs.get_floats(fused_attr::kInputScale, {})),
-        in_shift_(info.attrs.get_floats(fused_attr::kInputShift, {})) {
+        in_shift_(info.attrs.get_floats(fused_attr::kInputShift, {})),
+        residual_(info.attrs.get_int(fused_attr::kResidual, 0) != 0) {
     if (group_ <= 0) info.fail("group must be positive, got {}", group_);
+    // ONNX Conv has X, W, B; a 4th input is the residual Z of a fused Conv (the graph
+    // pass, or a com.microsoft FusedConv in the model), never silently ignored.
+    if (info.num_inputs > 3 && !residual_)
+      info.fail("has {} inputs; Conv takes X, W and an optional B (a residual Z only as com.microsoft FusedConv)",
+                info.num_inputs);
+    if (residual_ && !info.has_input(3)) info.fail("fused residual Z (input 3) is missing");
     if (in_scale_.size() != in_shift_.size()) info.fail("fused input scale and shift differ in length");
     // A constant float32 filter is the GEMM's A operand for every call: pack it once.
     const Tensor* w = info.constant_input(1);
@@ -428,6 +470,12 @@ class ConvKernel : public Kernel {
     }
     Shape out{g.N, g.M};
     out.insert(out.end(), g.win.out.begin(), g.win.out.end());
+    if (residual_) {  // Z is added element by element: exactly Y's shape, no broadcasting (as onnxruntime)
+      const Tensor& z = ctx.input(3);
+      if (z.dtype() != x.dtype()) ctx.fail("residual Z dtype {} differs from input dtype {}", dtype_name(z.dtype()), dtype_name(x.dtype()));
+      if (z.shape() != out)
+        ctx.fail("residual Z has shape {}, expected the output's shape {}", shape_to_string(z.shape()), shape_to_string(out));
+    }
     ctx.allocate_output(0, x.dtype(), out);
   }
 
@@ -450,9 +498,11 @@ class ConvKernel : public Kernel {
     const T* b = ctx.has_input(2) ? ctx.input(2).data<T>() : nullptr;
     T* y = ctx.output(0).mutable_data<T>();
     ConvExtras ex;
-    const bool fused = fused_.active() || !in_scale_.empty();
+    const T* z = residual_ ? ctx.input(3).data<T>() : nullptr;
+    const bool fused = fused_.active() || !in_scale_.empty() || residual_;
     if constexpr (std::is_same_v<T, float>) {
       fused_.set(ex.act);
+      ex.residual = z;
       if (fused_.act == gemm::Epilogue::Activation::PRelu && static_cast<int64_t>(fused_.params.size()) != g.M)
         ctx.fail("fused PRelu has {} slopes, the Conv has {} output channels", fused_.params.size(), g.M);
       if (!in_scale_.empty()) {
@@ -488,7 +538,7 @@ class ConvKernel : public Kernel {
       }
     }
     if (ctx.reference_mode()) {
-      conv_reference(g, x, w, b, y);
+      conv_reference(g, x, w, b, z, y);
       apply_activation(ex.act, g, y);
       ctx.stats().variant = "conv_reference";
     } else {
@@ -528,6 +578,7 @@ class ConvKernel : public Kernel {
   int64_t group_;
   gemm::FusedActivation fused_;              // set by the graph fusion pass
   std::vector<float> in_scale_, in_shift_;   // fused BatchNormalization in front, per input channel
+  bool residual_;                            // input 3 is a fused residual Z (fused_attr::kResidual)
   std::vector<std::shared_ptr<gemm::PackedA>> packed_;  // constant filter, one per group
   std::shared_ptr<const LanesFilter> lanes_;            // constant filter in conv2d_lanes' layout
   int64_t packed_m_ = 0, packed_k_ = 0;

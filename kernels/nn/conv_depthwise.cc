@@ -139,7 +139,9 @@ void conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const float* x, 
   // Activations the plane kernels do not apply (they handle Relu / Clip / PRelu in
   // registers): a second pass over the plane while it is still in cache.
   using A = gemm::Epilogue::Activation;
-  const bool post_pass = epi.activation == A::Sigmoid || epi.activation == A::HardSigmoid ||
+  // A fused residual Z (laid out as Y) is added in that pass too, before the activation,
+  // which then moves there as well (the plane kernels apply only the bias).
+  const bool post_pass = epi.residual || epi.activation == A::Sigmoid || epi.activation == A::HardSigmoid ||
                          epi.activation == A::HardSwish || epi.activation == A::Swish;
   // ~64 KFLOP per task at least: a 7x7 plane of a 3x3 layer alone is ~1 KFLOP,
   // too little to pay for a hand-off between threads.
@@ -156,7 +158,7 @@ void conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const float* x, 
       const int64_t c = p % g.C;
       DepthwisePlaneEpi e;
       e.bias = epi.bias ? epi.bias[c] : 0.0f;
-      e.act = epi.activation;
+      e.act = epi.residual ? A::None : epi.activation;
       e.lo = epi.clip_min, e.hi = epi.clip_max;
       e.slope = epi.prelu_slope ? epi.prelu_slope[c] : 0.0f;
       float* yp = y + p * OP;
@@ -176,9 +178,10 @@ void conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const float* x, 
         k.plane(pg, x + p * IP, w + c * KP, e, yp);
       }
       if (post_pass) {  // exact expf, as the other paths' scalar epilogue
-        gemm::Epilogue s;
-        s.activation = epi.activation;
-        s.hard_alpha = epi.hard_alpha, s.hard_beta = epi.hard_beta;
+        gemm::Epilogue s = epi;
+        s.bias = nullptr, s.bias2 = nullptr;
+        s.bias_per_row = true;  // PRelu slope of channel c (row c below)
+        if (epi.residual) s.residual = epi.residual + p * OP, s.residual_ld = 0;
         gemm::apply_epilogue(s, yp, OP, c, 0);
       }
     }

@@ -83,8 +83,9 @@ inline bool depthwise_simd_fits(const ConvGeom& g) {
   return g.win.rank == 2 && g.group == g.C && g.M == g.C;
 }
 
-// Y = depthwise conv(X, W) + bias, then epi's activation (bias and PRelu slopes
-// indexed by channel; epi.bias_per_row is ignored). Threads over N*C planes.
+// Y = depthwise conv(X, W) + bias [+ epi.residual, laid out as Y], then epi's
+// activation (bias and PRelu slopes indexed by channel; epi.bias_per_row is
+// ignored). Threads over N*C planes.
 void conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,
                          const gemm::Epilogue& epi, float* y);
 

@@ -134,6 +134,7 @@ void conv2d_implicit(KernelContext& ctx, const ConvGeom& g, const float* x, cons
       a.epilogue = epi;
       if (epi.bias) a.epilogue.bias = epi.bias + grp * mg;
       if (epi.prelu_slope) a.epilogue.prelu_slope = epi.prelu_slope + grp * mg;
+      if (epi.residual) a.epilogue.residual = epi.residual + (n * g.M + grp * mg) * P;  // laid out as Y
       ctx.gemm().sgemm_implicit(a, packed.empty() ? nullptr : packed[grp].get(), b, ctx.threads());
     }
 }

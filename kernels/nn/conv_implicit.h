@@ -59,7 +59,8 @@ bool implicit_conv_applies(const ConvGeom& g);
 // an offset table (gemm::ImplicitB); no im2col matrix is built.
 // `packed` holds one prepacked filter per group (may be empty: W packed per call).
 // `epi` carries the bias / activation of output channel 0 of the whole Conv;
-// its per-channel arrays are offset per group here.
+// its per-channel arrays are offset per group here, and its residual (a fused Z
+// laid out as Y, residual_ld = OH*OW) per image and group.
 void conv2d_implicit(KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,
                      const std::vector<std::shared_ptr<gemm::PackedA>>& packed, const gemm::Epilogue& epi,
                      const InputAffine& affine, float* y);

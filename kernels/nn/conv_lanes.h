@@ -89,9 +89,9 @@ inline bool lanes_conv_applies(const ConvGeom& g, const LanesFilter* f) {
 // Packs w (M x C x KH x KW, row-major). Portable code.
 std::shared_ptr<const LanesFilter> pack_lanes_filter(const float* w, int64_t M, int64_t C, int64_t KH, int64_t KW);
 
-// Y = conv(X, filter) + bias, then the activation of `epi` (bias and PRelu
-// slopes indexed by output channel from channel 0; bias_per_row ignored),
-// with the input affine applied to real input pixels.
+// Y = conv(X, filter) + bias [+ epi.residual, laid out as Y], then the activation
+// of `epi` (bias and PRelu slopes indexed by output channel from channel 0;
+// bias_per_row ignored), with the input affine applied to real input pixels.
 // Runs the active ISA's kernel (only when lanes_isa()).
 void conv2d_lanes(KernelContext& ctx, const ConvGeom& g, const float* x, const LanesFilter& f,
                   const gemm::Epilogue& epi, const InputAffine& affine, float* y);

@@ -79,7 +79,19 @@ void lanes_drive(KernelContext& ctx, const ConvGeom& g, const float* x, const La
   const bool direct = padded && !affine && !lanes_pad_copy_forced();
   Tensor xp_t;
   if (padded && !direct) xp_t = ctx.scratch(DType::Float32, {g.C * L.channel()});
-  gemm::TileEpi epi0 = gemm::base_epi(epi);
+  // A fused residual Z is laid out as Y (NCHW) while the tile holds channels in its
+  // lanes: the tile epilogue then adds only the bias, and Z + the activation go on each
+  // output row right after row_task's transposing store has written it (still in L1).
+  gemm::Epilogue tile_part = epi, row_part;
+  if (epi.residual) {
+    tile_part.residual = nullptr, tile_part.prelu_slope = nullptr;
+    tile_part.activation = gemm::Epilogue::Activation::None;
+    row_part = epi;
+    row_part.bias = nullptr, row_part.bias2 = nullptr;
+    row_part.bias_per_row = true;  // PRelu slope by output channel (the row index below)
+    row_part.residual_ld = P;
+  }
+  gemm::TileEpi epi0 = gemm::base_epi(tile_part);
   epi0.per_row = false;  // lanes are channels: the bias is a vector
   const int64_t groups = (g.M + kLanesGroup - 1) / kLanesGroup;
   const double task_flops = 2.0 * std::min<int64_t>(g.M, kLanesGroup) * OW * f.C * f.KH * f.KW;
@@ -126,6 +138,15 @@ void lanes_drive(KernelContext& ctx, const ConvGeom& g, const float* x, const La
       in.base = xn;
     }
     float* yn = y + n * g.M * P;
+    gemm::Epilogue row_n = row_part;
+    if (epi.residual) row_n.residual = epi.residual + n * g.M * P;
+    // Output row oh of channel group grp: the tiles, then (with a residual) Z + activation.
+    auto run_row = [&](const Segment* segs, int nsegs, int64_t grp, int64_t oh, float* t) {
+      Kernel::row_task(g, f, segs, nsegs, epi0, grp, oh, t, yn);
+      if (!epi.residual) return;
+      const int64_t m1 = std::min(g.M, (grp + 1) * kLanesGroup);
+      for (int64_t m = grp * kLanesGroup; m < m1; ++m) gemm::apply_epilogue(row_n, yn + m * P + oh * OW, OW, m, oh * OW);
+    };
     parallel_for(ctx.threads(), groups * OH, grain, [&](int64_t t0, int64_t t1) {
       // The strip buffer, 64-byte aligned; one per chunk of tasks.
       std::unique_ptr<float, decltype(&std::free)> t(
@@ -134,7 +155,7 @@ void lanes_drive(KernelContext& ctx, const ConvGeom& g, const float* x, const La
         for (int64_t task = t0; task < t1; ++task) {
           const int64_t oh = task % OH;
           const Segment sg{0, OW, in.base, oh * in.rs, in.koff.data(), in.cs};
-          Kernel::row_task(g, f, &sg, 1, epi0, task / OH, oh, t.get(), yn);
+          run_row(&sg, 1, task / OH, oh, t.get());
         }
         return;
       }
@@ -159,7 +180,7 @@ void lanes_drive(KernelContext& ctx, const ConvGeom& g, const float* x, const La
         if (edge_row) {
           fill(0, Wp);
           const Segment sg{0, OW, eb.data(), 0, kedge.data(), win.stride[1]};
-          Kernel::row_task(g, f, &sg, 1, epi0, task / OH, oh, t.get(), yn);
+          run_row(&sg, 1, task / OH, oh, t.get());
           continue;
         }
         Segment sgs[3];
@@ -173,7 +194,7 @@ void lanes_drive(KernelContext& ctx, const ConvGeom& g, const float* x, const La
           fill(e_hi * win.stride[1], std::min(Wp, (OW - 1) * win.stride[1] + span_w));
           sgs[ns++] = Segment{e_hi, OW, eb.data(), 0, kedge.data(), win.stride[1]};
         }
-        Kernel::row_task(g, f, sgs, ns, epi0, task / OH, oh, t.get(), yn);
+        run_row(sgs, ns, task / OH, oh, t.get());
       }
     });
   }

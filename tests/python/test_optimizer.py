@@ -157,7 +157,29 @@ def _gelu_model():
         {"X": np.random.default_rng(13).uniform(-6.0, 6.0, (4, 32)).astype(np.float32)}
 
 
-BUILT = {"convs": _conv_model, "mlp": _mlp_model, "layer_norm": _layer_norm_model, "gelu": _gelu_model}
+def _residual_model():
+    """A ResNet basic block: Conv -> Relu -> Conv (no bias) -> BN -> Add(X, .) -> Relu -> Identity. At level 2
+    conv_bn folds BN, conv_add takes the Add (Z = X) and conv_activation the Relus: FusedConv, FusedConv with Z."""
+    nodes = [
+        helper.make_node("Conv", ["X", "W1", "B1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", "W2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c2", "g", "b", "m", "v"], ["n2"], name="bn2"),
+        helper.make_node("Add", ["X", "n2"], ["s"], name="add"),
+        helper.make_node("Relu", ["s"], ["r2"], name="relu2"),
+        helper.make_node("Identity", ["r2"], ["Y"], name="id"),
+    ]
+    inits = [_init("W1", (4, 4, 3, 3), 1), _init("B1", (4,), 2), _init("W2", (4, 4, 3, 3), 3),
+             _init("g", (4,), 4, 0.5, 1.5), _init("b", (4,), 5), _init("m", (4,), 6), _init("v", (4,), 7, 0.5, 2.0)]
+    graph = helper.make_graph(nodes, "residual",
+                              [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 4, "h", "w"])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 4, "h", "w"])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), \
+        {"X": np.random.default_rng(12).standard_normal((1, 4, 9, 11)).astype(np.float32)}
+
+
+BUILT = {"convs": _conv_model, "mlp": _mlp_model, "layer_norm": _layer_norm_model, "gelu": _gelu_model,
+         "residual": _residual_model}
 
 
 # ---- float64 reference ------------------------------------------------------------------------
@@ -282,6 +304,11 @@ def test_saved_model_runs_in_onnxruntime(tmp_path, name, level):
     if level >= 2 and name == "layer_norm":
         assert "layer_norm" in rules
         assert [n.op_type for n in saved.graph.node] == ["LayerNormalization"]
+    if level >= 2 and name == "residual":
+        assert {"conv_bn", "conv_add", "conv_activation"} <= rules
+        # conv1 + relu1, and conv2 + bn2 + add + relu2 with Z = X as the 4th input.
+        assert [n.op_type for n in saved.graph.node] == ["FusedConv", "FusedConv"]
+        assert [len(n.input) for n in saved.graph.node] == [3, 4] and saved.graph.node[1].input[3] == "X"
     if level >= 2 and name == "gelu":
         assert "gelu" in rules
         assert [n.op_type for n in saved.graph.node] == ["Gelu"]
