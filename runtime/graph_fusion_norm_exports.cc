@@ -252,34 +252,33 @@ struct ExportedNormFusions : NormPass {
   }
 
   // ---- gelu_tanh --------------------------------------------------------------------------
-  // x^3 as Pow(x, 3) or Mul(Mul(x, x), x) (either order), `p` its output read once: x, with
-  // the matched nodes appended; -1 otherwise.
-  int cube_base(int p, std::vector<int>& matched) const {
-    const int k = producer(p);
-    if (k < 0) return -1;
-    const GraphNode& n = g.nodes[k];
+  // The factors of the product `v` as a tree of Muls (exporters group 0.044715 * x^3 every
+  // way: Mul(Pow(x, 3), c), c * (x * (x * x)), x * (x * (c * x)) as JAX writes it): x counts
+  // once, Pow(x, 2 | 3) two or three times, a float32 one-element constant goes to `constants`.
+  // Every opened node's output is read only by the node above it; the opened nodes are
+  // appended to `nodes`. False when a factor is anything else.
+  bool product_factors(int v, int x, bool top, int& x_power, std::vector<int>& constants, std::vector<int>& nodes) const {
     float e = 0;
-    if (plain(n, "Pow", 2) && scalar_f32(n.inputs[1], e) && e == 3.0f) {
-      matched.push_back(k);
-      return n.inputs[0];
+    if (v == x) return ++x_power, true;
+    if (scalar_f32(v, e)) return constants.push_back(v), true;
+    const int k = producer(v);
+    if (k < 0 || (!top && uses[v] != 1) || nodes.size() > 4) return false;
+    const GraphNode& n = g.nodes[k];
+    if (plain(n, "Pow", 2) && n.inputs[0] == x && scalar_f32(n.inputs[1], e) && (e == 2.0f || e == 3.0f)) {
+      x_power += static_cast<int>(e);
+      nodes.push_back(k);
+      return true;
     }
-    if (!plain(n, "Mul", 2)) return -1;
-    for (int side = 0; side < 2; ++side) {
-      const int sq = n.inputs[side], x = n.inputs[1 - side];
-      const int j = producer(sq);
-      if (j >= 0 && plain(g.nodes[j], "Mul", 2) && g.nodes[j].inputs[0] == x && g.nodes[j].inputs[1] == x &&
-          sole_reader(sq) == k) {
-        matched.push_back(j);
-        matched.push_back(k);
-        return x;
-      }
-    }
-    return -1;
+    if (!plain(n, "Mul", 2)) return false;
+    nodes.push_back(k);
+    return product_factors(n.inputs[0], x, false, x_power, constants, nodes) &&
+           product_factors(n.inputs[1], x, false, x_power, constants, nodes);
   }
 
   // 0.5 * x * (1 + Tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))): the Tanh's input a Mul by
-  // sqrt(2 / pi), of Add(x, Mul(x^3, 0.044715)), every Mul / Add in either order, the
-  // closing product in any grouping (half_x_times); constants within 2 float32 ulps.
+  // sqrt(2 / pi), of Add(x, 0.044715 * x^3) with the cubic term's Muls grouped any way
+  // (product_factors), every Mul / Add in either order, the closing product in any grouping
+  // (half_x_times); constants within 2 float32 ulps.
   void gelu_tanh(bool before_opset20) {
     for (size_t it = 0; it < g.nodes.size(); ++it) {
       const GraphNode& tanh = g.nodes[it];
@@ -292,22 +291,17 @@ struct ExportedNormFusions : NormPass {
                                                                      : -1;
       const int i_inner = producer(inner);
       if (i_inner < 0 || !plain(g.nodes[i_inner], "Add", 2) || sole_reader(inner) != i_k) continue;
-      // One operand of the Add is x, the other 0.044715 * x^3.
+      // One operand of the Add is x, the other 0.044715 * x^3 (read by the Add only).
       std::vector<int> matched;
       int x = -1;
       for (int side = 0; side < 2 && x < 0; ++side) {
         const int c = g.nodes[i_inner].inputs[side], cand = g.nodes[i_inner].inputs[1 - side];
-        const int i_c = producer(c);
-        if (i_c < 0 || !plain(g.nodes[i_c], "Mul", 2) || sole_reader(c) != i_inner) continue;
-        for (int cs = 0; cs < 2 && x < 0; ++cs) {
-          const int p = g.nodes[i_c].inputs[cs];
-          if (!constant_near(g.nodes[i_c].inputs[1 - cs], kGeluCubic) || sole_reader(p) != i_c) continue;
-          std::vector<int> cube;
-          if (cube_base(p, cube) == cand) {
-            matched = cube;
-            matched.push_back(i_c);
-            x = cand;
-          }
+        int x_power = 0;
+        std::vector<int> constants, nodes;
+        if (sole_reader(c) == i_inner && product_factors(c, cand, true, x_power, constants, nodes) && x_power == 3 &&
+            constants.size() == 1 && constant_near(constants[0], kGeluCubic)) {
+          matched = nodes;
+          x = cand;
         }
       }
       if (x < 0 || !declared_float32(x)) continue;

@@ -276,7 +276,8 @@ TEST(NormFusionExports, RmsNormNearMissesStayUnfused) {
 struct TanhGeluVariant {
   int64_t opset = 20;
   int form = 0;               // the closing product's grouping, as GeluVariant in test_norm_fusion.cc
-  bool pow_cube = true;       // Pow(x, 3), else x * (x * x) (torch.onnx's form)
+  int cube = 0;               // 0.044715 * x^3 as 0: Mul(Pow(x, 3), c), 1: Mul(x * (x * x), c) (torch.onnx),
+                              // 2: x * (x * (c * x)) (jax2tf, magika_standard_v3_3)
   bool swapped = false;       // commutative operands the other way round
   float half = 0.5f, one = 1.0f, cubic = 0.044715f, k = 0.7978845608f, exponent = 3.0f;
   bool shared_tanh = false;   // another reader of Tanh's output
@@ -293,13 +294,19 @@ ModelBuilder tanh_gelu_model(const TanhGeluVariant& v) {
   auto ordered = [&](const std::string& a, const std::string& b) {
     return v.swapped ? std::vector<std::string>{b, a} : std::vector<std::string>{a, b};
   };
-  if (v.pow_cube) {
+  if (v.cube == 0) {
     mb.node("Pow", {"X", "three"}, {"x3"}).name("cube");
-  } else {
+  } else if (v.cube == 1) {
     mb.node("Mul", {"X", "X"}, {"x2"}).name("square");
     mb.node("Mul", ordered("X", "x2"), {"x3"}).name("cube");
   }
-  mb.node("Mul", ordered("x3", "cubic"), {"c"}).name("mul_cubic");
+  if (v.cube == 2) {
+    mb.node("Mul", ordered("cubic", "X"), {"c1"}).name("mul_cubic");
+    mb.node("Mul", ordered("X", "c1"), {"c2"}).name("mul_x1");
+    mb.node("Mul", ordered("X", "c2"), {"c"}).name("mul_x2");
+  } else {
+    mb.node("Mul", ordered("x3", "cubic"), {"c"}).name("mul_cubic");
+  }
   mb.node("Add", ordered("X", "c"), {"inner"}).name("add_x");
   mb.node("Mul", ordered("inner", "k"), {"u"}).name("mul_k");
   mb.node("Tanh", {"u"}, {"t"}).name("tanh");
@@ -329,18 +336,18 @@ size_t tanh_gelu_nodes(const TanhGeluVariant& v) {
 
 TEST(NormFusionExports, TanhGeluVariantsFuse) {
   for (int form = 0; form < 3; ++form)
-    for (bool pow_cube : {true, false})
+    for (int cube = 0; cube < 3; ++cube)
       for (bool swapped : {false, true}) {
         TanhGeluVariant v;
         v.form = form;
-        v.pow_cube = pow_cube;
+        v.cube = cube;
         v.swapped = swapped;
-        EXPECT_EQ(tanh_gelu_nodes(v), 1u) << "form " << form << (pow_cube ? " Pow" : " x*x*x") << (swapped ? " swapped" : "");
+        EXPECT_EQ(tanh_gelu_nodes(v), 1u) << "form " << form << " cube form " << cube << (swapped ? " swapped" : "");
       }
   TanhGeluVariant v;
   EXPECT_EQ(rules_applied(tanh_gelu_model(v)), std::vector<std::string>{"gelu_tanh"});
   v.opset = 13;
-  v.pow_cube = false;
+  v.cube = 1;
   EXPECT_EQ(tanh_gelu_nodes(v), 1u) << "opset 13 (the opset-20 kernel)";
   EXPECT_EQ(rules_applied(tanh_gelu_model(v)), std::vector<std::string>{"gelu_tanh_before_opset20"});
 }
@@ -361,6 +368,10 @@ TEST(NormFusionExports, TanhGeluNearMissesStayUnfused) {
   v = {};
   v.exponent = 2.0f;
   expect_unfused(v, 8, "Pow(x, 2)");
+  v = {};
+  v.cube = 2;
+  v.cubic = 0.05f;
+  expect_unfused(v, 9, "x * (x * (0.05 * x))");
   v = {};
   v.one = 2.0f;
   expect_unfused(v, 8, "2 + tanh");
