@@ -4,9 +4,11 @@
 // ONNX stores them) and converted to the compute type per call. The unary ones
 // run through UnaryKernel (one flat loop over dense data, split across threads);
 // PRelu runs through BinaryKernel with the slope broadcast to X.
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/elementwise/binary_kernel.h"
+#include "kernels/elementwise/fast_math.h"
 #include "kernels/elementwise/unary_kernel.h"
 #include "kernels/registry.h"
 
@@ -190,6 +192,35 @@ struct GeluOp : UnaryOpDefaults {
   bool use_tanh = false;
 };
 
+// Gelu approximate="tanh" with a float32 fast path: the ISA's vectorised tanh (the one the Tanh
+// op uses, fast_math.h's fast_tanhf on the portable table) over blocks of kBlock elements, the
+// polynomial before it and the product after it in plain loops the compiler vectorises. Without
+// it the scalar std::tanh made the fused node 13x slower than the unfused graph's vector ops.
+struct GeluTanhOp : GeluOp {
+  static constexpr bool kFastFloat = true;
+  using GeluOp::GeluOp;
+  ONNXMINI_NO_TRAPPING_MATH static void fast_run(const float* x, float* y, int64_t n) {
+    constexpr int64_t kBlock = 256;
+    const simd::UnaryFn tanh_fn = simd::f32_kernels().tanh;
+    float u[kBlock];
+    for (int64_t b = 0; b < n; b += kBlock) {
+      const int64_t m = std::min(kBlock, n - b);
+      const float* xb = x + b;
+      for (int64_t i = 0; i < m; ++i) u[i] = 0.7978845608028654f * (xb[i] + 0.044715f * xb[i] * xb[i] * xb[i]);
+      if (tanh_fn) {
+        tanh_fn(u, u, m);
+      } else {
+        for (int64_t i = 0; i < m; ++i) u[i] = fast_tanhf(u[i]);
+      }
+      for (int64_t i = 0; i < m; ++i) y[b + i] = 0.5f * xb[i] * (1.0f + u[i]);
+    }
+  }
+};
+
+std::unique_ptr<Kernel> make_gelu(const KernelInfo& info) {
+  return info.attrs.get_string("approximate", "none") == "tanh" ? make_unary<GeluTanhOp>(info) : make_unary<GeluOp>(info);
+}
+
 }  // namespace
 
 ONNXMINI_REGISTER_KERNEL("activations", "", "Relu", 1, INT_MAX, make_unary<ReluOp>);
@@ -205,7 +236,7 @@ ONNXMINI_REGISTER_KERNEL("activations", "", "Softsign", 1, INT_MAX, make_unary<S
 ONNXMINI_REGISTER_KERNEL("activations", "", "ThresholdedRelu", 10, INT_MAX, make_unary<ThresholdedReluOp>);
 ONNXMINI_REGISTER_KERNEL("activations", "", "Shrink", 9, INT_MAX, make_unary<ShrinkOp>);
 ONNXMINI_REGISTER_KERNEL("activations", "", "Mish", 18, INT_MAX, make_unary<MishOp>);
-ONNXMINI_REGISTER_KERNEL("activations", "", "Gelu", 20, INT_MAX, make_unary<GeluOp>);
+ONNXMINI_REGISTER_KERNEL("activations", "", "Gelu", 20, INT_MAX, make_gelu);
 ONNXMINI_REGISTER_KERNEL("activations", "", "Swish", 24, INT_MAX, make_unary<SwishOp>);
 ONNXMINI_REGISTER_KERNEL("activations", "", "SwiGLU", 28, INT_MAX, make_swiglu);
 

@@ -221,6 +221,23 @@ TEST(ElementwiseValues, GeluTanhApproximation) {
   EXPECT_TRUE(tensors_near(run_op(20, "Gelu", {x}, [](NodeBuilder& n) { n.attr("approximate", "tanh"); }), expected));
 }
 
+// The tanh form's float32 fast path (blocks of 256 through the ISA's vectorised tanh, the
+// path the gelu_tanh fusion runs): every element of a long row, block tails included, two
+// threads, against the formula in double. fast_tanhf is within a few float32 ulps, so
+// |error| <= 1e-6 + 1e-5 |y|.
+TEST(ElementwiseValues, GeluTanhFastPathOverBlocks) {
+  const Tensor x = random_values(DType::Float32, {3, 347}, 36, -9, 9);
+  Tensor expected(DType::Float32, x.shape());
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const double v = x.data<float>()[i];
+    expected.mutable_data<float>()[i] = static_cast<float>(
+        0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))));
+  }
+  auto tanh_form = [](NodeBuilder& n) { n.attr("approximate", "tanh"); };
+  EXPECT_TRUE(tensors_near(run_op(20, "Gelu", {x}, tanh_form, KernelMode::Fast, 2), expected, 1e-6, 1e-5));
+  EXPECT_TRUE(tensors_near(run_op(20, "Gelu", {x}, tanh_form, KernelMode::Reference), expected, 1e-6, 1e-6));
+}
+
 TEST(ElementwiseValues, SwishAlpha) {
   const std::vector<float> xs = {-100.f, -3.f, -0.5f, 0.f, 0.25f, 2.f, 50.f, kInf, -kInf};
   Tensor x = Tensor::from_vector<float>({static_cast<int64_t>(xs.size())}, xs);
