@@ -214,22 +214,23 @@ struct ExportedNormFusions : NormPass {
       if (i_norm < 0) continue;
       matched.push_back(i_norm);
       // x read by the square and the normalizing node only when it is a Cast to be absorbed.
+      // The casts are absorbed when x is an upcast read only by the pattern and n is cast back
+      // to the source's type before the gamma Mul; otherwise the pattern is fused on float32 x
+      // (the casts, if any, stay around the fused node).
       const int source = upcast_source(x);
+      const int i_down = sole_reader(g.nodes[i_norm].outputs[0]);
+      const bool absorb_casts = source >= 0 && uses[x] == (by_mul ? 3 : 2) && i_down >= 0 &&
+                                plain(g.nodes[i_down], "Cast", 1) &&
+                                g.nodes[i_down].attrs.get_int("to", 0) == static_cast<int64_t>(g.known_dtypes.at(source));
       int n = g.nodes[i_norm].outputs[0];
       int in = x;
       DType gamma_type = DType::Float32;
-      if (source >= 0 && uses[x] == (by_mul ? 3 : 2)) {
-        // The Cast back to the source's type, then gamma of that type.
-        const int i_down = sole_reader(n);
-        const DType src_type = g.known_dtypes.at(source);
-        if (i_down < 0 || !plain(g.nodes[i_down], "Cast", 1) ||
-            g.nodes[i_down].attrs.get_int("to", 0) != static_cast<int64_t>(src_type))
-          continue;
+      if (absorb_casts) {
         matched.push_back(producer(x));
         matched.push_back(i_down);
         n = g.nodes[i_down].outputs[0];
         in = source;
-        gamma_type = src_type;
+        gamma_type = g.known_dtypes.at(source);
       } else if (!declared_float32(x)) {
         continue;
       }

@@ -369,6 +369,36 @@ def test_saved_model_runs_in_onnxruntime(tmp_path, name, level):
             assert [n.op_type for n in saved.graph.node] == saved_ops
 
 
+def test_rms_norm_float16_casts_become_one_node_onnxruntime_runs(tmp_path):
+    """Llama's mixed-precision RMSNorm (X float16 -> Cast float32 -> statistics -> Cast float16 ->
+    weight float16): rms_norm absorbs both Casts into one RMSNormalization reading and writing
+    float16; the saved model runs in onnxruntime. The two sides round x / rms to float16 at
+    different points (before the weight product, or once after it): within 3 float16 unit
+    roundoffs (2^-11 each) of the output."""
+    n = helper.make_node
+    nodes = [n("Cast", ["X"], ["x"], to=TensorProto.FLOAT), n("Pow", ["x", "two"], ["sq"]),
+             n("ReduceMean", ["sq", "axes"], ["ms"]), n("Add", ["ms", "eps"], ["ve"]), n("Sqrt", ["ve"], ["r"]),
+             n("Reciprocal", ["r"], ["inv"]), n("Mul", ["x", "inv"], ["nx"]),
+             n("Cast", ["nx"], ["n16"], to=TensorProto.FLOAT16), n("Mul", ["w", "n16"], ["Y"])]
+    inits = [numpy_helper.from_array(np.array([-1], np.int64), "axes"),
+             numpy_helper.from_array(np.array(2.0, np.float32), "two"),
+             numpy_helper.from_array(np.array(1e-6, np.float32), "eps"),
+             numpy_helper.from_array(np.random.default_rng(1).uniform(0.5, 1.5, 64).astype(np.float16), "w")]
+    graph = helper.make_graph(nodes, "rms16", [helper.make_tensor_value_info("X", TensorProto.FLOAT16, [2, 3, 64])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT16, [2, 3, 64])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)]).SerializeToString()
+    x = np.random.default_rng(0).uniform(-3.0, 3.0, (2, 3, 64)).astype(np.float16)
+    out = tmp_path / "rms16.onnx"
+    sess = _mini(model, 99, optimized_model_filepath=str(out))
+    assert [rule for rule, _ in sess.graph_rewrites()] == ["rms_norm"]
+    assert [nd.op_type for nd in onnx.load(str(out)).graph.node] == ["RMSNormalization"]
+    expected = _ort(model).run(None, {"X": x})[0].astype(np.float32)
+    tol = 3 * 2.0 ** -11 * np.abs(expected) + 1e-6
+    for got in (sess.run(None, {"X": x})[0], _ort(str(out)).run(None, {"X": x})[0], _mini(model, 0).run(None, {"X": x})[0]):
+        assert got.dtype == np.float16
+        assert (np.abs(got.astype(np.float32) - expected) <= tol).all()
+
+
 def test_optimize_command_on_small(onnxmini_cli, tmp_path):
     small = _small_or_skip()
     out = tmp_path / "small_opt.onnx"

@@ -158,6 +158,7 @@ struct RmsVariant {
   int norm = 0;             // 0: x * Reciprocal(r), 1: x * Div(1, r), 2: Div(x, r)
   bool swapped = false;     // commutative operands the other way round
   bool half = false;        // X float16, Cast to float32 and back, gamma float16
+  bool cast_after_gamma = false;  // with `half`: gamma float32, the Cast back after its Mul
   int64_t axis = -1;
   float exponent = 2.0f, one = 1.0f, eps = 1e-6f;
   int64_t gamma_size = kC;
@@ -168,7 +169,7 @@ ModelBuilder rms_model(const RmsVariant& v) {
   ModelBuilder mb(v.opset);
   const DType io = v.half ? DType::Float16 : DType::Float32;
   mb.input("X", io, kShape);
-  mb.initializer("gamma", random_values(io, {v.gamma_size}, 2, 0.5, 1.5));
+  mb.initializer("gamma", random_values(v.cast_after_gamma ? DType::Float32 : io, {v.gamma_size}, 2, 0.5, 1.5));
   mb.initializer("e", Tensor::from_vector<float>({}, {v.exponent}));
   mb.initializer("eps", Tensor::from_vector<float>({}, {v.eps}));
   mb.initializer("one", Tensor::from_vector<float>({}, {v.one}));
@@ -193,11 +194,16 @@ ModelBuilder rms_model(const RmsVariant& v) {
     mb.node("Mul", ordered(x, "inv"), {"n"}).name("mul_x");
   }
   std::string n = "n";
-  if (v.half) {
+  if (v.half && !v.cast_after_gamma) {
     mb.node("Cast", {"n"}, {"n16"}).name("to_half").attr("to", static_cast<int64_t>(DType::Float16));
     n = "n16";
   }
-  mb.node("Mul", ordered("gamma", n), {"Y"}).name("mul_gamma");
+  if (v.cast_after_gamma) {
+    mb.node("Mul", ordered("gamma", n), {"y32"}).name("mul_gamma");
+    mb.node("Cast", {"y32"}, {"Y"}).name("to_half").attr("to", static_cast<int64_t>(DType::Float16));
+  } else {
+    mb.node("Mul", ordered("gamma", n), {"Y"}).name("mul_gamma");
+  }
   mb.output("Y");
   if (v.shared_inv) {
     mb.node("Neg", {"inv"}, {"Z"}).name("neg");
@@ -247,6 +253,16 @@ TEST(NormFusionExports, RmsNormAbsorbsTheFloat16Casts) {
   // the fused kernel rounds once: three float16 roundings (unit roundoff 2^-11 relative each)
   // plus the float32 work between them.
   EXPECT_TRUE(tensors_near(b, a, 1e-6, 3 * 0.00048828125 + 1e-5));
+
+  // The Cast back after the gamma Mul (gamma float32): the casts stay, the float32 part fuses.
+  v.cast_after_gamma = true;
+  const ModelBuilder mb2 = rms_model(v);
+  auto fused2 = mb2.session(opts(ORT_ENABLE_ALL));
+  EXPECT_EQ(fused2->describe().nodes.size(), 3u) << "Cast, RMSNormalization, Cast";
+  // One float16 rounding at the end on both sides; the float32 work between differs by the
+  // reduction's rounding only.
+  EXPECT_TRUE(tensors_near(run_single(*fused2, {{"X", x}}), run_single(*mb2.session(opts(0)), {{"X", x}}), 1e-6,
+                           0.00048828125 + 1e-5));
 }
 
 TEST(NormFusionExports, RmsNormNearMissesStayUnfused) {
