@@ -122,8 +122,9 @@ def main():
     ap.add_argument("--only", nargs="*")
     args = ap.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.1f}; {args.rounds} rounds, one thread")
-    print("| model | nodes L1 -> L99 | L1 ms (median) | L99 ms | ort ms | L1/L99 (median ratio) | ort/L99 |")
-    print("|---|---|---|---|---|---|---|")
+    print("| model | nodes L1 -> L99 | L1 ms (median) | L99 ms | ort ms | L1/L99 (median ratio) | per-round range |"
+          " ort/L99 |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, model, feeds in _models(args.only):
         makers = {"l1": lambda: _mini(model, 1), "l99": lambda: _mini(model, 99), "ort": lambda: _ort(model)}
         nodes = {k: len(_mini(model, lvl).describe()["nodes"]) for k, lvl in (("l1", 1), ("l99", 99))}
@@ -131,13 +132,15 @@ def main():
         for _ in range(args.rounds):
             for k, make in makers.items():
                 ms[k].append(_median_ms(make(), feeds, args.round_s))
-        fused_ratio = statistics.median(a / b for a, b in zip(ms["l1"], ms["l99"]))
+        ratios = [a / b for a, b in zip(ms["l1"], ms["l99"])]
+        fused_ratio = statistics.median(ratios)
         ort_ratio = statistics.median(a / b for a, b in zip(ms["ort"], ms["l99"]))
         rewrites = _mini(model, 99).graph_rewrites()
         fused = len([r for r, _ in rewrites if r.startswith(("layer_norm_tf", "rms_norm", "gelu_tanh"))])
         med = {k: statistics.median(v) for k, v in ms.items()}
         print(f"| {name} | {fused} fused ({nodes['l1']} -> {nodes['l99']}) | {med['l1']:.4f} | {med['l99']:.4f} | "
-              f"{med['ort']:.4f} | {fused_ratio:.2f}x | {ort_ratio:.2f}x |", flush=True)
+              f"{med['ort']:.4f} | {fused_ratio:.2f}x | {min(ratios):.2f}-{max(ratios):.2f}x | {ort_ratio:.2f}x |",
+              flush=True)
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
 
 
