@@ -8,87 +8,13 @@
 
 #include <cmath>
 
-#include "runtime/graph_pass.h"
+#include "runtime/graph_norm_pass.h"
 
 namespace onnxmini {
 namespace {
 
-struct NormPass : FusionPass {
-  explicit NormPass(RuleContext& c) : FusionPass(c) {}
-
-
-  // A float32 constant holding one value (any shape of one element).
-  bool scalar_f32(int id, float& v) const {
-    const Tensor* t = constant_f32(id);
-    if (!t || t->numel() != 1) return false;
-    v = t->data<float>()[0];
-    return true;
-  }
-
-  // The live nodes reading `id` (a node reading it twice is listed once).
-  std::vector<int> readers(int id) const {
-    std::vector<int> out;
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-      if (removed[i]) continue;
-      for (int in : g.nodes[i].inputs)
-        if (in == id) {
-          out.push_back(static_cast<int>(i));
-          break;
-        }
-    }
-    return out;
-  }
-  // The one reader of `id` when its `expected_uses` uses all come from that node (no graph output).
-  int sole_reader(int id, int expected_uses = 1) const {
-    if (id < 0 || uses[id] != expected_uses) return -1;
-    std::vector<int> r = readers(id);
-    return r.size() == 1 ? r[0] : -1;
-  }
-
-  static bool plain(const GraphNode& n, const char* op, size_t n_inputs) {
-    if (!n.domain.empty() || n.op_type != op || n.inputs.size() != n_inputs || n.outputs.size() != 1 ||
-        n.outputs[0] < 0)
-      return false;
-    for (int id : n.inputs)
-      if (id < 0) return false;
-    return true;
-  }
-  // The other input of a two-input node, when one of them is `id`.
-  static int other_input(const GraphNode& n, int id) {
-    if (n.inputs[0] == id) return n.inputs[1];
-    if (n.inputs[1] == id) return n.inputs[0];
-    return -1;
-  }
-
-  // A ReduceMean over exactly the last axis (axes as attribute before opset 18, as a constant
-  // input from 18), keepdims 1: the broadcasting Sub / Div of the pattern need the kept axis.
-  bool mean_over_last_axis(const GraphNode& n, int rank) const {
-    if (!n.domain.empty() || n.op_type != "ReduceMean" || n.outputs.size() != 1 || n.inputs.empty() ||
-        n.inputs[0] < 0 || n.attrs.get_int("keepdims", 1) != 1 || n.attrs.get_int("noop_with_empty_axes", 0) != 0)
-      return false;
-    std::vector<int64_t> axes;
-    if (n.attrs.has("axes")) {
-      axes = n.attrs.get_ints("axes");
-    } else if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
-      auto c = g.constants.find(n.inputs[1]);
-      if (c == g.constants.end() || g.overridable.count(n.inputs[1]) || c->second.dtype() != DType::Int64) return false;
-      axes.assign(c->second.data<int64_t>(), c->second.data<int64_t>() + c->second.numel());
-    }
-    if (axes.size() != 1) return false;
-    return axes[0] == -1 || (rank > 0 && axes[0] == rank - 1);
-  }
-
-  int64_t known_rank(int id) const {
-    for (size_t k = 0; k < g.input_ids.size(); ++k)
-      if (g.input_ids[k] == id && g.inputs[k].has_shape) return static_cast<int64_t>(g.inputs[k].shape.size());
-    if (auto v = g.value_infos.find(id); v != g.value_infos.end() && v->second.has_shape)
-      return static_cast<int64_t>(v->second.shape.size());
-    return -1;
-  }
-  bool declared_float32(int id) const {
-    auto dt = g.known_dtypes.find(id);
-    return dt == g.known_dtypes.end() || dt->second == DType::Float32;  // unknown: the kernel checks at run time
-  }
+struct NormFusions : NormPass {
+  explicit NormFusions(RuleContext& c) : NormPass(c) {}
 
   // `before_opset17`: the model imports an opset without LayerNormalization; the fused node
   // asks for the opset-17 kernel (onnxmini-only: such a graph is not saved as ONNX).
@@ -170,26 +96,7 @@ struct NormPass : FusionPass {
   }
 
 
-  // A float32 one-element constant equal to `want` within float32 rounding (2 ulps).
-  bool constant_near(int id, double want) const {
-    float v = 0;
-    return scalar_f32(id, v) && std::fabs(v - want) <= 2 * 1.1920929e-7 * std::fabs(want);
-  }
-  // The live Mul reading `id` with a constant near `c` as its other input (either order).
-  int mul_by_constant(int id, double c) const {
-    const int k = sole_reader(id);
-    if (k < 0 || !plain(g.nodes[k], "Mul", 2)) return -1;
-    return constant_near(other_input(g.nodes[k], id), c) ? k : -1;
-  }
-  // A Mul reading `a` and `b` (either order), the only reader of `a`.
-  int mul_of(int a, int b) const {
-    const int k = sole_reader(a);
-    if (k < 0 || !plain(g.nodes[k], "Mul", 2) || other_input(g.nodes[k], a) != b) return -1;
-    return k;
-  }
-
-  // 0.5 * x * (1 + Erf(x / sqrt 2)) in the exporters' three groupings:
-  //   ((x * (1 + erf)) * 0.5), (x * ((1 + erf) * 0.5)), ((x * 0.5) * (1 + erf)),
+  // 0.5 * x * (1 + Erf(x / sqrt 2)) in the exporters' three groupings (half_x_times),
   // x / sqrt 2 written as Div(x, 1.41421..) or Mul(x, 0.70710..); every Mul / Add in either order.
   void gelu(bool before_opset20) {
     for (size_t ie = 0; ie < g.nodes.size(); ++ie) {
@@ -212,26 +119,7 @@ struct NormPass : FusionPass {
         continue;
       const int a = g.nodes[i_one].outputs[0];
       std::vector<int> matched = {i_scale, static_cast<int>(ie), i_one};
-      int last = -1;
-      if (int m = mul_of(a, x); m >= 0) {  // (x * a) * 0.5
-        last = mul_by_constant(g.nodes[m].outputs[0], 0.5);
-        matched.push_back(m);
-      } else if (int h = mul_by_constant(a, 0.5); h >= 0) {  // x * (a * 0.5)
-        last = mul_of(g.nodes[h].outputs[0], x);
-        matched.push_back(h);
-      } else {  // (x * 0.5) * a: the half is another reader of x
-        const int i_last = sole_reader(a);
-        if (i_last >= 0 && plain(g.nodes[i_last], "Mul", 2)) {
-          const int hx = other_input(g.nodes[i_last], a);
-          for (size_t k = 0; k < g.nodes.size(); ++k)
-            if (!removed[k] && plain(g.nodes[k], "Mul", 2) && g.nodes[k].outputs[0] == hx &&
-                other_input(g.nodes[k], x) >= 0 && constant_near(other_input(g.nodes[k], x), 0.5) &&
-                sole_reader(hx) == i_last) {
-              matched.push_back(static_cast<int>(k));
-              last = i_last;
-            }
-        }
-      }
+      const int last = half_x_times(a, x, matched);
       if (last < 0) continue;
       GraphNode fused;
       fused.name = g.nodes[last].name;
@@ -254,25 +142,25 @@ struct NormPass : FusionPass {
 }  // namespace
 
 void fuse_layer_norm(RuleContext& ctx) {
-  NormPass p(ctx);
+  NormFusions p(ctx);
   p.layer_norm(false);
   p.compact();
 }
 
 void fuse_layer_norm_before_opset17(RuleContext& ctx) {
-  NormPass p(ctx);
+  NormFusions p(ctx);
   p.layer_norm(true);
   p.compact();
 }
 
 void fuse_gelu(RuleContext& ctx) {
-  NormPass p(ctx);
+  NormFusions p(ctx);
   p.gelu(false);
   p.compact();
 }
 
 void fuse_gelu_before_opset20(RuleContext& ctx) {
-  NormPass p(ctx);
+  NormFusions p(ctx);
   p.gelu(true);
   p.compact();
 }

@@ -15,6 +15,20 @@
 //                     node is LayerNormalization asking for the opset-17 kernel, which such
 //                     a model may not name (onnxruntime's own fusion uses a contrib schema)
 //   fuse_gelu_before_opset20  likewise for the Gelu pattern (the opset-20 Gelu kernel)
+//
+// The forms other exporters write (graph_fusion_norm_exports.cc), each with the same
+// before-opset variant (onnxmini-only, saved as the original nodes):
+//   fuse_layer_norm_tf  TF / Keras: mean = GlobalAveragePool | ReduceMean(last axis), d = X - mean,
+//                     var = the same mean of d * d | Pow(d, 2), s = Reciprocal(Sqrt(var + eps)) |
+//                     Div(1, .), sg = s * gamma [C], Y = X * sg + (beta [C] - mean * sg)
+//                     -> LayerNormalization(X, gamma, beta, epsilon; axis 2 after the pool, whose
+//                     mean is over axes 2.., -1 after ReduceMean), opset >= 17
+//   fuse_rms_norm     PyTorch / Llama: Pow(x, 2) | x * x -> ReduceMean(last axis) -> Add(eps) -> Sqrt
+//                     -> x * Reciprocal | x * Div(1, .) | Div(x, .) -> Mul(gamma [C]), optionally
+//                     x = Cast(X float16 / bfloat16 -> float32) and a Cast back before the gamma
+//                     -> RMSNormalization(X, gamma, axis -1, epsilon), opset >= 23
+//   fuse_gelu_tanh    0.5 * x * (1 + Tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))), x^3 as Pow(x, 3) or
+//                     x * x * x -> Gelu(approximate "tanh"), opset >= 20
 #pragma once
 #include "runtime/graph_optimizer.h"
 
@@ -24,5 +38,11 @@ void fuse_layer_norm(RuleContext& ctx);
 void fuse_layer_norm_before_opset17(RuleContext& ctx);
 void fuse_gelu(RuleContext& ctx);
 void fuse_gelu_before_opset20(RuleContext& ctx);
+void fuse_layer_norm_tf(RuleContext& ctx);
+void fuse_layer_norm_tf_before_opset17(RuleContext& ctx);
+void fuse_rms_norm(RuleContext& ctx);
+void fuse_rms_norm_before_opset23(RuleContext& ctx);
+void fuse_gelu_tanh(RuleContext& ctx);
+void fuse_gelu_tanh_before_opset20(RuleContext& ctx);
 
 }  // namespace onnxmini

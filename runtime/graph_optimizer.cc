@@ -67,6 +67,14 @@ const std::vector<GraphRule>& graph_rules() {
        "[-> Add(beta)] -> LayerNormalization (opset 17+; runtime/graph_fusion_norm.h)"},
       {"gelu", kExtended, true, fuse_gelu,
        "0.5 * x * (1 + Erf(x / sqrt 2)) (any grouping) -> Gelu (opset 20+; runtime/graph_fusion_norm.h)"},
+      {"layer_norm_tf", kExtended, true, fuse_layer_norm_tf,
+       "TF LayerNorm: GlobalAveragePool | ReduceMean mean and variance, Reciprocal(Sqrt(var + eps)) * gamma = sg, "
+       "X * sg + (beta - mean * sg) -> LayerNormalization (opset 17+; runtime/graph_fusion_norm.h)"},
+      {"rms_norm", kExtended, true, fuse_rms_norm,
+       "x * Reciprocal(Sqrt(ReduceMean(x^2, last axis) + eps)) * gamma [optional Casts] -> RMSNormalization "
+       "(opset 23+; runtime/graph_fusion_norm.h)"},
+      {"gelu_tanh", kExtended, true, fuse_gelu_tanh,
+       "0.5 * x * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x^3))) (any grouping) -> Gelu approximate tanh (opset 20+)"},
       // Attention (MatMul -> scale -> mask -> Softmax -> MatMul) belongs here once the fused
       // attention kernel exists: a rule function over RuleContext, after the MatMul rules.
       // Level 2 (extended), onnxmini-only results (kernels/fused_attributes.h): saved unfused.
@@ -85,6 +93,12 @@ const std::vector<GraphRule>& graph_rules() {
        "the layer_norm pattern in a model importing opset < 17 -> LayerNormalization (the opset-17 kernel)"},
       {"gelu_before_opset20", kExtended, false, fuse_gelu_before_opset20,
        "the gelu pattern in a model importing opset < 20 -> Gelu (the opset-20 kernel)"},
+      {"layer_norm_tf_before_opset17", kExtended, false, fuse_layer_norm_tf_before_opset17,
+       "the layer_norm_tf pattern in a model importing opset < 17 -> LayerNormalization (the opset-17 kernel)"},
+      {"rms_norm_before_opset23", kExtended, false, fuse_rms_norm_before_opset23,
+       "the rms_norm pattern in a model importing opset < 23 -> RMSNormalization (the opset-23 kernel)"},
+      {"gelu_tanh_before_opset20", kExtended, false, fuse_gelu_tanh_before_opset20,
+       "the gelu_tanh pattern in a model importing opset < 20 -> Gelu approximate tanh (the opset-20 kernel)"},
       {"reduce_mean_max", kExtended, false, fuse_reduce_mean_max,
        "ReduceMean(X) + ReduceMax(X) over the same single axis -> ReduceMeanMax (one pass over X)"},
   };

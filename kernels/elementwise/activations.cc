@@ -4,9 +4,11 @@
 // ONNX stores them) and converted to the compute type per call. The unary ones
 // run through UnaryKernel (one flat loop over dense data, split across threads);
 // PRelu runs through BinaryKernel with the slope broadcast to X.
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/elementwise/binary_kernel.h"
+#include "kernels/elementwise/fast_math.h"
 #include "kernels/elementwise/unary_kernel.h"
 #include "kernels/registry.h"
 
@@ -190,6 +192,68 @@ struct GeluOp : UnaryOpDefaults {
   bool use_tanh = false;
 };
 
+// Gelu approximate="tanh" with a float32 fast path: the ISA's vectorised tanh (the one the Tanh
+// op uses, fast_math.h's fast_tanhf on the portable table) over blocks of kBlock elements, the
+// polynomial before it and the product after it in plain loops the compiler vectorises. Without
+// it the scalar std::tanh made the fused node 13x slower than the unfused graph's vector ops.
+struct GeluTanhOp : GeluOp {
+  static constexpr bool kFastFloat = true;
+  using GeluOp::GeluOp;
+  ONNXMINI_NO_TRAPPING_MATH static void fast_run(const float* x, float* y, int64_t n) {
+    constexpr int64_t kBlock = 256;
+    const simd::UnaryFn tanh_fn = simd::f32_kernels().tanh;
+    float u[kBlock];
+    for (int64_t b = 0; b < n; b += kBlock) {
+      const int64_t m = std::min(kBlock, n - b);
+      const float* xb = x + b;
+      for (int64_t i = 0; i < m; ++i) u[i] = 0.7978845608028654f * (xb[i] + 0.044715f * xb[i] * xb[i] * xb[i]);
+      if (tanh_fn) {
+        tanh_fn(u, u, m);
+      } else {
+        for (int64_t i = 0; i < m; ++i) u[i] = fast_tanhf(u[i]);
+      }
+      for (int64_t i = 0; i < m; ++i) y[b + i] = 0.5f * xb[i] * (1.0f + u[i]);
+    }
+  }
+};
+
+// Gelu approximate="none" with a float32 fast path that vectorises (libm's erf does not):
+// 0.5 x (1 + erf(z)), z = x / sqrt 2, written with erfc(|z|) = t exp(-z^2 + P(t)),
+// t = 1 / (1 + |z| / 2): 1 + erf(z) is 2 - erfc(|z|) for z >= 0 and erfc(|z|) itself for
+// z < 0, so the negative side keeps its relative accuracy instead of cancelling in 1 + erf.
+// P: degree-10 least-squares fit (ours) of log(erfc(z) / t) + z^2 over z in [0, 10], within
+// 2.4e-8 of it; with float32 evaluation and fast_expf the result is within 4e-7 absolute of
+// the exact Gelu on [-12, 12] (checked in tests/kernels/elementwise/test_elementwise_values.cc).
+struct GeluErfOp : GeluOp {
+  static constexpr bool kFastFloat = true;
+  using GeluOp::GeluOp;
+  ONNXMINI_NO_TRAPPING_MATH static void fast_run(const float* x, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      const float z = x[i] * 0.7071067811865476f;
+      const float a = z < 0.0f ? -z : z;
+      const float t = 1.0f / (1.0f + 0.5f * a);
+      float p = -1.322038917e-01f;
+      p = p * t + 9.185590751e-01f;
+      p = p * t - 2.660384397e+00f;
+      p = p * t + 4.065858531e+00f;
+      p = p * t - 3.407748510e+00f;
+      p = p * t + 1.589637131e+00f;
+      p = p * t - 6.848514480e-01f;
+      p = p * t + 2.197643883e-01f;
+      p = p * t + 3.553123364e-01f;
+      p = p * t + 1.001627487e+00f;
+      p = p * t - 1.265570678e+00f;
+      const float erfc_a = t * fast_expf(p - a * a);
+      y[i] = 0.5f * x[i] * (z >= 0.0f ? 2.0f - erfc_a : erfc_a);
+    }
+  }
+};
+
+std::unique_ptr<Kernel> make_gelu(const KernelInfo& info) {
+  return info.attrs.get_string("approximate", "none") == "tanh" ? make_unary<GeluTanhOp>(info)
+                                                                : make_unary<GeluErfOp>(info);
+}
+
 }  // namespace
 
 ONNXMINI_REGISTER_KERNEL("activations", "", "Relu", 1, INT_MAX, make_unary<ReluOp>);
@@ -205,7 +269,7 @@ ONNXMINI_REGISTER_KERNEL("activations", "", "Softsign", 1, INT_MAX, make_unary<S
 ONNXMINI_REGISTER_KERNEL("activations", "", "ThresholdedRelu", 10, INT_MAX, make_unary<ThresholdedReluOp>);
 ONNXMINI_REGISTER_KERNEL("activations", "", "Shrink", 9, INT_MAX, make_unary<ShrinkOp>);
 ONNXMINI_REGISTER_KERNEL("activations", "", "Mish", 18, INT_MAX, make_unary<MishOp>);
-ONNXMINI_REGISTER_KERNEL("activations", "", "Gelu", 20, INT_MAX, make_unary<GeluOp>);
+ONNXMINI_REGISTER_KERNEL("activations", "", "Gelu", 20, INT_MAX, make_gelu);
 ONNXMINI_REGISTER_KERNEL("activations", "", "Swish", 24, INT_MAX, make_unary<SwishOp>);
 ONNXMINI_REGISTER_KERNEL("activations", "", "SwiGLU", 28, INT_MAX, make_swiglu);
 

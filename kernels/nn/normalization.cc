@@ -9,13 +9,18 @@
 // normalises each contiguous row.
 // Statistics are accumulated in double (two passes: mean, then variance), so
 // the reference and fast paths differ only in threading and in folding
-// scale/shift into one multiply-add per element.
+// scale/shift into one multiply-add per element; except LayerNormalization's
+// float32 fast path (layer_norm_rows_f32: float32 SIMD row sums, as the
+// decomposed graph it replaces computes them).
 #include <cmath>
+#include <type_traits>
+#include <vector>
 
 #include "core/float16.h"
 #include "core/shape_util.h"
 #include "kernels/registry.h"
 #include "core/thread_pool.h"
+#include "kernels/simd/f32_kernels.h"
 
 namespace onnxmini {
 namespace nn {
@@ -199,6 +204,41 @@ void normalize_rows(ThreadPool* pool, int64_t rows, int64_t len, double eps, con
   });
 }
 
+// LayerNormalization's float32 fast path. Layout: rows of `len` contiguous floats, threads
+// over rows, one row at a time: the ISA's row sum (kernels/simd) gives the mean, the centred
+// row d = x - mean goes to a per-thread buffer (kept across runs), the ISA's sum of squares of
+// d gives the variance (two passes, as the decomposed graph computes it), then
+// y = d * (inv * gamma) + beta in a loop the compiler vectorises. float32 accumulation, like
+// the unfused graph; normalize_rows (double) stays the reference path. gamma / beta: [len].
+void layer_norm_rows_f32(ThreadPool* pool, int64_t rows, int64_t len, float eps, const float* x, float* y,
+                         const float* gamma, const float* beta, float* mean_out, float* inv_out) {
+  const simd::F32Kernels& k = simd::f32_kernels();
+  const simd::ReduceRowsFn sum_fn = k.reduce_rows[simd::kRowSum], sq_fn = k.reduce_rows[simd::kRowSumSquare];
+  parallel_for(pool, rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, len)), [&](int64_t r0, int64_t r1) {
+    thread_local std::vector<float> d;
+    d.resize(static_cast<size_t>(len));
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* xr = x + r * len;
+      float sum = 0.f, ss = 0.f;
+      if (sum_fn) sum_fn(xr, 1, len, &sum);
+      else for (int64_t j = 0; j < len; ++j) sum += xr[j];
+      const float mean = sum / static_cast<float>(len);
+      for (int64_t j = 0; j < len; ++j) d[j] = xr[j] - mean;
+      if (sq_fn) sq_fn(d.data(), 1, len, &ss);
+      else for (int64_t j = 0; j < len; ++j) ss += d[j] * d[j];
+      const float inv = 1.f / std::sqrt(ss / static_cast<float>(len) + eps);
+      float* yr = y + r * len;
+      if (beta) {
+        for (int64_t j = 0; j < len; ++j) yr[j] = d[j] * (inv * gamma[j]) + beta[j];
+      } else {
+        for (int64_t j = 0; j < len; ++j) yr[j] = d[j] * (inv * gamma[j]);
+      }
+      if (mean_out) mean_out[r] = mean;
+      if (inv_out) inv_out[r] = inv;
+    }
+  });
+}
+
 // ---- InstanceNormalization: per (n, c) plane, y = (x - mean) / sqrt(var + eps) * scale[c] + B[c]
 // Opset 1 differs from 6 only by the legacy consumed_inputs attribute, which is ignored.
 class InstanceNormKernel : public Kernel {
@@ -296,6 +336,14 @@ class LayerNormKernel : public Kernel {
     const T* scale = sc.data<T>();
     const T* bias = b ? b->data<T>() : nullptr;
     const bool scale_scalar = sc.numel() == 1, bias_scalar = bias && b->numel() == 1;
+    if constexpr (std::is_same<T, float>::value) {
+      if (!ctx.reference_mode() && !scale_scalar && !bias_scalar && cols > 1) {
+        layer_norm_rows_f32(ctx.threads(), rows, cols, epsilon_, x.data<float>(), y.mutable_data<float>(), scale, bias,
+                            ctx.output_wanted(1) ? ctx.output(1).mutable_data<float>() : nullptr,
+                            ctx.output_wanted(2) ? ctx.output(2).mutable_data<float>() : nullptr);
+        return;
+      }
+    }
     auto param = [&](int64_t, int64_t j, double& g, double& b) {
       g = scale[scale_scalar ? 0 : j];
       b = bias ? bias[bias_scalar ? 0 : j] : 0.0;

@@ -178,8 +178,88 @@ def _residual_model():
         {"X": np.random.default_rng(12).standard_normal((1, 4, 9, 11)).astype(np.float32)}
 
 
+def _layer_norm_tf_model(opset=17):
+    """LayerNorm as TF / Keras exports it (g2p_id_bert_mlm's form: GlobalAveragePool means over
+    [batch, seq, C], Reciprocal(Sqrt(var + eps)), X * sg + (beta - mean * sg)), then Identity."""
+    nodes = [
+        helper.make_node("GlobalAveragePool", ["X"], ["m"], name="moments/mean"),
+        helper.make_node("Sub", ["X", "m"], ["d"], name="moments/SquaredDifference"),
+        helper.make_node("Mul", ["d", "d"], ["sq"], name="moments/SquaredDifference__6"),
+        helper.make_node("GlobalAveragePool", ["sq"], ["var"], name="moments/variance"),
+        helper.make_node("Add", ["var", "eps"], ["ve"], name="batchnorm/add"),
+        helper.make_node("Sqrt", ["ve"], ["s"], name="batchnorm/Rsqrt"),
+        helper.make_node("Reciprocal", ["s"], ["r"], name="batchnorm/Rsqrt__9"),
+        helper.make_node("Mul", ["r", "gamma"], ["sg"], name="batchnorm/mul"),
+        helper.make_node("Mul", ["m", "sg"], ["mm"], name="batchnorm/mul_2"),
+        helper.make_node("Sub", ["beta", "mm"], ["shift"], name="batchnorm/sub"),
+        helper.make_node("Mul", ["X", "sg"], ["xs"], name="batchnorm/mul_1"),
+        helper.make_node("Add", ["xs", "shift"], ["y"], name="batchnorm/add_1"),
+        helper.make_node("Identity", ["y"], ["Y"], name="id"),
+    ]
+    inits = [numpy_helper.from_array(np.array(1e-6, np.float32), "eps"),
+             _init("gamma", (32,), 5, 0.5, 1.5), _init("beta", (32,), 6)]
+    graph = helper.make_graph(nodes, "layer_norm_tf", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 6, 32])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 6, 32])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), \
+        {"X": np.random.default_rng(14).uniform(-3.0, 5.0, (2, 6, 32)).astype(np.float32)}
+
+
+def _rms_norm_model(opset=23):
+    """RMSNorm as PyTorch exports Llama's (x * Reciprocal(Sqrt(ReduceMean(Pow(x, 2)) + eps)) * weight)."""
+    nodes = [
+        helper.make_node("Pow", ["X", "two"], ["sq"], name="pow"),
+        helper.make_node("ReduceMean", ["sq", "axes"], ["ms"], name="mean"),
+        helper.make_node("Add", ["ms", "eps"], ["ve"], name="add_eps"),
+        helper.make_node("Sqrt", ["ve"], ["r"], name="sqrt"),
+        helper.make_node("Reciprocal", ["r"], ["inv"], name="rsqrt"),
+        helper.make_node("Mul", ["X", "inv"], ["n"], name="mul_x"),
+        helper.make_node("Mul", ["weight", "n"], ["y"], name="mul_weight"),
+        helper.make_node("Identity", ["y"], ["Y"], name="id"),
+    ]
+    inits = [numpy_helper.from_array(np.array([-1], np.int64), "axes"),
+             numpy_helper.from_array(np.array(2.0, np.float32), "two"),
+             numpy_helper.from_array(np.array(1e-6, np.float32), "eps"), _init("weight", (48,), 7, 0.5, 1.5)]
+    graph = helper.make_graph(nodes, "rms_norm", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 5, 48])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 5, 48])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), \
+        {"X": np.random.default_rng(15).uniform(-3.0, 5.0, (2, 5, 48)).astype(np.float32)}
+
+
+def _gelu_tanh_model():
+    """Gelu's tanh form as torch.onnx writes it (opset 20): 0.5 * (x * (1 + tanh(k * (x + 0.044715 * x * (x * x)))))."""
+    nodes = [
+        helper.make_node("Mul", ["X", "X"], ["x2"], name="square"),
+        helper.make_node("Mul", ["X", "x2"], ["x3"], name="cube"),
+        helper.make_node("Mul", ["cubic", "x3"], ["c"], name="mul_cubic"),
+        helper.make_node("Add", ["X", "c"], ["inner"], name="add_x"),
+        helper.make_node("Mul", ["k", "inner"], ["u"], name="mul_k"),
+        helper.make_node("Tanh", ["u"], ["t"], name="tanh"),
+        helper.make_node("Add", ["one", "t"], ["a"], name="add_one"),
+        helper.make_node("Mul", ["X", "a"], ["m"], name="mul_x"),
+        helper.make_node("Mul", ["half", "m"], ["y"], name="mul_half"),
+        helper.make_node("Identity", ["y"], ["Y"], name="id"),
+    ]
+    inits = [numpy_helper.from_array(np.array(np.sqrt(2.0 / np.pi), np.float32), "k"),
+             numpy_helper.from_array(np.array(0.044715, np.float32), "cubic"),
+             numpy_helper.from_array(np.array(1.0, np.float32), "one"),
+             numpy_helper.from_array(np.array(0.5, np.float32), "half")]
+    graph = helper.make_graph(nodes, "gelu_tanh", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [4, 32])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [4, 32])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)]), \
+        {"X": np.random.default_rng(16).uniform(-6.0, 6.0, (4, 32)).astype(np.float32)}
+
+
 BUILT = {"convs": _conv_model, "mlp": _mlp_model, "layer_norm": _layer_norm_model, "gelu": _gelu_model,
+         "layer_norm_tf": _layer_norm_tf_model, "layer_norm_tf_opset14": lambda: _layer_norm_tf_model(14),
+         "rms_norm": _rms_norm_model, "rms_norm_opset18": lambda: _rms_norm_model(18), "gelu_tanh": _gelu_tanh_model,
          "residual": _residual_model}
+# What each built model becomes at level 2: the rule applied and the saved model's op types
+# (a rule for an op newer than the model's opset runs in onnxmini only: saved as the original nodes).
+FUSED = {"layer_norm": ("layer_norm", ["LayerNormalization"]), "gelu": ("gelu", ["Gelu"]),
+         "layer_norm_tf": ("layer_norm_tf", ["LayerNormalization"]),
+         "layer_norm_tf_opset14": ("layer_norm_tf_before_opset17", None),
+         "rms_norm": ("rms_norm", ["RMSNormalization"]), "rms_norm_opset18": ("rms_norm_before_opset23", None),
+         "gelu_tanh": ("gelu_tanh", ["Gelu"])}
 
 
 # ---- float64 reference ------------------------------------------------------------------------
@@ -301,17 +381,49 @@ def test_saved_model_runs_in_onnxruntime(tmp_path, name, level):
         assert "eliminate_identity" in rules or "cancel_transposes" in rules
     if level >= 2 and name == "mlp":
         assert "matmul_add_gemm" in rules
-    if level >= 2 and name == "layer_norm":
-        assert "layer_norm" in rules
-        assert [n.op_type for n in saved.graph.node] == ["LayerNormalization"]
     if level >= 2 and name == "residual":
         assert {"conv_bn", "conv_add", "conv_activation"} <= rules
         # conv1 + relu1, and conv2 + bn2 + add + relu2 with Z = X as the 4th input.
         assert [n.op_type for n in saved.graph.node] == ["FusedConv", "FusedConv"]
         assert [len(n.input) for n in saved.graph.node] == [3, 4] and saved.graph.node[1].input[3] == "X"
-    if level >= 2 and name == "gelu":
-        assert "gelu" in rules
-        assert [n.op_type for n in saved.graph.node] == ["Gelu"]
+    if level >= 2 and name in FUSED:
+        rule, saved_ops = FUSED[name]
+        assert rule in rules
+        if saved_ops is None:  # onnxmini-only: the original nodes less the Identity
+            assert sorted(n.name for n in saved.graph.node) == sorted(n.name for n in model.graph.node if n.name != "id")
+            assert len(sess.graph_rewrites()) == 2  # eliminate_identity + the fusion
+        else:
+            assert [n.op_type for n in saved.graph.node] == saved_ops
+
+
+def test_rms_norm_float16_casts_become_one_node_onnxruntime_runs(tmp_path):
+    """Llama's mixed-precision RMSNorm (X float16 -> Cast float32 -> statistics -> Cast float16 ->
+    weight float16): rms_norm absorbs both Casts into one RMSNormalization reading and writing
+    float16; the saved model runs in onnxruntime. The two sides round x / rms to float16 at
+    different points (before the weight product, or once after it): within 3 float16 unit
+    roundoffs (2^-11 each) of the output."""
+    n = helper.make_node
+    nodes = [n("Cast", ["X"], ["x"], to=TensorProto.FLOAT), n("Pow", ["x", "two"], ["sq"]),
+             n("ReduceMean", ["sq", "axes"], ["ms"]), n("Add", ["ms", "eps"], ["ve"]), n("Sqrt", ["ve"], ["r"]),
+             n("Reciprocal", ["r"], ["inv"]), n("Mul", ["x", "inv"], ["nx"]),
+             n("Cast", ["nx"], ["n16"], to=TensorProto.FLOAT16), n("Mul", ["w", "n16"], ["Y"])]
+    inits = [numpy_helper.from_array(np.array([-1], np.int64), "axes"),
+             numpy_helper.from_array(np.array(2.0, np.float32), "two"),
+             numpy_helper.from_array(np.array(1e-6, np.float32), "eps"),
+             numpy_helper.from_array(np.random.default_rng(1).uniform(0.5, 1.5, 64).astype(np.float16), "w")]
+    graph = helper.make_graph(nodes, "rms16", [helper.make_tensor_value_info("X", TensorProto.FLOAT16, [2, 3, 64])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT16, [2, 3, 64])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)]).SerializeToString()
+    x = np.random.default_rng(0).uniform(-3.0, 3.0, (2, 3, 64)).astype(np.float16)
+    out = tmp_path / "rms16.onnx"
+    sess = _mini(model, 99, optimized_model_filepath=str(out))
+    assert [rule for rule, _ in sess.graph_rewrites()] == ["rms_norm"]
+    assert [nd.op_type for nd in onnx.load(str(out)).graph.node] == ["RMSNormalization"]
+    expected = _ort(model).run(None, {"X": x})[0].astype(np.float32)
+    tol = 3 * 2.0 ** -11 * np.abs(expected) + 1e-6
+    for got in (sess.run(None, {"X": x})[0], _ort(str(out)).run(None, {"X": x})[0], _mini(model, 0).run(None, {"X": x})[0]):
+        assert got.dtype == np.float16
+        assert (np.abs(got.astype(np.float32) - expected) <= tol).all()
 
 
 def test_optimize_command_on_small(onnxmini_cli, tmp_path):

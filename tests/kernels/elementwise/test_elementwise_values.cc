@@ -184,14 +184,20 @@ TEST(ElementwiseValues, UnaryFloatOpsMatchDoubleFormulas) {
     for (int64_t i = 0; i < x.numel(); ++i)
       expected.mutable_data<float>()[i] = static_cast<float>(c.f(x.data<float>()[i]));
     EXPECT_TRUE(tensors_near(run_op(c.opset, c.op, {x}, nullptr, KernelMode::Fast, 4), expected, 1e-6, 1e-5)) << c.op;
-    // Exp, Tanh, Sigmoid: the float32 fast path is a vectorised approximation (fast_math.h).
+    // Exp, Tanh, Sigmoid, Gelu: the float32 fast path is a vectorised approximation
+    // (fast_math.h; Gelu's erf form through erfc, activations.cc).
     const std::string op = c.op;
-    const bool approx = op == "Exp" || op == "Tanh" || op == "Sigmoid";
+    const bool approx = op == "Exp" || op == "Tanh" || op == "Sigmoid" || op == "Gelu";
     EXPECT_TRUE(fast_matches_reference(c.opset, c.op, {x}, nullptr, approx ? 1e-7 : 0, approx ? 1e-6 : 0)) << c.op;
     Tensor xd = random_values(DType::Float64, {1000}, seed++, c.lo, c.hi);
     Tensor xh = random_values(DType::Float16, {1000}, seed++, c.lo, c.hi);
     EXPECT_TRUE(fast_matches_reference(c.opset, c.op, {xd})) << c.op << " double";
-    EXPECT_TRUE(fast_matches_reference(c.opset, c.op, {xh})) << c.op << " float16";
+    // Gelu: the reference's 1 + erf(z) cancels for negative x (erf's float32 spacing near -1 is
+    // 6e-8, times 0.5 |x| <= 2.5: 1.5e-7 absolute) where the fast path's erfc does not; plus one
+    // float16 ulp of rounding (2^-10 relative, 6e-8 in the subnormals).
+    const bool half_ulp = op == "Gelu";
+    EXPECT_TRUE(fast_matches_reference(c.opset, c.op, {xh}, nullptr, half_ulp ? 2.1e-7 : 0, half_ulp ? 9.8e-4 : 0))
+        << c.op << " float16";
   }
 }
 
@@ -219,6 +225,40 @@ TEST(ElementwiseValues, GeluTanhApproximation) {
         0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))));
   }
   EXPECT_TRUE(tensors_near(run_op(20, "Gelu", {x}, [](NodeBuilder& n) { n.attr("approximate", "tanh"); }), expected));
+}
+
+// The tanh form's float32 fast path (blocks of 256 through the ISA's vectorised tanh, the
+// path the gelu_tanh fusion runs): every element of a long row, block tails included, two
+// threads, against the formula in double. fast_tanhf is within a few float32 ulps, so
+// |error| <= 1e-6 + 1e-5 |y|.
+TEST(ElementwiseValues, GeluTanhFastPathOverBlocks) {
+  const Tensor x = random_values(DType::Float32, {3, 347}, 36, -9, 9);
+  Tensor expected(DType::Float32, x.shape());
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const double v = x.data<float>()[i];
+    expected.mutable_data<float>()[i] = static_cast<float>(
+        0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))));
+  }
+  auto tanh_form = [](NodeBuilder& n) { n.attr("approximate", "tanh"); };
+  EXPECT_TRUE(tensors_near(run_op(20, "Gelu", {x}, tanh_form, KernelMode::Fast, 2), expected, 1e-6, 1e-5));
+  EXPECT_TRUE(tensors_near(run_op(20, "Gelu", {x}, tanh_form, KernelMode::Reference), expected, 1e-6, 1e-6));
+}
+
+// The erf form's float32 fast path (GeluErfOp: erfc from a fitted polynomial and fast_expf,
+// vectorised) against 0.5 x erfc(-x / sqrt 2) in double, two threads, a long row: within
+// 4e-7 absolute (the fit's bound, measured when fitting) plus 1e-5 relative; NaN and the
+// infinities as the formula gives them. The reference path keeps std::erf.
+TEST(ElementwiseValues, GeluErfFastPath) {
+  Tensor x = random_values(DType::Float32, {3, 347}, 37, -12, 12);
+  const std::vector<float> specials = {0.f, -0.f, 1e-30f, -1e-30f, 5.f, -5.f, 30.f, -30.f, kInf, kNaN};
+  for (size_t i = 0; i < specials.size(); ++i) x.mutable_data<float>()[i] = specials[i];
+  Tensor expected(DType::Float32, x.shape());
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const double v = x.data<float>()[i];
+    expected.mutable_data<float>()[i] = static_cast<float>(0.5 * v * std::erfc(-v / std::sqrt(2.0)));
+  }
+  EXPECT_TRUE(tensors_near(run_op(20, "Gelu", {x}, nullptr, KernelMode::Fast, 2), expected, 4e-7, 1e-5));
+  EXPECT_TRUE(tensors_near(run_op(20, "Gelu", {x}, nullptr, KernelMode::Reference), expected, 1e-6, 1e-6));
 }
 
 TEST(ElementwiseValues, SwishAlpha) {

@@ -180,6 +180,29 @@ TEST(Norm, LayerNormHandComputed) {
   EXPECT_TRUE(tensors_near(out[1], Tensor::from_vector<float>({1, 1}, {1})));
 }
 
+// The float32 fast path (layer_norm_rows_f32: SIMD row sums in float32) on rows longer than
+// the SIMD width with ragged tails, with and without B, against the reference path (double):
+// two float32 reductions of length C bound the difference (reduction_atol), relative to the
+// normalised values' size (|y| up to a few units).
+TEST(Norm, LayerNormFloat32FastPathLongRows) {
+  for (const Shape& xs : {Shape{6, 768}, Shape{2, 3, 1001}, Shape{4, 17}}) {
+    for (bool with_bias : {true, false}) {
+      const int64_t c = xs.back();
+      ModelBuilder mb(17);
+      mb.input("X", DType::Float32, xs);
+      mb.initializer("s", random_tensor(DType::Float32, {c}, 1, 0.5, 1.5));
+      mb.initializer("b", random_tensor(DType::Float32, {c}, 2));
+      mb.node("LayerNormalization", with_bias ? std::vector<std::string>{"X", "s", "b"} : std::vector<std::string>{"X", "s"},
+              {"Y", "M", "I"}).attr("epsilon", 1e-5f);
+      mb.output("Y").output("M").output("I");
+      auto r = run_fast_and_reference(mb, {{"X", random_tensor(DType::Float32, xs, 7, -3.0, 5.0)}});
+      for (int i = 0; i < 3; ++i)
+        EXPECT_TRUE(tensors_near(r.first[i], r.second[i], reduction_atol(DType::Float32, c), 1e-5))
+            << shape_to_string(xs) << " output " << i << (with_bias ? " with B" : " without B");
+    }
+  }
+}
+
 // training_mode = 1 (opset 15): Y uses the batch's mean and biased variance per channel,
 // the running statistics blend the inputs with them by momentum; checked in double.
 TEST(Norm, BatchNormTrainingMode) {
