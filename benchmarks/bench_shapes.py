@@ -431,9 +431,15 @@ def table(csv_path, native_rows=None) -> str:
     first = rows[0]
     loads = [fnum(r["load1"]) for r in rows]
     threads = sorted({int(r["threads"]) for r in rows})
-    lines = [f"**{first['isa_label']}** — {first['machine']}, {first['cores']} cores; onnxruntime "
+    label = first["isa_label"]
+    if label == first["isa"]:
+        label = f"{label.upper()} path (onnxmini's own dispatch)"
+    rounds = sorted({int(r["rounds"]) for r in rows})
+    reruns = sorted({f"{r['model']}: `{short(r['node'])}`" for r in rows if int(r["rounds"]) != rounds[0]})
+    rounds_text = f"{rounds[0]} rounds" + (f" ({', '.join(reruns)}: re-run alone with {rounds[-1]})" if reruns else "")
+    lines = [f"**{label}** — {first['machine']}, {first['cores']} cores; onnxruntime "
              f"{first['onnxruntime_version']}, OpenVINO {first['openvino_version'] or 'absent'}, onnxmini "
-             f"{first['onnxmini_version']}; {first['date']}; {first['rounds']} rounds; 1-minute load average "
+             f"{first['onnxmini_version']}; {first['date']}; {rounds_text}; 1-minute load average "
              f"{min(loads):.1f}-{max(loads):.1f} during the runs (shared machine). Raw: "
              f"`{os.path.relpath(csv_path, ROOT)}`.", ""]
     slow_all = {}

@@ -41,5 +41,10 @@ class Session:
 
 
 def describe_failure(err: Exception) -> str:
-    """One short line for a CSV note: OpenVINO's messages run over many lines."""
-    return f"openvino: {type(err).__name__}: {err}".replace("\n", " ")[:160]
+    """One short line for a CSV note. OpenVINO's messages run over many lines, most of them the C++
+    call chain ("Exception from src/...:132:"); the conversion summary or the last check says why."""
+    lines = [l.strip() for l in str(err).splitlines() if l.strip()]
+    why = [l for l in lines if l.startswith("-- Conversion is failed for")]
+    if not why:
+        why = [l for l in lines if not l.startswith(("Exception from", "Check '"))] or lines or [""]
+    return f"openvino: {type(err).__name__}: {why[-1]}"[:200]
