@@ -408,10 +408,15 @@ def summary(rows, threads):
     ov = [fnum(r["ratio_openvino_over_onnxmini"]) for r in rs]
     slow = [r for r, v in zip(rs, ort) if v == v and v < SLOW]
     no_pool = [v for r, v in zip(rs, ort) if r["op"] not in ("MaxPool", "AveragePool")]
-    return (f"{threads} thread{'s' if threads > 1 else ''}: geometric mean onnxruntime/onnxmini "
-            f"**{geomean(ort):.2f}x** over {sum(v == v for v in ort)} shapes, **{len(slow)}** below {SLOW}x "
-            f"(without the {len(ort) - len(no_pool)} MaxPool / AveragePool rows, whose kernel is scalar: "
-            f"{geomean(no_pool):.2f}x); OpenVINO/onnxmini {geomean(ov):.2f}x over {sum(v == v for v in ov)} shapes"), slow
+    text = (f"{threads} thread{'s' if threads > 1 else ''}: geometric mean onnxruntime/onnxmini "
+            f"**{geomean(ort):.2f}x** over {sum(v == v for v in ort)} shapes, **{len(slow)}** below {SLOW}x")
+    if len(no_pool) < len(ort):
+        text += (f" (without the {len(ort) - len(no_pool)} MaxPool / AveragePool rows, whose kernel is scalar: "
+                 f"{geomean(no_pool):.2f}x)")
+    n_ov = sum(v == v for v in ov)
+    if n_ov:
+        text += f"; OpenVINO/onnxmini {geomean(ov):.2f}x over {n_ov} shapes"
+    return text, slow
 
 
 def forced_isa_cause(r, native):
