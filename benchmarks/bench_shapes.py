@@ -188,7 +188,8 @@ def describe(c) -> str:
         return f"{dims(ins[0]['shape'])} -> {dims(c['outputs'][0])}"
     if c["op"] == "LSTM":
         x = ins[0]["shape"]
-        return f"T={x[0]} B={x[1]} I={x[2]} H={a['hidden_size']}" + (" bidir" if a.get("direction") == "bidirectional" else "")
+        bidir = " bidir" if a.get("direction") == "bidirectional" else ""
+        return f"T={x[0]} B={x[1]} I={x[2]} H={a['hidden_size']}{bidir}"
     if c["op"] == "Softmax":
         return f"{dims(ins[0]['shape'])}, axis {a.get('axis', -1)}"
     return dims(ins[0]["shape"])
@@ -228,9 +229,8 @@ def build(c, seed=0):
         inits.append(numpy_helper.from_array(np.asarray(c["outputs"][0], np.int64), "sizes"))
     outs = [f"out{k}" for k in range(len(c["outputs"]))]
     node = helper.make_node(c["op"], names, outs, name=c["node"], **c["attrs"])
-    graph = helper.make_graph([node], c["kind"], graph_inputs,
-                              [helper.make_tensor_value_info(o, TensorProto.FLOAT, s) for o, s in zip(outs, c["outputs"])],
-                              initializer=inits)
+    outputs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, s) for o, s in zip(outs, c["outputs"])]
+    graph = helper.make_graph([node], c["kind"], graph_inputs, outputs, initializer=inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", c["opset"])])
     model.ir_version = 8
     return model, feeds
@@ -483,13 +483,15 @@ def table(csv_path, native_rows=None) -> str:
                 cells += " — | — | — | — | — |"
                 continue
             cells += (f" {fmt_ms(r['onnxruntime_ms'])} | {fmt_ms(r['onnxmini_ms'])} | {fmt_ms(r['openvino_ms'])} | "
-                      f"{fmt_ratio(r['ratio_ort_over_onnxmini'], SLOW)} | {fmt_ratio(r['ratio_openvino_over_onnxmini'])} |")
+                      f"{fmt_ratio(r['ratio_ort_over_onnxmini'], SLOW)} | "
+                      f"{fmt_ratio(r['ratio_openvino_over_onnxmini'])} |")
         err = any_r["note"] or f"{fnum(any_r['max_abs_err']):.2g} ({fnum(any_r['max_abs_ref']):.2g})"
         lines.append(f"| {any_r['kind']} | {any_r['shape']} | {src} |{cells} {any_r['kernel_variant']} | {err} |")
     absent = "openvino not installed"
     ov_ms = [fnum(r["openvino_ms"]) for r in rows if fnum(r["openvino_ms"]) == fnum(r["openvino_ms"])]
     if ov_ms:
-        lines += ["", f"OpenVINO's fastest row took {min(ov_ms):.3f} ms (onnxruntime's {min(fnum(r['onnxruntime_ms']) for r in rows):.3f}"
+        ort_min = min(fnum(r["onnxruntime_ms"]) for r in rows)
+        lines += ["", f"OpenVINO's fastest row took {min(ov_ms):.3f} ms (onnxruntime's {ort_min:.3f}"
                   " ms): on shapes that take less than ~0.1 ms its column measures that fixed per-call cost "
                   "(through its Python infer request) more than its kernels."]
     ov_skipped = sorted({f"{r['model']}: `{short(r['node'])}` ({r['openvino_note']})" for r in rows

@@ -128,7 +128,8 @@ PICKS = [
     # Softmax rows: attention, a 6625-class vocabulary, a reduction over axis 1 (DFL)
     ("softmax", "ppocr_v4_rec", "p2o.Softmax.0"),
     ("softmax", "ppocr_v4_rec", "p2o.Softmax.2"),
-    ("softmax", "g2p_id_bert_mlm", "StatefulPartitionedCall/masked_bert_model/encoder_0/multiheadattention/softmax/Softmax"),
+    ("softmax", "g2p_id_bert_mlm",
+     "StatefulPartitionedCall/masked_bert_model/encoder_0/multiheadattention/softmax/Softmax"),
     ("softmax", "nudenet_320n", "/model.22/dfl/Softmax"),
 ]
 
