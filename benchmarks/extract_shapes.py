@@ -240,7 +240,9 @@ def main():
     rows.append(EINSUM_SEED)
     order = [k for k, *_ in PICKS + VARIANTS]
     rows.sort(key=lambda r: order.index(r["kind"]))
-    OUT.write_text(json.dumps({"comment": __doc__.strip().splitlines()[0], "cases": rows}, indent=1) + "\n")
+    # One case per line: a reviewable diff when a pick changes.
+    body = ",\n".join("  " + json.dumps(r) for r in rows)
+    OUT.write_text(f'{{"comment": {json.dumps(__doc__.strip().splitlines()[0])},\n "cases": [\n{body}\n]}}\n')
     print(f"wrote {len(rows)} cases to {OUT.relative_to(ROOT)}")
 
 
