@@ -11,6 +11,11 @@ made for each round and dropped after it (creation and a 0.3 s warm-up excluded)
 neither runtime's idle spinning pool threads run beside the other's timed runs. The max error column is
 max |onnxmini - onnxruntime| over every output element, seeds 0 and 1, from the same sessions.
 
+OpenVINO (when the openvino package is installed) is timed in the same rounds as a third runtime:
+CPU plugin, PERFORMANCE_HINT LATENCY, INFERENCE_NUM_THREADS = N, INFERENCE_PRECISION_HINT f32
+(benchmarks/openvino_runtime.py); a model it cannot compile keeps an empty column and the reason
+in openvino_note. Its ratio is openvino / onnxmini (> 1: onnxmini faster).
+
     .venv/bin/python scripts/fetch_models.py                 # the models, into the cache
     .venv/bin/python benchmarks/bench_zoo.py [--threads 1 2] [--rounds 5] [--only NAME ...]
     .venv/bin/python benchmarks/bench_zoo.py --table-only    # docs table from the CSV, no timing
@@ -36,6 +41,9 @@ import onnx
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "zoo"))
 import zoo_lib  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import openvino_runtime  # noqa: E402
 
 DOCS = ROOT / "docs" / "models.md"
 TABLE_BEGIN = "<!-- zoo-table:begin (benchmarks/bench_zoo.py writes this table) -->"
@@ -113,7 +121,8 @@ def timed_round(make_session, feeds, round_s):
 
 
 def max_error(entry, ort_sess, mini_sess):
-    """(max |onnxmini - onnxruntime|, max of that over atol + rtol * |onnxruntime|) over every output."""
+    """(max |onnxmini - onnxruntime|, max of that over atol + rtol * |onnxruntime|) over every output
+    (mini_sess: any session with run(None, feeds), OpenVINO's too)."""
     tol, worst, used = entry["tolerance"], 0.0, 0.0
     for seed in SEEDS:
         feeds = zoo_lib.make_feeds(entry, seed)
@@ -126,8 +135,19 @@ def max_error(entry, ort_sess, mini_sess):
     return worst, used
 
 
+def openvino_check(ov_core, path, entry):
+    """(note, max |openvino - onnxruntime|): note is empty when OpenVINO compiles and runs the model."""
+    if ov_core is None:
+        return "openvino not installed", float("nan")
+    try:
+        return "", max_error(entry, ort_session(path, 1), openvino_runtime.Session(ov_core, path, 1))[0]
+    except Exception as err:  # an op or input type OpenVINO does not take: its columns stay empty
+        return openvino_runtime.describe_failure(err), float("nan")
+
+
 def bench(a, entries, out_csv):
     import onnxruntime
+    ov_core = openvino_runtime.core()
     rows = []
     for e in entries:
         path = zoo_lib.model_path(e)
@@ -142,8 +162,9 @@ def bench(a, entries, out_csv):
             mini_1, note = None, f"onnxmini: {type(err).__name__}: {err}".splitlines()[0]
         err_max, tol_used = max_error(e, ort_session(path, 1), mini_1) if mini_1 is not None else (float("nan"),) * 2
         del mini_1
+        ov_note, ov_err = openvino_check(ov_core, path, e)
         for t in a.threads:
-            ort_r, mini_r, nospin_r, runs = [], [], [], 0
+            ort_r, mini_r, nospin_r, ov_r, runs = [], [], [], [], 0
             for _ in range(a.rounds):
                 ms, n = timed_round(lambda: ort_session(path, t), feeds, a.round_s)
                 ort_r.append(ms)
@@ -156,9 +177,14 @@ def bench(a, entries, out_csv):
                     ms, n = timed_round(lambda: mini_session(path, t, spin=False), feeds, a.round_s)
                     nospin_r.append(ms)
                     runs += n
+                if not ov_note:
+                    ms, n = timed_round(lambda: openvino_runtime.Session(ov_core, path, t), feeds, a.round_s)
+                    ov_r.append(ms)
+                    runs += n
             ort_ms = float(np.median(ort_r))
             mini_ms = float(np.median(mini_r)) if mini_r else float("nan")
             nospin_ms = float(np.median(nospin_r)) if nospin_r else float("nan")
+            ov_ms = float(np.median(ov_r)) if ov_r else float("nan")
             rows.append({"model": e["name"], "package": e["package"], "nodes": sum(counts.values()),
                          "op_types": len(counts), "threads": t, "onnxruntime_ms": round(ort_ms, 4),
                          "onnxmini_ms": round(mini_ms, 4), "ratio_ort_over_onnxmini": round(ort_ms / mini_ms, 3),
@@ -168,11 +194,14 @@ def bench(a, entries, out_csv):
                          "rounds": a.rounds, "runs": runs, "load1": round(os.getloadavg()[0], 1),
                          "machine": cpu_name(), "isa": widest_isa(), "cores": os.cpu_count(),
                          "onnxruntime_version": onnxruntime.__version__,
-                         "date": datetime.date.today().isoformat(), "note": note})
+                         "date": datetime.date.today().isoformat(), "note": note,
+                         "openvino_ms": round(ov_ms, 4), "ratio_openvino_over_onnxmini": round(ov_ms / mini_ms, 3),
+                         "openvino_max_abs_err": f"{ov_err:.3g}", "openvino_version": openvino_runtime.version(),
+                         "openvino_note": ov_note})
             r = rows[-1]
             print(f"{e['name']:24s} threads={t} ort {ort_ms:9.3f} ms  onnxmini {mini_ms:9.3f} ms  ratio "
                   f"{r['ratio_ort_over_onnxmini']:6.2f}  (no spin {nospin_ms:8.3f} ms)  max err {r['max_abs_err']}  "
-                  f"load {r['load1']} {note}", flush=True)
+                  f"openvino {ov_ms:9.3f} ms  load {r['load1']} {note} {ov_note}", flush=True)
     out_csv.parent.mkdir(parents=True, exist_ok=True)
     keep = []
     if a.only and out_csv.exists():  # a partial rerun keeps the other models' rows
@@ -213,11 +242,15 @@ def table(csv_path, busy=False) -> str:
              "optimizations on; ratio = onnxruntime / onnxmini (> 1: onnxmini faster). Nodes include If/Loop "
              "bodies. Max error: max |onnxmini - onnxruntime| over all outputs, two seeded inputs, one thread; in "
              "brackets the largest fraction of the manifest's tolerance atol + rtol * |onnxruntime| used. No-spin: onnxmini "
-             "with intra_op_allow_spinning = False (pool threads sleep at once), a diagnostic of the 2-thread runs.",
+             "with intra_op_allow_spinning = False (pool threads sleep at once), a diagnostic of the 2-thread runs. "
+             f"OpenVINO {first.get('openvino_version') or '(not in this CSV)'}: CPU plugin, LATENCY hint, f32, timed in "
+             "the same rounds; in brackets openvino / onnxmini (> 1: onnxmini faster); — where it did not run "
+             "(the reason is the CSV's openvino_note).",
              "",
              "| model | source (PyPI) | covers | nodes | op types | max error (of tolerance) | ORT 1T ms | onnxmini 1T ms "
-             "| ratio 1T | ORT 2T ms | onnxmini 2T ms | ratio 2T | onnxmini 2T no-spin ms |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| ratio 1T | OpenVINO 1T ms | ORT 2T ms | onnxmini 2T ms | ratio 2T | OpenVINO 2T ms "
+             "| onnxmini 2T no-spin ms |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, by_t in by_model.items():
         r1, r2 = by_t.get(1), by_t.get(2)
         any_r = r1 or r2
@@ -229,9 +262,13 @@ def table(csv_path, busy=False) -> str:
 
         def cells(r):
             if r is None:
-                return "— | — | —"
+                return "— | — | — | —"
             ratio = "—" if r["note"] else f"**{float(r['ratio_ort_over_onnxmini']):.2f}**"
-            return f"{fmt_ms(r['onnxruntime_ms'])} | {fmt_ms(r['onnxmini_ms'])} | {ratio}"
+            ov = fmt_ms(r.get("openvino_ms"))
+            ov_ratio = r.get("ratio_openvino_over_onnxmini") or "nan"
+            if ov != "—" and float(ov_ratio) == float(ov_ratio):
+                ov += f" ({float(ov_ratio):.2f})"
+            return f"{fmt_ms(r['onnxruntime_ms'])} | {fmt_ms(r['onnxmini_ms'])} | {ratio} | {ov}"
         lines.append(f"| `{name}` | {any_r['package']} | {covers} | {any_r['nodes']} | {any_r['op_types']} | {err} "
                      f"| {cells(r1)} | {cells(r2)} | {fmt_ms(r2['onnxmini_nospin_ms']) if r2 else '—'} |")
     return "\n".join(lines) + "\n"
