@@ -55,6 +55,48 @@ TEST(Pool, FastMatchesReference) {
     for (DType t : {DType::Float32, DType::Float64}) check_pool(c, t, seed++);
 }
 
+// MaxPool without Indices takes the separable path (row maxima, then column maxima):
+// exact against the reference on SPP-style windows (stride 1, "same" pads, up to 13x13),
+// strides, dilations and ceil_mode overhangs, every element type, with NaN / +-inf planted
+// (NaN in a window's first tap is the result; elsewhere it is skipped, as the scan does).
+TEST(Pool, MaxPoolSeparableMatchesReference) {
+  std::vector<PoolCase> v;
+  for (int64_t k : {5, 9, 13})
+    v.push_back({"MaxPool", {1, 3, 13, 13}, {k, k}, {1, 1}, {}, {k / 2, k / 2, k / 2, k / 2}});
+  v.push_back({"MaxPool", {1, 4, 20, 17}, {5, 5}, {1, 1}, {}, {2, 2, 2, 2}});
+  v.push_back({"MaxPool", {2, 3, 9, 7}, {3, 2}, {2, 3}, {2, 1}, {1, 0, 2, 1}, "NOTSET", 1});
+  v.push_back({"MaxPool", {1, 2, 8, 9}, {2, 2}, {3, 3}, {}, {}, "NOTSET", 1});
+  v.push_back({"MaxPool", {1, 2, 11, 12}, {3, 3}, {2, 2}, {}, {}, "SAME_UPPER"});
+  v.push_back({"MaxPool", {1, 2, 4, 3}, {5, 4}, {1, 1}, {}, {2, 2, 2, 1}});  // window wider than the map
+  uint32_t seed = 100;
+  for (const auto& c : v)
+    for (DType t : {DType::Float32, DType::Float64, DType::Int8, DType::UInt8}) {
+      Tensor x(t, c.x);
+      const Tensor r = random_tensor(DType::Float64, c.x, seed++, -100.0, 100.0);
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        const double d = r.data<double>()[i];
+        const int64_t pick = i * 7919 % 31;  // planted specials, float types only
+        const double special = pick == 0 ? NAN : pick == 1 ? -INFINITY : pick == 2 ? INFINITY : d;
+        switch (t) {
+          case DType::Float32: x.mutable_data<float>()[i] = static_cast<float>(special); break;
+          case DType::Float64: x.mutable_data<double>()[i] = special; break;
+          case DType::Int8: x.mutable_data<int8_t>()[i] = static_cast<int8_t>(std::floor(d)); break;
+          default: x.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(std::floor(d) + 100.0); break;
+        }
+      }
+      ModelBuilder mb(19);
+      mb.input("X", t, c.x);
+      auto n = mb.node("MaxPool", {"X"}, {"Y"}).attr("kernel_shape", c.kernel).attr("auto_pad", c.auto_pad).attr("ceil_mode", c.ceil_mode);
+      if (!c.strides.empty()) n.attr("strides", c.strides);
+      if (!c.dilations.empty()) n.attr("dilations", c.dilations);
+      if (!c.pads.empty()) n.attr("pads", c.pads);
+      mb.output("Y");
+      auto res = run_fast_and_reference(mb, {{"X", x}});
+      EXPECT_TRUE(tensors_near(res.first.at(0), res.second.at(0), 0.0, 0.0))
+          << dtype_name(t) << " " << shape_to_string(c.x) << " kernel " << c.kernel[0] << "x" << c.kernel[1];
+    }
+}
+
 TEST(Pool, HandComputed) {
   // 4x4 input 0..15, 2x2 windows stride 2: max = bottom-right, average = block mean.
   Tensor x(DType::Float32, {1, 1, 4, 4});
