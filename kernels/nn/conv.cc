@@ -254,8 +254,18 @@ void apply_activation(const gemm::Epilogue& act, const ConvGeom& g, float* y) {
 }
 void apply_activation(const gemm::Epilogue&, const ConvGeom&, double*) {}
 
+// The direct loops for depthwise layers and for fewer than 4 output channels per
+// group (a 7x7 2 -> 1 spatial conv: 1 of 16 lanes used elsewhere), except a plain
+// 1x1 (stride 1, unpadded) over >= 32 input channels: the GEMM on X needs no copy
+// and won there on every ISA with SIMD (YOLOX's 96 -> 1 objectness heads: 52x52
+// 55 -> 35 us, 13x13 11 -> 4 us; 256 -> 3 at 26x26 183 -> 39 us; AVX2 1.4x..6x;
+// Xeon, 5 interleaved rounds, docs/performance.md "Profile-driven").
 bool uses_direct2d(const ConvGeom& g) {
   const int64_t cg = g.C / g.group, mg = g.M / g.group;
+  bool plain_1x1 = g.win.kernel_size() == 1;
+  for (size_t d = 0; d < g.win.rank; ++d)
+    plain_1x1 = plain_1x1 && g.win.stride[d] == 1 && g.win.pad_begin[d] == 0 && g.win.pad_end[d] == 0;
+  if (plain_1x1 && cg >= 32) return false;
   return g.win.rank == 2 && ((cg == 1 && mg == 1) || mg < 4);
 }
 
