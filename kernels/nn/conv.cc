@@ -10,6 +10,8 @@
 // sees (0 in the padding). Variants, chosen per call:
 //   conv_depthwise_simd one input and one output channel per group, 2-D float32: SIMD
 //                       plane kernel per ISA (conv_depthwise.h), vectorised along W
+//   conv_depthwise_blocks the same layers with small planes (a per-ISA measured rule):
+//                       V channels per vector, transposed in and out (conv_depthwise.h)
 //   conv_depthwise      the same layers in float64 (or forced by ONNXMINI_CONV_VARIANT=direct):
 //                       the portable direct loops, no GEMM
 //   conv2d_direct       2-D with fewer than 4 output channels per group: the same direct loops
@@ -360,8 +362,7 @@ const char* conv_fast(KernelContext& ctx, const ConvGeom& g, const T* x, const T
   }
   if constexpr (std::is_same_v<T, float>) {
     if (takes_depthwise_simd(g)) {
-      conv_depthwise_simd(ctx, g, x, w, ex.epilogue(bias, 0, mg), y);  // sets stats().isa
-      return "conv_depthwise_simd";
+      return conv_depthwise_simd(ctx, g, x, w, ex.epilogue(bias, 0, mg), y);  // sets stats().isa
     }
   }
   if (takes_direct2d(g)) {
@@ -447,9 +448,13 @@ class ConvKernel : public Kernel {
                        : forced == ConvVariant::Rule && lanes_conv_applies(g, lanes_.get());
     if (f32 && lanes) return KernelPlan{"conv2d_lanes", lanes_isa_name(), lanes_tile_description()};
     const int64_t cg = g.C / g.group, mg = g.M / g.group;
-    if (f32 && takes_depthwise_simd(g))
-      return KernelPlan{"conv_depthwise_simd", cpu::isa_name(depthwise_kernels_for(depthwise_isa()).isa),
-                        "4 output rows x 1 vector of output columns"};
+    if (f32 && takes_depthwise_simd(g)) {
+      const DepthwiseKernels& dk = depthwise_kernels_for(depthwise_isa());
+      if (depthwise_blocks_wanted(g.win, g.C, dk.lanes, dk.isa))
+        return KernelPlan{"conv_depthwise_blocks", cpu::isa_name(dk.isa),
+                          "channels in the lanes, 4 output columns per step"};
+      return KernelPlan{"conv_depthwise_simd", cpu::isa_name(dk.isa), "4 output rows x 1 vector of output columns"};
+    }
     if (takes_direct2d(g)) return KernelPlan{cg == 1 && mg == 1 ? "conv_depthwise" : "conv2d_direct", "portable", ""};
     gemm::SgemmArgs args;  // one group's product: mg x P, K = cg * kernel size
     args.M = mg, args.N = g.win.out_size(), args.K = cg * g.win.kernel_size();
