@@ -310,6 +310,32 @@ class PoolKernel : public Kernel {
   PoolParams params_;
 };
 
+// The sum of n values in double. float: blocks of 256 summed in 16 float lanes
+// (independent chains the compiler vectorises; each lane adds only 16 terms, so
+// the float rounding is at most 16 u * max |x| per term), blocks added in
+// double. The plain double loop was one dependent add per element: ppocr_v4_det's
+// 1x96x80x80 GlobalAveragePool took 294 us against onnxruntime's 84 (Xeon, AVX-512).
+inline double plane_sum(const double* v, int64_t n) {
+  double s = 0;
+  for (int64_t i = 0; i < n; ++i) s += v[i];
+  return s;
+}
+inline double plane_sum(const float* v, int64_t n) {
+  constexpr int64_t kLanes = 16, kBlock = 256;
+  double s = 0;
+  int64_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    float acc[kLanes] = {};
+    for (int64_t j = 0; j < kBlock; j += kLanes)
+      for (int64_t l = 0; l < kLanes; ++l) acc[l] += v[i + j + l];
+    double b = 0;
+    for (int64_t l = 0; l < kLanes; ++l) b += acc[l];
+    s += b;
+  }
+  for (; i < n; ++i) s += v[i];
+  return s;
+}
+
 // GlobalMaxPool / GlobalAveragePool: one window covering each whole plane.
 // Output N x C x 1 x .. x 1. Both paths are the same plain loop (it is already
 // one contiguous pass per plane); the fast one runs planes on threads.
@@ -352,9 +378,7 @@ class GlobalPoolKernel : public Kernel {
           for (int64_t i = 1; i < size; ++i) m = v[i] > m ? v[i] : m;
           py[p] = m;
         } else {
-          double s = 0;
-          for (int64_t i = 0; i < size; ++i) s += v[i];
-          py[p] = static_cast<T>(size > 0 ? s / size : 0.0);
+          py[p] = static_cast<T>(size > 0 ? plane_sum(v, size) / size : 0.0);
         }
       }
     };

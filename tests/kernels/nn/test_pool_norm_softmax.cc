@@ -159,6 +159,31 @@ TEST(Pool, Errors) {
 
 // ---- normalization ----
 
+// GlobalAveragePool over planes longer than its 256-float blocks (with a tail),
+// float32 and float64, against a double sum. float32: a lane adds 16 terms of
+// |x| <= 4 (partial sums <= 64), each add off by <= 64 u, so a lane by <= 1024 u,
+// a block of 16 lanes by <= 16384 u = 64 u per term: the mean is off by <= 64 u.
+TEST(Pool, GlobalAveragePoolLongPlanes) {
+  for (DType t : {DType::Float32, DType::Float64})
+    for (const Shape& xs : {Shape{1, 3, 80, 80}, Shape{2, 2, 7, 41}, Shape{1, 1, 1, 257}}) {
+      const Tensor x = random_tensor(t, xs, 77, -4.0, 4.0);
+      ModelBuilder mb(13);
+      mb.input("X", t, xs);
+      mb.node("GlobalAveragePool", {"X"}, {"A"});
+      mb.output("A");
+      auto out = run_all(*mb.session(), {{"X", x}}).at(0);
+      const int64_t planes = xs[0] * xs[1], n = xs[2] * xs[3];
+      Tensor want(t, {xs[0], xs[1], 1, 1});
+      for (int64_t p = 0; p < planes; ++p) {
+        double sum = 0;
+        for (int64_t i = 0; i < n; ++i) sum += x.get_as_double(p * n + i);
+        if (t == DType::Float32) want.mutable_data<float>()[p] = static_cast<float>(sum / n);
+        else want.mutable_data<double>()[p] = sum / n;
+      }
+      EXPECT_TRUE(tensors_near(out, want, 16 * 0x1p-24 * 4.0 + 1e-7, 0.0)) << dtype_name(t) << " " << shape_to_string(xs);
+    }
+}
+
 TEST(Norm, BatchNormHandComputed) {
   // y = (x - mean) / sqrt(var + eps) * scale + B with eps = 0 so values are exact.
   ModelBuilder mb(15);
