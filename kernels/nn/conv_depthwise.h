@@ -28,13 +28,14 @@ struct DepthwisePlaneGeom {
 };
 
 // The epilogue of one plane: bias, then the activation (Relu, Clip, PRelu with
-// this channel's slope; Sigmoid, HardSigmoid, HardSwish and Swish are applied by
-// the caller afterwards).
+// this channel's slope, HardSigmoid / HardSwish; Sigmoid and Swish need exp and
+// are applied by the caller afterwards).
 struct DepthwisePlaneEpi {
   float bias = 0;
   gemm::Epilogue::Activation act = gemm::Epilogue::Activation::None;
-  float lo = 0, hi = 0;  // Clip bounds
-  float slope = 0;       // PRelu slope
+  float lo = 0, hi = 0;        // Clip bounds
+  float slope = 0;             // PRelu slope
+  float alpha = 0, beta = 0;   // HardSigmoid / HardSwish: max(0, min(1, alpha * x + beta)) [* x]
 };
 
 // y (OH x OW) = depthwise conv of x (H x W) with the KH x KW filter w, + epilogue.
@@ -52,7 +53,7 @@ using DeinterleaveFn = void (*)(const float* src, int64_t n, float* even, float*
 // Scratch (per thread, grown by the caller): xb (Hp * Wp * V floats with
 // Hp = H + pads, Wp = W + pads; its padding border must be zero and stays so),
 // ob (OH * OW * V + KH * KW * V). Activations: as DepthwisePlaneEpi (Relu / Clip /
-// PRelu here).
+// PRelu / HardSigmoid / HardSwish here).
 struct DepthwiseBlockArgs {
   const float* x;
   int64_t ip;
@@ -64,6 +65,7 @@ struct DepthwiseBlockArgs {
   const float* slope;
   gemm::Epilogue::Activation act;
   float lo, hi;
+  float alpha, beta;  // HardSigmoid / HardSwish
   int64_t hp, wp;  // xb's padded plane: H + top + bottom pads, W + left + right pads
   float* xb;
   float* ob;  // OH * OW * V outputs, then KH * KW * V tap vectors

@@ -69,7 +69,9 @@ inline float dw_activate(float v, const DepthwisePlaneEpi& e) {
     case A::Relu: return v > 0 ? v : 0.0f;
     case A::Clip: return std::min(std::max(v, e.lo), e.hi);
     case A::PRelu: return v < 0 ? v * e.slope : v;
-    default: return v;  // None; Sigmoid / HardSigmoid / HardSwish / Swish: the caller's pass
+    case A::HardSigmoid: return std::max(0.0f, std::min(1.0f, e.alpha * v + e.beta));
+    case A::HardSwish: return v * std::max(0.0f, std::min(1.0f, e.alpha * v + e.beta));
+    default: return v;  // None; Sigmoid / Swish: the caller's pass
   }
 }
 
@@ -109,6 +111,11 @@ ONNXMINI_DW_INLINE typename T::Reg dw_activate_vec(typename T::Reg v, const Dept
     case A::Relu: return T::max(v, T::zero());
     case A::Clip: return T::min(T::max(v, T::set1(e.lo)), T::set1(e.hi));
     case A::PRelu: return T::prelu(v, T::set1(e.slope));
+    case A::HardSigmoid: return T::max(T::zero(), T::min(T::set1(1.0f), T::fma(v, T::set1(e.alpha), T::set1(e.beta))));
+    case A::HardSwish: {
+      const typename T::Reg gate = T::max(T::zero(), T::min(T::set1(1.0f), T::fma(v, T::set1(e.alpha), T::set1(e.beta))));
+      return T::fma(v, gate, T::zero());  // v * gate (the traits have no plain multiply)
+    }
     default: return v;
   }
 }
@@ -220,7 +227,7 @@ void dw_block_channels(const DepthwisePlaneGeom& g, const DepthwiseBlockArgs& a)
   if (a.bias) bias = T::load(a.bias);
   if (a.slope) slope = T::load(a.slope);
   DepthwisePlaneEpi e;  // for the activation switch only
-  e.act = a.act, e.lo = a.lo, e.hi = a.hi;
+  e.act = a.act, e.lo = a.lo, e.hi = a.hi, e.alpha = a.alpha, e.beta = a.beta;
   auto finish = [&](R v) {
     if (a.act == gemm::Epilogue::Activation::PRelu) return T::prelu(v, slope);
     return dw_activate_vec<T>(v, e);

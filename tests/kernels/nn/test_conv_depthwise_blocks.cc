@@ -118,7 +118,7 @@ TEST(ConvDepthwiseBlocks, FusedActivationsOnEveryIsa) {
   uint32_t seed = 900;
   for (cpu::Isa isa : isas()) {
     IsaScope scope(isa);
-    for (const char* act : {"Relu", "Clip", "PRelu", "HardSwish", "Sigmoid"}) {
+    for (const char* act : {"Relu", "Clip", "PRelu", "HardSigmoid", "HardSwish", "Sigmoid"}) {
       Case c{{2, 20, 7, 7}, 5, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, act};
       check(c, seed += 10, 2, isa);
     }
