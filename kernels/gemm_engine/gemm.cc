@@ -52,6 +52,10 @@ void apply_epilogue(const Epilogue& e, float* c, int64_t n, int64_t row, int64_t
       break;
     case Epilogue::Activation::Swish: {  // x * sigmoid(x), the vectorised sigmoid of kernels/simd in chunks
       const simd::F32Kernels& k = simd::f32_kernels();
+      if (!k.sigmoid) {  // the portable table has no entries: the exact formula
+        for (int64_t j = 0; j < n; ++j) c[j] = c[j] / (1.0f + std::exp(-c[j]));
+        break;
+      }
       float s[256];
       for (int64_t j0 = 0; j0 < n; j0 += 256) {
         const int64_t len = std::min<int64_t>(256, n - j0);

@@ -10,10 +10,14 @@
 // sees (0 in the padding). Variants, chosen per call:
 //   conv_depthwise_simd one input and one output channel per group, 2-D float32: SIMD
 //                       plane kernel per ISA (conv_depthwise.h), vectorised along W
+//   conv_depthwise_blocks the same layers with small planes (a per-ISA measured rule):
+//                       V channels per vector, transposed in and out (conv_depthwise.h)
 //   conv_depthwise      the same layers in float64 (or forced by ONNXMINI_CONV_VARIANT=direct):
 //                       the portable direct loops, no GEMM
 //   conv2d_direct       2-D with fewer than 4 output channels per group: the same direct loops
 //   conv1x1_gemm        1x1 kernel, no padding, stride 1: X[n, g] *is* col, no copy
+//   conv1x1_gemv        the same over a 1x1 image (one output column): simd dot_rows
+//                       (AVX2 / AVX-512), not a GEMM tile with one used column
 //   conv1x1_strided_gemm 1x1 kernel, no padding, strides: col is a strided subsample of X
 //   conv2d_lanes        2-D float32, one group, constant filter, AVX-512 or AVX2, where
 //                       lanes_rule_says_yes: direct convolution with output channels
@@ -55,6 +59,7 @@
 #include "kernels/nn/conv_variant.h"
 #include "kernels/nn/spatial.h"
 #include "kernels/registry.h"
+#include "kernels/simd/f32_kernels.h"
 #include "core/logging.h"
 #include "core/thread_pool.h"
 
@@ -285,8 +290,18 @@ void apply_activation(const gemm::Epilogue& act, const ConvGeom& g, float* y) {
 }
 void apply_activation(const gemm::Epilogue&, const ConvGeom&, double*) {}
 
+// The direct loops for depthwise layers and for fewer than 4 output channels per
+// group (a 7x7 2 -> 1 spatial conv: 1 of 16 lanes used elsewhere), except a plain
+// 1x1 (stride 1, unpadded) over >= 32 input channels: the GEMM on X needs no copy
+// and won there on every ISA with SIMD (YOLOX's 96 -> 1 objectness heads: 52x52
+// 55 -> 35 us, 13x13 11 -> 4 us; 256 -> 3 at 26x26 183 -> 39 us; AVX2 1.4x..6x;
+// Xeon, 5 interleaved rounds, docs/performance.md "Profile-driven").
 bool uses_direct2d(const ConvGeom& g) {
   const int64_t cg = g.C / g.group, mg = g.M / g.group;
+  bool plain_1x1 = g.win.kernel_size() == 1;
+  for (size_t d = 0; d < g.win.rank; ++d)
+    plain_1x1 = plain_1x1 && g.win.stride[d] == 1 && g.win.pad_begin[d] == 0 && g.win.pad_end[d] == 0;
+  if (plain_1x1 && cg >= 32) return false;
   return g.win.rank == 2 && ((cg == 1 && mg == 1) || mg < 4);
 }
 
@@ -328,6 +343,42 @@ void drop_unit_axes(Window& w) {
   if (kept.rank != w.rank) w = std::move(kept);
 }
 
+// A plain 1x1 Conv over a 1x1 image (squeeze-and-excitation layers, classifier
+// heads: N = 1 column) is a matrix-vector product per image and group. The GEMM
+// spent its FMAs on a 32-column tile of which one column was used (1280 x 512:
+// 7 GFLOP/s); simd dot_rows reads each filter row once with 4 rows in flight.
+// AVX2 / AVX-512 (the portable table has no dot_rows: the GEMM stays).
+bool takes_gemv(const ConvGeom& g) {
+  const ConvVariant v = conv_variant_override();
+  return (v == ConvVariant::Rule || v == ConvVariant::Im2col) && g.win.out_size() == 1 && simd::f32_kernels().dot_rows;
+}
+
+void conv1x1_gemv(KernelContext& ctx, const ConvGeom& g, const float* x, const float* w, const ConvExtras& ex,
+                  const float* bias, float* y) {
+  const int64_t cg = g.C / g.group, mg = g.M / g.group;
+  const simd::DotRowsFn dot = simd::f32_kernels().dot_rows;
+  ctx.stats().isa = cpu::isa_name(simd::f32_kernels().isa);
+  // Rows in blocks of 64 (whole 4-row steps) per task, threads only past ~64K filter floats.
+  constexpr int64_t kRowsPerTask = 64;
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t grp = 0; grp < g.group; ++grp) {
+      const float* xg = x + n * g.C + grp * cg;
+      const float* wg = w + grp * mg * cg;
+      float* yg = y + n * g.M + grp * mg;
+      auto rows = [&](int64_t b0, int64_t b1) {
+        const int64_t r0 = b0 * kRowsPerTask, r1 = std::min(mg, b1 * kRowsPerTask);
+        dot(wg + r0 * cg, cg, xg, r1 - r0, cg, yg + r0);
+      };
+      const int64_t tasks = (mg + kRowsPerTask - 1) / kRowsPerTask;
+      if (mg * cg >= 64 * 1024) parallel_for(ctx.threads(), tasks, 1, rows);
+      else rows(0, tasks);
+      gemm::Epilogue e = ex.epilogue(bias, grp, mg);
+      e.bias_per_row = false;  // the group's mg outputs are one row of mg columns here
+      if (ex.residual) e.residual = ex.residual + n * g.M + grp * mg, e.residual_ld = 0;  // Z laid out as Y
+      gemm::apply_epilogue(e, yg, mg, 0, 0);
+    }
+}
+
 template <typename T>
 const char* conv_fast(KernelContext& ctx, const ConvGeom& g, const T* x, const T* w, const T* bias,
                       const ConvExtras& ex, T* y) {
@@ -343,8 +394,7 @@ const char* conv_fast(KernelContext& ctx, const ConvGeom& g, const T* x, const T
   }
   if constexpr (std::is_same_v<T, float>) {
     if (takes_depthwise_simd(g)) {
-      conv_depthwise_simd(ctx, g, x, w, ex.epilogue_with_residual(bias, mg, P), y);  // sets stats().isa
-      return "conv_depthwise_simd";
+      return conv_depthwise_simd(ctx, g, x, w, ex.epilogue_with_residual(bias, mg, P), y);  // sets stats().isa
     }
   }
   const T* z = nullptr;
@@ -370,6 +420,12 @@ const char* conv_fast(KernelContext& ctx, const ConvGeom& g, const T* x, const T
     unit_stride = unit_stride && win.stride[d] == 1;
   }
   const bool direct = one_by_one && unit_stride;  // X[n, g] is already the col matrix
+  if constexpr (std::is_same_v<T, float>) {
+    if (direct && takes_gemv(g)) {
+      conv1x1_gemv(ctx, g, x, w, ex, bias, y);
+      return "conv1x1_gemv";
+    }
+  }
   // The GEMM engine's micro-kernels do the work (float32; float64 is the portable dgemm).
   ctx.stats().isa = std::is_same_v<T, float> ? ctx.gemm().sgemm_path(gemm::SgemmArgs{}, false).isa : "portable";
   Tensor col;
@@ -435,9 +491,13 @@ class ConvKernel : public Kernel {
                        : forced == ConvVariant::Rule && lanes_conv_applies(g, lanes_.get());
     if (f32 && lanes) return KernelPlan{"conv2d_lanes", lanes_isa_name(), lanes_tile_description()};
     const int64_t cg = g.C / g.group, mg = g.M / g.group;
-    if (f32 && takes_depthwise_simd(g))
-      return KernelPlan{"conv_depthwise_simd", cpu::isa_name(depthwise_kernels_for(depthwise_isa()).isa),
-                        "4 output rows x 1 vector of output columns"};
+    if (f32 && takes_depthwise_simd(g)) {
+      const DepthwiseKernels& dk = depthwise_kernels_for(depthwise_isa());
+      if (depthwise_blocks_wanted(g.win, g.C, dk.lanes, dk.isa))
+        return KernelPlan{"conv_depthwise_blocks", cpu::isa_name(dk.isa),
+                          "channels in the lanes, 4 output columns per step"};
+      return KernelPlan{"conv_depthwise_simd", cpu::isa_name(dk.isa), "4 output rows x 1 vector of output columns"};
+    }
     if (takes_direct2d(g)) return KernelPlan{cg == 1 && mg == 1 ? "conv_depthwise" : "conv2d_direct", "portable", ""};
     gemm::SgemmArgs args;  // one group's product: mg x P, K = cg * kernel size
     args.M = mg, args.N = g.win.out_size(), args.K = cg * g.win.kernel_size();
@@ -453,6 +513,8 @@ class ConvKernel : public Kernel {
       unit_stride = unit_stride && g.win.stride[d] == 1;
     }
     static const char* names[] = {"conv_im2col", "conv1d_im2col", "conv2d_im2col", "conv3d_im2col"};
+    if (f32 && one_by_one && unit_stride && takes_gemv(g))
+      return KernelPlan{"conv1x1_gemv", cpu::isa_name(simd::f32_kernels().isa), "4 filter rows x 2 vectors per step"};
     p.variant = one_by_one && unit_stride ? "conv1x1_gemm"
                 : one_by_one              ? "conv1x1_strided_gemm"
                                           : names[g.win.rank <= 3 ? g.win.rank : 0];

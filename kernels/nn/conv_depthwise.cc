@@ -80,10 +80,22 @@ std::atomic<int> g_pad_copy{pad_copy_from_env()};
 // allocation per run once warmed up).
 thread_local std::vector<float> t_padded;
 
+// The block kernel's transposed input block and output block + tap vectors, per thread.
+thread_local std::vector<float> t_block_in, t_block_out;
+
+// ONNXMINI_DEPTHWISE_BLOCKS (read once): "0" = never, "1" = always, otherwise the rule.
+int blocks_from_env() {
+  const char* e = std::getenv("ONNXMINI_DEPTHWISE_BLOCKS");
+  if (e && std::string(e) == "1") return static_cast<int>(DepthwiseBlocks::Always);
+  if (e && std::string(e) == "0") return static_cast<int>(DepthwiseBlocks::Never);
+  return static_cast<int>(DepthwiseBlocks::Rule);
+}
+std::atomic<int> g_blocks{blocks_from_env()};
+
 }  // namespace
 
 const DepthwiseKernels& depthwise_kernels_portable() {
-  static const DepthwiseKernels k{cpu::Isa::Portable, dw_plane_dispatch<PortableLanes>, deinterleave_portable};
+  static const DepthwiseKernels k{cpu::Isa::Portable, dw_plane_dispatch<PortableLanes>, deinterleave_portable, dw_block_channels<PortableLanes>, PortableLanes::V};
   return k;
 }
 
@@ -118,8 +130,91 @@ bool depthwise_pad_copy_wanted(const Window& win) {
   return padded || win.stride[1] == 2;
 }
 
-void conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,
-                         const gemm::Epilogue& epi, float* y) {
+void set_depthwise_blocks(DepthwiseBlocks b) { g_blocks.store(static_cast<int>(b)); }
+
+// The rule, measured per ISA on single depthwise layers (block kernel vs plane
+// kernel, ONNXMINI_DEPTHWISE_BLOCKS=1 / 0, 3 interleaved rounds of min-of-50, Xeon,
+// 1 thread; docs/performance.md "Profile-driven"). The block kernel pays two
+// transposes (input and output planes) and wins where the plane kernel's rows are
+// short or its per-plane overhead dominates:
+// - AVX-512: 7x7 outputs (512 x 7x7 5x5 73 -> 31 us, 3x3 41 -> 22; 256 x 14 -> 7
+//   5x5 stride 2 51 -> 26), and 5x5 layers on inputs up to 20x20 (192 x 20x20
+//   105 -> 87, 256 x 14x14 68 -> 63); lost on 3x3 14x14 (35 -> 39), 28x28 (53 -> 70)
+//   and 5x5 on 28x28 / 40x40 inputs (87 -> 96, 146 -> 186);
+// - AVX2: 7x7 outputs only (50 -> 44, 32 -> 29, 34 -> 28); 5x5 20x20 lost (93 -> 101);
+// - portable (8 scalar lanes): up to 14x14 outputs (256 x 14x14 5x5 702 -> 295,
+//   3x3 268 -> 132; 128 x 28 -> 14 157 -> 81); lost from 20x20 (397 -> 491).
+bool depthwise_blocks_wanted(const Window& win, int64_t channels, int lanes, cpu::Isa isa) {
+  if (channels < lanes) return false;
+  switch (static_cast<DepthwiseBlocks>(g_blocks.load(std::memory_order_relaxed))) {
+    case DepthwiseBlocks::Always: return true;
+    case DepthwiseBlocks::Never: return false;
+    default: break;
+  }
+  const int64_t out_px = win.out[0] * win.out[1], in_px = win.in[0] * win.in[1];
+  const int64_t taps = win.kernel[0] * win.kernel[1];
+  switch (isa) {
+    case cpu::Isa::Avx512: return out_px <= 49 || (taps >= 25 && in_px <= 400);
+    case cpu::Isa::Avx2: return out_px <= 49;
+    default: return out_px <= 196;
+  }
+}
+
+namespace {
+// The block kernel over channel blocks [b0, b1) of n * (C / V) blocks; the
+// activations the kernels do not apply run per plane afterwards, as in the plane path.
+void run_blocks(const DepthwiseKernels& k, const ConvGeom& g, const DepthwisePlaneGeom& pg, const float* x,
+                const float* w, const gemm::Epilogue& epi, float* y, int64_t b0, int64_t b1, bool post_pass) {
+  const Window& win = g.win;
+  const int V = k.lanes;
+  const int64_t nblk = g.C / V, IP = pg.H * pg.W, OP = pg.OH * pg.OW, KP = pg.KH * pg.KW;
+  const int64_t hp = pg.H + win.pad_begin[0] + win.pad_end[0], wp = pg.W + win.pad_begin[1] + win.pad_end[1];
+  const size_t in_need = static_cast<size_t>(hp * wp * V), out_need = static_cast<size_t>((OP + KP) * V);
+  if (t_block_in.size() < in_need) t_block_in.resize(in_need);
+  if (t_block_out.size() < out_need) t_block_out.resize(out_need);
+  // Zero the padding border only (the inside is rewritten by every block).
+  {
+    float* xb = t_block_in.data();
+    const int64_t pt = win.pad_begin[0], pl = win.pad_begin[1];
+    std::fill(xb, xb + pt * wp * V, 0.0f);
+    std::fill(xb + (pt + pg.H) * wp * V, xb + hp * wp * V, 0.0f);
+    for (int64_t r = pt; r < pt + pg.H; ++r) {
+      std::fill(xb + r * wp * V, xb + (r * wp + pl) * V, 0.0f);
+      std::fill(xb + (r * wp + pl + pg.W) * V, xb + (r + 1) * wp * V, 0.0f);
+    }
+  }
+  float bias_v[16], slope_v[16];
+  for (int64_t b = b0; b < b1; ++b) {
+    const int64_t n = b / nblk, c0 = (b % nblk) * V;
+    DepthwiseBlockArgs a;
+    a.x = x + (n * g.C + c0) * IP, a.ip = IP;
+    a.w = w + c0 * KP, a.kp = KP;
+    a.y = y + (n * g.C + c0) * OP, a.op = OP;
+    for (int l = 0; l < V; ++l) {
+      bias_v[l] = epi.bias ? epi.bias[c0 + l] : 0.0f;
+      slope_v[l] = epi.prelu_slope ? epi.prelu_slope[c0 + l] : 0.0f;
+    }
+    a.bias = bias_v, a.slope = slope_v;
+    a.act = epi.residual ? gemm::Epilogue::Activation::None : epi.activation;
+    a.lo = epi.clip_min, a.hi = epi.clip_max;
+    a.alpha = epi.hard_alpha, a.beta = epi.hard_beta;
+    a.hp = hp, a.wp = wp;
+    a.xb = t_block_in.data(), a.ob = t_block_out.data();
+    k.block(pg, a);
+    if (post_pass)  // as the plane path's: [+ Z,] then the activation, per plane of the block
+      for (int l = 0; l < V; ++l) {
+        gemm::Epilogue s = epi;
+        s.bias = nullptr, s.bias2 = nullptr;
+        s.bias_per_row = true;  // PRelu slope of channel c0 + l (row c0 + l below)
+        if (epi.residual) s.residual = epi.residual + (n * g.C + c0 + l) * OP, s.residual_ld = 0;
+        gemm::apply_epilogue(s, a.y + l * OP, OP, c0 + l, 0);
+      }
+  }
+}
+}  // namespace
+
+const char* conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,
+                                const gemm::Epilogue& epi, float* y) {
   const Window& win = g.win;
   const DepthwisePlaneGeom pg{win.in[0],       win.in[1],       win.out[0],      win.out[1],
                               win.kernel[0],   win.kernel[1],   win.stride[0],   win.stride[1],
@@ -136,17 +231,30 @@ void conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const float* x, 
     padded.parity_wq = (row_w + 1) / 2;
     padded.W = 2 * padded.parity_wq;
   }
-  // Activations the plane kernels do not apply (they handle Relu / Clip / PRelu in
-  // registers): a second pass over the plane while it is still in cache.
+  // Activations the plane kernels do not apply (they handle Relu / Clip / PRelu /
+  // HardSigmoid / HardSwish in registers): a second pass over the plane while it is
+  // still in cache. (HardSwish as that pass cost a third of a 16 x 112x112 3x3
+  // layer: 131 vs 86 us alone, Xeon AVX-512.)
   using A = gemm::Epilogue::Activation;
   // A fused residual Z (laid out as Y) is added in that pass too, before the activation,
-  // which then moves there as well (the plane kernels apply only the bias).
-  const bool post_pass = epi.residual || epi.activation == A::Sigmoid || epi.activation == A::HardSigmoid ||
-                         epi.activation == A::HardSwish || epi.activation == A::Swish;
+  // which then moves there as well (the plane and block kernels apply only the bias).
+  const bool post_pass = epi.residual || epi.activation == A::Sigmoid || epi.activation == A::Swish;
   // ~64 KFLOP per task at least: a 7x7 plane of a 3x3 layer alone is ~1 KFLOP,
   // too little to pay for a hand-off between threads.
   const int64_t grain = std::max<int64_t>(1, (64 << 10) / std::max<int64_t>(1, 2 * OP * KP));
-  parallel_for(ctx.threads(), g.N * g.C, grain, [&](int64_t p0, int64_t p1) {
+  // Full blocks of k.lanes channels on the block kernel where the rule says so;
+  // the plane kernel takes the channels past the last full block.
+  const int64_t c_first = depthwise_blocks_wanted(win, g.C, k.lanes, k.isa) ? g.C / k.lanes * k.lanes : 0;
+  if (c_first > 0) {
+    const int64_t blocks = g.N * (g.C / k.lanes);
+    parallel_for(ctx.threads(), blocks, std::max<int64_t>(1, grain / k.lanes), [&](int64_t b0, int64_t b1) {
+      run_blocks(k, g, pg, x, w, epi, y, b0, b1, post_pass);
+    });
+    if (c_first == g.C) return "conv_depthwise_blocks";
+  }
+  const int64_t rest = g.C - c_first;  // planes per image left to the plane kernel
+  parallel_for(ctx.threads(), g.N * rest, grain, [&](int64_t q0, int64_t q1) {
+    const int64_t p0 = 0, p1 = q1 - q0;  // planes below are q0 + i -> (n, c_first + c)
     float* buf = nullptr;
     if (copy) {  // zero once per task: the border stays zero, each plane rewrites the inside
       const size_t need = static_cast<size_t>(padded.H * padded.W);
@@ -154,13 +262,14 @@ void conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const float* x, 
       buf = t_padded.data();
       std::fill(buf, buf + need, 0.0f);
     }
-    for (int64_t p = p0; p < p1; ++p) {
-      const int64_t c = p % g.C;
+    for (int64_t i = p0; i < p1; ++i) {
+      const int64_t q = q0 + i, c = c_first + q % rest, p = q / rest * g.C + c;
       DepthwisePlaneEpi e;
       e.bias = epi.bias ? epi.bias[c] : 0.0f;
       e.act = epi.residual ? A::None : epi.activation;
       e.lo = epi.clip_min, e.hi = epi.clip_max;
       e.slope = epi.prelu_slope ? epi.prelu_slope[c] : 0.0f;
+      e.alpha = epi.hard_alpha, e.beta = epi.hard_beta;
       float* yp = y + p * OP;
       if (copy) {
         const float* xp = x + p * IP;
@@ -186,6 +295,7 @@ void conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const float* x, 
       }
     }
   });
+  return c_first > 0 ? "conv_depthwise_blocks" : "conv_depthwise_simd";
 }
 
 }  // namespace nn

@@ -28,13 +28,14 @@ struct DepthwisePlaneGeom {
 };
 
 // The epilogue of one plane: bias, then the activation (Relu, Clip, PRelu with
-// this channel's slope; Sigmoid, HardSigmoid, HardSwish and Swish are applied by
-// the caller afterwards).
+// this channel's slope, HardSigmoid / HardSwish; Sigmoid and Swish need exp and
+// are applied by the caller afterwards).
 struct DepthwisePlaneEpi {
   float bias = 0;
   gemm::Epilogue::Activation act = gemm::Epilogue::Activation::None;
-  float lo = 0, hi = 0;  // Clip bounds
-  float slope = 0;       // PRelu slope
+  float lo = 0, hi = 0;        // Clip bounds
+  float slope = 0;             // PRelu slope
+  float alpha = 0, beta = 0;   // HardSigmoid / HardSwish: max(0, min(1, alpha * x + beta)) [* x]
 };
 
 // y (OH x OW) = depthwise conv of x (H x W) with the KH x KW filter w, + epilogue.
@@ -45,10 +46,38 @@ using DepthwisePlaneFn = void (*)(const DepthwisePlaneGeom& g, const float* x, c
 // input row into the column-parity copy.
 using DeinterleaveFn = void (*)(const float* src, int64_t n, float* even, float* odd);
 
+// V consecutive channels at once with the channels in the vector lanes (small
+// planes, where a row is one partly used vector): x and y are channel c0's input
+// and output planes (planes ip / op floats apart), w channel c0's filter (kp
+// floats per channel). bias / slope: V floats each (this block's), or null.
+// Scratch (per thread, grown by the caller): xb (Hp * Wp * V floats with
+// Hp = H + pads, Wp = W + pads; its padding border must be zero and stays so),
+// ob (OH * OW * V + KH * KW * V). Activations: as DepthwisePlaneEpi (Relu / Clip /
+// PRelu / HardSigmoid / HardSwish here).
+struct DepthwiseBlockArgs {
+  const float* x;
+  int64_t ip;
+  const float* w;
+  int64_t kp;
+  float* y;
+  int64_t op;
+  const float* bias;
+  const float* slope;
+  gemm::Epilogue::Activation act;
+  float lo, hi;
+  float alpha, beta;  // HardSigmoid / HardSwish
+  int64_t hp, wp;  // xb's padded plane: H + top + bottom pads, W + left + right pads
+  float* xb;
+  float* ob;  // OH * OW * V outputs, then KH * KW * V tap vectors
+};
+using DepthwiseBlockFn = void (*)(const DepthwisePlaneGeom& g, const DepthwiseBlockArgs& a);
+
 struct DepthwiseKernels {
   cpu::Isa isa;
   DepthwisePlaneFn plane;
   DeinterleaveFn deinterleave;
+  DepthwiseBlockFn block;  // channels-in-lanes, lanes channels per call
+  int lanes;
 };
 
 const DepthwiseKernels& depthwise_kernels_portable();
@@ -78,6 +107,14 @@ enum class DepthwisePadCopy { Rule, Always, Never };
 void set_depthwise_pad_copy(DepthwisePadCopy p);
 bool depthwise_pad_copy_wanted(const Window& win);
 
+// Whether the channels-in-lanes block kernel of `isa` takes the layer's full
+// blocks of `lanes` channels (the rest stay on the plane kernel): small planes,
+// a measured rule per ISA (conv_depthwise.cc). ONNXMINI_DEPTHWISE_BLOCKS=0 / 1
+// (read once) or set_depthwise_blocks force either way for tests and benchmarks.
+enum class DepthwiseBlocks { Rule, Never, Always };
+void set_depthwise_blocks(DepthwiseBlocks b);
+bool depthwise_blocks_wanted(const Window& win, int64_t channels, int lanes, cpu::Isa isa);
+
 // Whether conv_depthwise_simd can run g: 2-D, one input and one output channel per group.
 inline bool depthwise_simd_fits(const ConvGeom& g) {
   return g.win.rank == 2 && g.group == g.C && g.M == g.C;
@@ -85,9 +122,11 @@ inline bool depthwise_simd_fits(const ConvGeom& g) {
 
 // Y = depthwise conv(X, W) + bias [+ epi.residual, laid out as Y], then epi's
 // activation (bias and PRelu slopes indexed by channel; epi.bias_per_row is
-// ignored). Threads over N*C planes.
-void conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,
-                         const gemm::Epilogue& epi, float* y);
+// ignored). Threads over N*C planes (or channel blocks). Returns the kernel_variant:
+// "conv_depthwise_blocks" when the block kernel ran (all or the full blocks of
+// channels), else "conv_depthwise_simd".
+const char* conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,
+                                const gemm::Epilogue& epi, float* y);
 
 }  // namespace nn
 }  // namespace onnxmini

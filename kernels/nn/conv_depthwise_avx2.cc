@@ -65,7 +65,7 @@ void deinterleave_avx2(const float* src, int64_t n, float* even, float* odd) {
 }  // namespace
 
 const DepthwiseKernels& depthwise_kernels_avx2() {
-  static const DepthwiseKernels k{cpu::Isa::Avx2, dw_plane_dispatch<Avx2Lanes>, deinterleave_avx2};
+  static const DepthwiseKernels k{cpu::Isa::Avx2, dw_plane_dispatch<Avx2Lanes>, deinterleave_avx2, dw_block_channels<Avx2Lanes>, Avx2Lanes::V};
   return k;
 }
 

@@ -64,7 +64,7 @@ void deinterleave_avx512(const float* src, int64_t n, float* even, float* odd) {
 }  // namespace
 
 const DepthwiseKernels& depthwise_kernels_avx512() {
-  static const DepthwiseKernels k{cpu::Isa::Avx512, dw_plane_dispatch<Avx512Lanes>, deinterleave_avx512};
+  static const DepthwiseKernels k{cpu::Isa::Avx512, dw_plane_dispatch<Avx512Lanes>, deinterleave_avx512, dw_block_channels<Avx512Lanes>, Avx512Lanes::V};
   return k;
 }
 

@@ -69,7 +69,9 @@ inline float dw_activate(float v, const DepthwisePlaneEpi& e) {
     case A::Relu: return v > 0 ? v : 0.0f;
     case A::Clip: return std::min(std::max(v, e.lo), e.hi);
     case A::PRelu: return v < 0 ? v * e.slope : v;
-    default: return v;  // None; Sigmoid / HardSigmoid / HardSwish / Swish: the caller's pass
+    case A::HardSigmoid: return std::max(0.0f, std::min(1.0f, e.alpha * v + e.beta));
+    case A::HardSwish: return v * std::max(0.0f, std::min(1.0f, e.alpha * v + e.beta));
+    default: return v;  // None; Sigmoid / Swish: the caller's pass
   }
 }
 
@@ -109,6 +111,11 @@ ONNXMINI_DW_INLINE typename T::Reg dw_activate_vec(typename T::Reg v, const Dept
     case A::Relu: return T::max(v, T::zero());
     case A::Clip: return T::min(T::max(v, T::set1(e.lo)), T::set1(e.hi));
     case A::PRelu: return T::prelu(v, T::set1(e.slope));
+    case A::HardSigmoid: return T::max(T::zero(), T::min(T::set1(1.0f), T::fma(v, T::set1(e.alpha), T::set1(e.beta))));
+    case A::HardSwish: {
+      const typename T::Reg gate = T::max(T::zero(), T::min(T::set1(1.0f), T::fma(v, T::set1(e.alpha), T::set1(e.beta))));
+      return T::fma(v, gate, T::zero());  // v * gate (the traits have no plain multiply)
+    }
     default: return v;
   }
 }
@@ -185,6 +192,87 @@ void dw_plane(const DepthwisePlaneGeom& g, const float* x, const float* w, const
 inline void dw_deinterleave_tail(const float* src, int64_t i, int64_t n, float* even, float* odd) {
   for (; i + 1 < n; i += 2) even[i / 2] = src[i], odd[i / 2] = src[i + 1];
   if (i < n) even[i / 2] = src[i];
+}
+
+// ---- channels in the lanes (dw_block_channels) -----------------------------
+// Layout: the block's V input planes are transposed into xb[(hp * Wp + wp) * V
+// + l] (the zero-padded plane of channel c0 + l), the filters into V-wide tap
+// vectors, so each tap of an output pixel is one full-width load and one FMA
+// for V channels, whatever the plane width; results go to ob[p * V + l] and are
+// transposed back into the V output planes. Blocking: 4 output columns per step
+// (4 independent FMA chains sharing each tap's weight vector). Used for small
+// planes (7x7 .. 28x28 in MobileNetV3 / PP-LCNet), where the row-vectorised
+// plane kernel had a partly used, masked vector per row and per-plane overhead.
+template <class T>
+void dw_block_channels(const DepthwisePlaneGeom& g, const DepthwiseBlockArgs& a) {
+  using R = typename T::Reg;
+  constexpr int V = T::V;
+  const int64_t Wp = a.wp;
+  // Transpose in: V planes -> pixel-major, channel-minor (border already zero).
+  for (int64_t ih = 0; ih < g.H; ++ih) {
+    float* dst = a.xb + ((ih + g.ph) * Wp + g.pw) * V;
+    const float* src = a.x + ih * g.W;
+    for (int64_t iw = 0; iw < g.W; ++iw) {
+#pragma GCC unroll 16
+      for (int l = 0; l < V; ++l) dst[iw * V + l] = src[l * a.ip + iw];
+    }
+  }
+  const int64_t KP = g.KH * g.KW;
+  // Tap vectors: wv[k][l] = filter of channel c0 + l, tap k (in ob's tail: ob is
+  // OH * OW * V floats, the taps go after them; the caller sized it).
+  float* wv = a.ob + g.OH * g.OW * V;
+  for (int64_t k = 0; k < KP; ++k)
+    for (int l = 0; l < V; ++l) wv[k * V + l] = a.w[l * a.kp + k];
+  R bias = T::zero(), slope = T::zero();
+  if (a.bias) bias = T::load(a.bias);
+  if (a.slope) slope = T::load(a.slope);
+  DepthwisePlaneEpi e;  // for the activation switch only
+  e.act = a.act, e.lo = a.lo, e.hi = a.hi, e.alpha = a.alpha, e.beta = a.beta;
+  auto finish = [&](R v) {
+    if (a.act == gemm::Epilogue::Activation::PRelu) return T::prelu(v, slope);
+    return dw_activate_vec<T>(v, e);
+  };
+  const int64_t pix_step = g.sw * V, tap_col = g.dw * V, tap_row = g.dh * Wp * V;
+  for (int64_t oh = 0; oh < g.OH; ++oh) {
+    const float* xrow = a.xb + oh * g.sh * Wp * V;
+    float* orow = a.ob + oh * g.OW * V;
+    int64_t ow = 0;
+    for (; ow + 4 <= g.OW; ow += 4) {
+      R c0 = bias, c1 = bias, c2 = bias, c3 = bias;
+      const float* p = xrow + ow * pix_step;
+      for (int64_t kh = 0; kh < g.KH; ++kh)
+        for (int64_t kw = 0; kw < g.KW; ++kw) {
+          const R wk = T::load(wv + (kh * g.KW + kw) * V);
+          const float* q = p + kh * tap_row + kw * tap_col;
+          c0 = T::fma(T::load(q), wk, c0);
+          c1 = T::fma(T::load(q + pix_step), wk, c1);
+          c2 = T::fma(T::load(q + 2 * pix_step), wk, c2);
+          c3 = T::fma(T::load(q + 3 * pix_step), wk, c3);
+        }
+      T::store(orow + ow * V, finish(c0));
+      T::store(orow + (ow + 1) * V, finish(c1));
+      T::store(orow + (ow + 2) * V, finish(c2));
+      T::store(orow + (ow + 3) * V, finish(c3));
+    }
+    for (; ow < g.OW; ++ow) {
+      R c0 = bias;
+      const float* p = xrow + ow * pix_step;
+      for (int64_t kh = 0; kh < g.KH; ++kh)
+        for (int64_t kw = 0; kw < g.KW; ++kw)
+          c0 = T::fma(T::load(p + kh * tap_row + kw * tap_col), T::load(wv + (kh * g.KW + kw) * V), c0);
+      T::store(orow + ow * V, finish(c0));
+    }
+  }
+  // Transpose out: pixel-major -> V planes.
+  // Pixel-outer: each pixel's V results are one contiguous read, stored to V
+  // planes that are each written sequentially (lane-outer, the compiler built
+  // the strided reads out of permutes, most of the kernel's time).
+  const int64_t OP = g.OH * g.OW;
+  for (int64_t q = 0; q < OP; ++q) {
+    const float* src = a.ob + q * V;
+#pragma GCC unroll 16
+    for (int l = 0; l < V; ++l) a.y[l * a.op + q] = src[l];
+  }
 }
 
 // The instantiation for g's kernel size and stride.

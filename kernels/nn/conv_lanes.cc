@@ -25,15 +25,28 @@ bool plain_1x1(const Window& win) {
   return plain;
 }
 
-// AVX-512, measured on small.onnx's layers (docs/kernels/nn.md): faster than
-// the implicit GEMM for 3x3 stride 1 and 2 and 1x1 stride 2 with 64 channels
-// (K = C*KH*KW = 576, 64); slower for the 3-channel first layer (K = 27: the
-// per-tile store and transpose are not amortised) and for one output channel
-// (7x7, 1 of 16 lanes used). Hence: at least 16 output channels (one full
-// vector) and K >= 64. 1x1 stride 1 without padding stays a plain GEMM on X
-// (no copy there either; not measured against this kernel).
+// AVX-512. First measured on small.onnx's layers (64 channels: 3x3 stride 1
+// and 2, 1x1 stride 2, lanes faster than the implicit GEMM), then per layer on
+// the zoo's detectors and on single-Conv models (issue #14 item 1,
+// docs/performance.md "Profile-driven"; ONNXMINI_CONV_VARIANT=lanes vs implicit,
+// 5 interleaved rounds, Xeon AVX-512):
+// - strided: lanes won every layer, also with 16 output channels and K = 27
+//   (the first 3 -> 16 stride-2 layers: 254 vs 314 us at 320x320, 0.81x;
+//   16 -> 16 at 160x160 0.74x; 96 -> 24 at 40x40 0.72x): the implicit GEMM
+//   reads a stride-2 input through column-parity planes, lanes reads it in place;
+// - stride 1: lanes lost with K = C*KH*KW < 288 whatever the channels
+//   (16 -> 16 3x3 at 80x80 1.33x slower, 24 -> 24 1.37..1.58x, 12 -> 24 at
+//   208x208 1.32x, 16 -> 64 1.15x, 8 -> 64 1.25x) and with fewer than 32 output
+//   channels (96 -> 24 at 80x80 1.43x: one or one and a half zmm of channels
+//   give 6 or 12 FMAs per 7..8 loads); it tied at K = 288 (32 -> 32, 32 -> 48:
+//   1.01x, 1.03x) and won above (32 -> 64 0.92x, 48 -> 48 and wider 3x3 layers).
+// So the same shape test as AVX2's stride-1 rule, without its row-width cap.
+// 1x1 stride 1 without padding stays a plain GEMM on X.
 bool rule_avx512(const ConvGeom& g) {
-  return g.M >= 16 && g.C * g.win.kernel_size() >= 64 && !plain_1x1(g.win);
+  const Window& win = g.win;
+  if (plain_1x1(win) || g.M < 16) return false;
+  const bool strided = win.stride[0] > 1 || win.stride[1] > 1;
+  return strided || (g.M >= 32 && g.C * win.kernel_size() >= 288);
 }
 
 // AVX2, measured per layer with ONNXMINI_ISA=avx2 on the AVX-512 Xeon (the

@@ -33,11 +33,15 @@
 // 4 x 6 (24 + 4 + 1 = 29 of 32 zmm): per tap 4 aligned weight loads + 6 scalar
 // broadcasts (one load uop each; the column stride costs nothing) feed 24
 // independent FMA chains, more than the 2 FMA pipes x 4-cycle latency need.
-// 2 x 12 (12 broadcasts per 24 FMAs: more load uops) and 4 x 7 (28 + 4 = 32
-// registers, no room for the broadcast) were chosen against on that count, not
-// measured. Profiled on small.onnx the 4 x 6 tile runs n9 close to the FMA peak.
+// 4 x 7 (28 + 4 = 32 registers, no room for the broadcast) was chosen against
+// on that count. Profiled on small.onnx the 4 x 6 tile runs n9 close to the FMA
+// peak. Groups of 1 or 2 zmm of channels (16 / 32 output channels, the last 32 of
+// 96) take 12 columns instead (2 x 12: 24 + 2 + 1 registers, 24 FMAs per 14 loads
+// where 2 x 6 had 12 per 8): measured 96 -> 32 3x3 at 52x52 935 -> 881 us,
+// 96 -> 96 2502 -> 2434, 32 -> 32 316 -> 301, 96 -> 16 739 -> 667 (Xeon,
+// AVX-512, 1 thread, min of 50 runs, 3 interleaved rounds).
 //
-// Columns: full 6-column tiles, except that a 1..3-column remainder behind a
+// Columns: full 6-column (12 for 1-2 zmm) tiles, except that a 1..3-column remainder behind a
 // full tile is merged with it and split evenly (56 = 8 x 6 + 4 + 4; the 2-column
 // tile ran at ~100 GFLOPS: 4 weight loads per 8 FMAs): n11 -22..-44 us (4 of 4
 // interleaved runs).
@@ -92,7 +96,8 @@ namespace {
 
 constexpr int kLanes = 16;
 constexpr int kMaxNB = kLanesGroup / kLanes;  // zmm per tile row: 64 output channels
-constexpr int kNC = 6;     // output columns per tile
+constexpr int kNC = 6;     // output columns per tile (3 or 4 zmm of channels)
+constexpr int kNCNarrow = 12;  // output columns per tile with 1 or 2 zmm of channels
 constexpr int64_t kChunkBytes = 32 * 1024;
 
 struct TileArgs {
@@ -111,7 +116,7 @@ struct TileArgs {
 template <int NB, int NC>
 void tile(const TileArgs& a) {
   __m512 acc[NB][NC];
-#pragma GCC unroll 8
+#pragma GCC unroll 16
   for (int j = 0; j < NC; ++j)
 #pragma GCC unroll 4
     for (int b = 0; b < NB; ++b)
@@ -123,14 +128,14 @@ void tile(const TileArgs& a) {
     __m512 wv[NB];
 #pragma GCC unroll 4
     for (int b = 0; b < NB; ++b) wv[b] = _mm512_load_ps(w + b * kLanes);
-#pragma GCC unroll 8
+#pragma GCC unroll 16
     for (int j = 0; j < NC; ++j) {
       const __m512 xv = _mm512_set1_ps(xk[j * cs]);
 #pragma GCC unroll 4
       for (int b = 0; b < NB; ++b) acc[b][j] = _mm512_fmadd_ps(wv[b], xv, acc[b][j]);
     }
   }
-#pragma GCC unroll 8
+#pragma GCC unroll 16
   for (int j = 0; j < NC; ++j)
 #pragma GCC unroll 4
     for (int b = 0; b < NB; ++b) {
@@ -143,12 +148,12 @@ void tile(const TileArgs& a) {
 using TileFn = void (*)(const TileArgs&);
 
 template <int NB, int... C>
-constexpr std::array<TileFn, kNC> row_of(std::integer_sequence<int, C...>) {
-  return {&tile<NB, C + 1>...};
+constexpr std::array<TileFn, kNCNarrow> row_of(std::integer_sequence<int, C...>) {
+  return {&tile<NB, C + 1>...};  // entries past the list stay null
 }
-// kTiles[NB - 1][NC - 1]
-const std::array<TileFn, kNC> kTiles[kMaxNB] = {
-    row_of<1>(std::make_integer_sequence<int, kNC>{}), row_of<2>(std::make_integer_sequence<int, kNC>{}),
+// kTiles[NB - 1][NC - 1]: up to 12 columns for 1 and 2 zmm of channels, 6 for 3 and 4.
+const std::array<TileFn, kNCNarrow> kTiles[kMaxNB] = {
+    row_of<1>(std::make_integer_sequence<int, kNCNarrow>{}), row_of<2>(std::make_integer_sequence<int, kNCNarrow>{}),
     row_of<3>(std::make_integer_sequence<int, kNC>{}), row_of<4>(std::make_integer_sequence<int, kNC>{})};
 
 // One output row `oh` of channel group `grp` for one image: chunks of input
@@ -172,6 +177,10 @@ void row_task(const ConvGeom& g, const LanesFilter& f, const Segment* segs, int 
   TileArgs a;
   a.ldt = width;
   a.last_mask = static_cast<__mmask16>(last_ch >= 16 ? 0xFFFF : (1u << last_ch) - 1);
+  // A group of 1 or 2 zmm of channels (M = 16, 32, the last 32 of M = 96) takes
+  // 12-column tiles: 2 x 6 fed its 12 FMAs per tap with 8 loads and ran a 96 -> 32
+  // 3x3 layer at 163 GFLOP/s against 192 for 96 -> 48 / 64 (Xeon, AVX-512).
+  const int64_t ncmax = nb <= 2 ? kNCNarrow : kNC;
   for (int64_t ci = 0; ci < chunks; ++ci) {
     const int64_t c0 = ci * f.C / chunks, c1 = (ci + 1) * f.C / chunks;
     const int64_t k0 = c0 * KK, kn = (c1 - c0) * KK;
@@ -186,7 +195,7 @@ void row_task(const ConvGeom& g, const LanesFilter& f, const Segment* segs, int 
         // merged with it and split evenly (6 + 2 -> 4 + 4, 6 + 1 -> 4 + 3, 6 + 3 -> 5 + 4):
         // the 1- and 2-column tiles load 4 weight vectors per 4 or 8 FMAs.
         const int64_t left = sg.ow1 - ow0;
-        nc = left >= kNC + 4 || left <= kNC ? std::min<int64_t>(kNC, left) : (left + 1) / 2;
+        nc = left >= ncmax + 4 || left <= ncmax ? std::min<int64_t>(ncmax, left) : (left + 1) / 2;
         a.x = sg.base + (sg.off + ow0 * sg.cs);
         a.t = t + ow0 * width;
         kTiles[nb - 1][static_cast<int>(nc) - 1](a);

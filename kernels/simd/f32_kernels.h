@@ -1,5 +1,6 @@
 // Hand-written SIMD float32 kernels for memory-bound ops whose rows are short
-// (element-wise broadcasting, row reductions, ArgMin/ArgMax, Softmax). One
+// (element-wise broadcasting, row reductions, ArgMin/ArgMax, Softmax, row
+// dot products). One
 // table per instruction set: f32_kernels_avx512.cc and f32_kernels_avx2.cc
 // fill theirs from the templates of f32_kernels_impl.h; the portable table is
 // empty (every entry null), and callers then keep their plain C++ loops.
@@ -49,6 +50,10 @@ using ArgRowsFn = int64_t (*)(const float* x, int64_t rows, int64_t n, bool last
 // up to two registers are held in registers, longer rows take three passes).
 using SoftmaxRowsFn = void (*)(const float* x, int64_t rows, int64_t n, float* y);
 
+// out[r] = sum_k a[r * lda + k] * x[k] for r in [0, rows): a row-major matrix
+// times a vector (Conv over a 1x1 image, e.g. squeeze-and-excitation layers).
+using DotRowsFn = void (*)(const float* a, int64_t lda, const float* x, int64_t rows, int64_t n, float* out);
+
 // y[i] = f(x[i]) over n contiguous floats.
 using UnaryFn = void (*)(const float* x, float* y, int64_t n);
 
@@ -64,6 +69,7 @@ struct F32Kernels {
   int64_t arg_max_len;    // arg_rows handles rows of n <= arg_max_len
   SoftmaxRowsFn softmax_rows;
   int64_t softmax_max_len;
+  DotRowsFn dot_rows;
 };
 
 // The table for `isa` (never above what the hardware has); tests use it to run

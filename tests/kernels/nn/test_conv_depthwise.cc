@@ -204,7 +204,7 @@ TEST(ConvDepthwise, NonSquareAndOversizedKernels) {
 // fusion pass's patterns), fused vs unfused vs reference, on every ISA.
 ModelBuilder fused_dw_model(const std::string& act, int bn) {  // bn: 0 none, 1 before, 2 after
   const int64_t C = 5;
-  ModelBuilder mb(13);
+  ModelBuilder mb(14);  // HardSwish is opset 14
   mb.input("X", DType::Float32, {2, C, 9, 19});
   mb.initializer("W", random_tensor(DType::Float32, {C, 1, 3, 3}, 51));
   mb.initializer("B", random_tensor(DType::Float32, {C}, 52));
@@ -250,7 +250,7 @@ TEST(ConvDepthwise, FusedActivationsAndBatchNormOnEveryIsa) {
   for (cpu::Isa isa : dw_isas()) {
     IsaScope scope(isa);
     for (int bn : {0, 1, 2})
-      for (const char* act : {"", "Relu", "Sigmoid", "Clip", "PRelu"})
+      for (const char* act : {"", "Relu", "Sigmoid", "Clip", "PRelu", "HardSigmoid", "HardSwish"})
         for (int threads : {1, 2}) {
           ModelBuilder mb = fused_dw_model(act, bn);
           check_fusion(mb, {{"X", x}}, 9 * 4, threads);  // BN scales inputs up to ~3x: k covers it
@@ -266,7 +266,7 @@ TEST(ConvDepthwise, FusedActivationsAndBatchNormOnEveryIsa) {
 // portable loops (the "before" of docs/performance.md) with the same result.
 TEST(ConvDepthwise, DispatchNamesPathAndIsa) {
   DwCase c;
-  c.x = {1, 8, 14, 14};
+  c.x = {1, 7, 14, 14};  // fewer channels than a vector: never the block kernel (test_conv_depthwise_blocks.cc)
   c.pads = {1, 1, 1, 1};
   const auto x = random_tensor(DType::Float32, c.x, 61);
   ModelBuilder mb = dw_model(c, 60);

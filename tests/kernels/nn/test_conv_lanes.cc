@@ -355,12 +355,14 @@ TEST(ConvLanes, DispatchRulePerIsa) {
     bool avx2, avx512;  // lanes expected
   };
   const RuleCase cases[] = {
-      // 16 channels, 3x3 stride 1 (K = 144): AVX-512 yes; AVX2 lost at 16 channels.
-      {{{1, 16, 12, 40}, {16, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}, false, true},
-      // 3 -> 16 channels stride 2 (K = 27): AVX2 took every strided layer; AVX-512 needs K >= 64.
-      {{{1, 3, 24, 40}, {16, 3, 3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}}, true, false},
-      // 24 channels stride 1 (K = 216): AVX-512 yes; AVX2 needs 32 channels, K >= 288, rows <= 80.
-      {{{1, 24, 12, 40}, {24, 24, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}, false, true},
+      // 16 channels, 3x3 stride 1 (K = 144): neither (both lost at 16 channels and K < 288).
+      {{{1, 16, 12, 40}, {16, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}, false, false},
+      // 3 -> 16 channels stride 2 (K = 27): both ISAs take every strided layer.
+      {{{1, 3, 24, 40}, {16, 3, 3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}}, true, true},
+      // 24 channels stride 1 (K = 216): neither (32 channels and K >= 288 needed at stride 1).
+      {{{1, 24, 12, 40}, {24, 24, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}, false, false},
+      // 32 -> 64 channels stride 1 (K = 288): both.
+      {{{1, 32, 12, 40}, {64, 32, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}, true, true},
       // 64 channels 3x3 stride 1 with 112-column output rows: a tie on AVX2, kept on the GEMM.
       {{{1, 64, 4, 112}, {64, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}, false, true},
       // 64 channels 3x3 stride 1 and 1x1 stride 2: both.

@@ -30,6 +30,11 @@ struct LanesIsaScope {
   explicit LanesIsaScope(cpu::Isa isa) { nn::set_lanes_isa(isa); }
   ~LanesIsaScope() { nn::reset_lanes_isa(); }
 };
+struct BlocksScope {
+  explicit BlocksScope(nn::DepthwiseBlocks b) { nn::set_depthwise_blocks(b); }
+  ~BlocksScope() { nn::set_depthwise_blocks(nn::DepthwiseBlocks::Rule); }
+};
+
 struct DepthwiseIsaScope {
   explicit DepthwiseIsaScope(cpu::Isa isa) { nn::set_depthwise_isa_for_tests(isa); }
   ~DepthwiseIsaScope() { nn::set_depthwise_isa_for_tests(cpu::active_isa()); }
@@ -178,8 +183,22 @@ TEST(ConvResidual, DepthwiseSimdOnEveryIsaAddsZ) {
   const ResidualCase dw_s2{"depthwise stride 2", {1, 6, 12, 19}, {6, 1, 5, 5}, 6, {2, 2, 2, 2}, {2, 2}, false};
   for (cpu::Isa isa : isa_levels()) {
     DepthwiseIsaScope scope(isa);
+    BlocksScope planes(nn::DepthwiseBlocks::Never);  // the plane kernel (small planes take blocks by rule)
     check_case(dw, "conv_depthwise_simd", cpu::isa_name(isa));
     check_case(dw_s2, "conv_depthwise_simd", cpu::isa_name(isa));
+  }
+}
+
+// conv_depthwise_blocks (channels in the lanes; the plane kernel takes the channels past
+// the last full block: 36 = 2 x 16 + 4 on AVX-512): Z and the activation in its per-plane pass.
+TEST(ConvResidual, DepthwiseBlocksOnEveryIsaAddZ) {
+  const ResidualCase small{"depthwise blocks 7x7", {1, 36, 7, 7}, {36, 1, 3, 3}, 36, {1, 1, 1, 1}, {1, 1}, true};
+  const ResidualCase s2{"depthwise blocks 5x5 stride 2", {2, 32, 9, 9}, {32, 1, 5, 5}, 32, {2, 2, 2, 2}, {2, 2}, false};
+  for (cpu::Isa isa : isa_levels()) {
+    DepthwiseIsaScope scope(isa);
+    BlocksScope blocks(nn::DepthwiseBlocks::Always);
+    check_case(small, "conv_depthwise_blocks", cpu::isa_name(isa));
+    check_case(s2, "conv_depthwise_blocks", cpu::isa_name(isa));
   }
 }
 

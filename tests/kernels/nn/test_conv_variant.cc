@@ -86,6 +86,32 @@ TEST(ConvVariant, GroupedLayerTakesEveryForcedPath) {
   EXPECT_EQ(run_and_check(mb, x, 9), "conv_depthwise_simd");
 }
 
+// The rule's choice for fewer than 4 output channels: a plain 1x1 over >= 32 input
+// channels (YOLOX's objectness head, 96 -> 1) takes the GEMM on X; a 1x1 over a few
+// channels, a padded 1x1 and a 7x7 2 -> 1 spatial conv keep the direct loops, each
+// checked against the reference. The rule does not depend on the ISA (CTest re-runs
+// this under ONNXMINI_ISA=portable).
+TEST(ConvVariant, FewOutputChannelsRule) {
+  const struct {
+    Shape x, w;
+    std::vector<int64_t> pads;
+    const char* want;
+  } cases[] = {
+      {{1, 96, 13, 13}, {1, 96, 1, 1}, {0, 0, 0, 0}, "conv1x1_gemm"},
+      {{1, 256, 6, 7}, {3, 256, 1, 1}, {0, 0, 0, 0}, "conv1x1_gemm"},
+      {{1, 8, 9, 9}, {3, 8, 1, 1}, {0, 0, 0, 0}, "conv2d_direct"},
+      {{1, 96, 5, 5}, {1, 96, 1, 1}, {1, 1, 1, 1}, "conv2d_direct"},
+      {{1, 2, 12, 12}, {1, 2, 7, 7}, {3, 3, 3, 3}, "conv2d_direct"},
+  };
+  uint32_t seed = 50;
+  for (const auto& c : cases) {
+    const ModelBuilder mb = conv_model(c.x, c.w, 1, c.pads);
+    const Tensor x = random_tensor(DType::Float32, c.x, seed++);
+    EXPECT_EQ(run_and_check(mb, x, c.w[1] * c.w[2] * c.w[3]), c.want)
+        << shape_to_string(c.x) << " * " << shape_to_string(c.w);
+  }
+}
+
 TEST(ConvVariant, PathsThatCannotRunFallBackToTheRule) {
   const Shape xs{1, 4, 20}, ws{8, 4, 3};  // 1-D: only im2col can run it
   const ModelBuilder mb = conv_model(xs, ws, 1, {1, 1});

@@ -55,6 +55,48 @@ TEST(Pool, FastMatchesReference) {
     for (DType t : {DType::Float32, DType::Float64}) check_pool(c, t, seed++);
 }
 
+// MaxPool without Indices takes the separable path (row maxima, then column maxima):
+// exact against the reference on SPP-style windows (stride 1, "same" pads, up to 13x13),
+// strides, dilations and ceil_mode overhangs, every element type, with NaN / +-inf planted
+// (NaN in a window's first tap is the result; elsewhere it is skipped, as the scan does).
+TEST(Pool, MaxPoolSeparableMatchesReference) {
+  std::vector<PoolCase> v;
+  for (int64_t k : {5, 9, 13})
+    v.push_back({"MaxPool", {1, 3, 13, 13}, {k, k}, {1, 1}, {}, {k / 2, k / 2, k / 2, k / 2}});
+  v.push_back({"MaxPool", {1, 4, 20, 17}, {5, 5}, {1, 1}, {}, {2, 2, 2, 2}});
+  v.push_back({"MaxPool", {2, 3, 9, 7}, {3, 2}, {2, 3}, {2, 1}, {1, 0, 2, 1}, "NOTSET", 1});
+  v.push_back({"MaxPool", {1, 2, 8, 9}, {2, 2}, {3, 3}, {}, {}, "NOTSET", 1});
+  v.push_back({"MaxPool", {1, 2, 11, 12}, {3, 3}, {2, 2}, {}, {}, "SAME_UPPER"});
+  v.push_back({"MaxPool", {1, 2, 4, 3}, {5, 4}, {1, 1}, {}, {2, 2, 2, 1}});  // window wider than the map
+  uint32_t seed = 100;
+  for (const auto& c : v)
+    for (DType t : {DType::Float32, DType::Float64, DType::Int8, DType::UInt8}) {
+      Tensor x(t, c.x);
+      const Tensor r = random_tensor(DType::Float64, c.x, seed++, -100.0, 100.0);
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        const double d = r.data<double>()[i];
+        const int64_t pick = i * 7919 % 31;  // planted specials, float types only
+        const double special = pick == 0 ? NAN : pick == 1 ? -INFINITY : pick == 2 ? INFINITY : d;
+        switch (t) {
+          case DType::Float32: x.mutable_data<float>()[i] = static_cast<float>(special); break;
+          case DType::Float64: x.mutable_data<double>()[i] = special; break;
+          case DType::Int8: x.mutable_data<int8_t>()[i] = static_cast<int8_t>(std::floor(d)); break;
+          default: x.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(std::floor(d) + 100.0); break;
+        }
+      }
+      ModelBuilder mb(19);
+      mb.input("X", t, c.x);
+      auto n = mb.node("MaxPool", {"X"}, {"Y"}).attr("kernel_shape", c.kernel).attr("auto_pad", c.auto_pad).attr("ceil_mode", c.ceil_mode);
+      if (!c.strides.empty()) n.attr("strides", c.strides);
+      if (!c.dilations.empty()) n.attr("dilations", c.dilations);
+      if (!c.pads.empty()) n.attr("pads", c.pads);
+      mb.output("Y");
+      auto res = run_fast_and_reference(mb, {{"X", x}});
+      EXPECT_TRUE(tensors_near(res.first.at(0), res.second.at(0), 0.0, 0.0))
+          << dtype_name(t) << " " << shape_to_string(c.x) << " kernel " << c.kernel[0] << "x" << c.kernel[1];
+    }
+}
+
 TEST(Pool, HandComputed) {
   // 4x4 input 0..15, 2x2 windows stride 2: max = bottom-right, average = block mean.
   Tensor x(DType::Float32, {1, 1, 4, 4});
@@ -116,6 +158,31 @@ TEST(Pool, Errors) {
 }
 
 // ---- normalization ----
+
+// GlobalAveragePool over planes longer than its 256-float blocks (with a tail),
+// float32 and float64, against a double sum. float32: a lane adds 16 terms of
+// |x| <= 4 (partial sums <= 64), each add off by <= 64 u, so a lane by <= 1024 u,
+// a block of 16 lanes by <= 16384 u = 64 u per term: the mean is off by <= 64 u.
+TEST(Pool, GlobalAveragePoolLongPlanes) {
+  for (DType t : {DType::Float32, DType::Float64})
+    for (const Shape& xs : {Shape{1, 3, 80, 80}, Shape{2, 2, 7, 41}, Shape{1, 1, 1, 257}}) {
+      const Tensor x = random_tensor(t, xs, 77, -4.0, 4.0);
+      ModelBuilder mb(13);
+      mb.input("X", t, xs);
+      mb.node("GlobalAveragePool", {"X"}, {"A"});
+      mb.output("A");
+      auto out = run_all(*mb.session(), {{"X", x}}).at(0);
+      const int64_t planes = xs[0] * xs[1], n = xs[2] * xs[3];
+      Tensor want(t, {xs[0], xs[1], 1, 1});
+      for (int64_t p = 0; p < planes; ++p) {
+        double sum = 0;
+        for (int64_t i = 0; i < n; ++i) sum += x.get_as_double(p * n + i);
+        if (t == DType::Float32) want.mutable_data<float>()[p] = static_cast<float>(sum / n);
+        else want.mutable_data<double>()[p] = sum / n;
+      }
+      EXPECT_TRUE(tensors_near(out, want, 16 * 0x1p-24 * 4.0 + 1e-7, 0.0)) << dtype_name(t) << " " << shape_to_string(xs);
+    }
+}
 
 TEST(Norm, BatchNormHandComputed) {
   // y = (x - mean) / sqrt(var + eps) * scale + B with eps = 0 so values are exact.
