@@ -15,6 +15,7 @@
 #include "kernels/nn/conv_depthwise.h"
 #include "kernels/nn/conv_lanes.h"
 #include "kernels/nn/conv_variant.h"
+#include "kernels/simd/f32_kernels.h"
 #include "tests/common/fusion_test_util.h"
 #include "tests/common/simd_isas.h"
 
@@ -156,6 +157,11 @@ TEST(ConvResidual, OneByOneAndOneDimensionalAddZ) {
   check_case({"1x1 stride 2", {1, 8, 9, 9}, {12, 8, 1, 1}, 1, {0, 0, 0, 0}, {2, 2}, true}, "conv1x1_strided_gemm",
              "1x1 strided");
   check_case({"1-D", {2, 4, 20}, {8, 4, 3}, 1, {1, 1}, {1}, true}, "conv1d_im2col", "1-D");
+  // A 1x1 image (squeeze-and-excitation layers, heads): simd dot_rows where the active
+  // table has it, else the 1x1 GEMM; two groups so Z's offset per group is exercised.
+  const bool gemv = simd::f32_kernels().dot_rows != nullptr;
+  check_case({"1x1 image", {2, 64, 1, 1}, {40, 32, 1, 1}, 2, {0, 0, 0, 0}, {1, 1}, true},
+             gemv ? "conv1x1_gemv" : "conv1x1_gemm", "1x1 image");
 }
 
 TEST(ConvResidual, DirectLoopsStartFromZ) {
