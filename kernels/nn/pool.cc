@@ -11,13 +11,15 @@
 // thread), maxpool2d_separable (2-D MaxPool without Indices: row maxima, then
 // column maxima, branch-free), pool2d_direct (other 2-D: valid tap ranges
 // computed once per output row and column, no checks in the inner loop),
-// pool_nd_direct, global_pool.
+// pool_nd_direct, global_pool, avgpool2d_separable (2-D float AveragePool:
+// column sums then row sums, vectorised per ISA; pool_avg.h).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
 #include <vector>
 
+#include "kernels/nn/pool_avg.h"
 #include "kernels/nn/spatial.h"
 #include "kernels/registry.h"
 #include "core/thread_pool.h"
@@ -225,6 +227,27 @@ void maxpool2d_separable(const Window& w, int64_t planes, const T* x, T* y, Thre
   });
 }
 
+// avgpool2d_separable's tap ranges and divisors for one window, into p (its
+// vectors keep their capacity, so a warmed-up run does not allocate).
+void make_avg_plan(const Window& w, bool count_include_pad, AvgPool2dPlan& p) {
+  p.row_lo.clear(), p.row_hi.clear(), p.row_div.clear(), p.col_div.clear(), p.kw_cols.clear();
+  p.H = w.in[0], p.W = w.in[1], p.OH = w.out[0], p.OW = w.out[1];
+  p.sh = w.stride[0], p.sw = w.stride[1], p.dh = w.dilation[0], p.dw = w.dilation[1];
+  p.ph = w.pad_begin[0], p.pw = w.pad_begin[1], p.KW = w.kernel[1];
+  // A window with no valid tap sums to 0; a divisor of 1 then keeps it 0
+  // (the reference's "div > 0 ? sum / div : 0"); padded counts are 0 only then.
+  auto factor = [&](const TapRange& t) {
+    const int64_t n = count_include_pad ? t.padded : t.hi - t.lo;
+    return static_cast<float>(n > 0 && t.hi > t.lo ? n : 1);
+  };
+  for (int64_t o = 0; o < p.OH; ++o) {
+    const TapRange t = tap_range(w, 0, o);
+    p.row_lo.push_back(t.lo), p.row_hi.push_back(t.hi), p.row_div.push_back(factor(t));
+  }
+  for (int64_t o = 0; o < p.OW; ++o) p.col_div.push_back(factor(tap_range(w, 1, o)));
+  for (int64_t k = 0; k < p.KW; ++k) p.kw_cols.push_back(columns_with_tap(p.W, p.OW, p.sw, p.pw, p.dw, k));
+}
+
 template <typename T>
 const char* pool_run(KernelContext& ctx, const Window& w, const PoolParams& p, int64_t planes, int64_t* indices) {
   const T* x = ctx.input(0).data<T>();
@@ -284,6 +307,15 @@ class PoolKernel : public Kernel {
     int64_t* indices = ctx.output_wanted(1) ? ctx.output(1).mutable_data<int64_t>() : nullptr;
     ctx.stats().flops = static_cast<double>(planes) * w.out_size() * w.kernel_size();
     const char* v = nullptr;
+    if (x.dtype() == DType::Float32 && params_.kind == PoolKind::Average && w.rank == 2 && !ctx.reference_mode()) {
+      // Per calling thread, not a member: concurrent runs share the kernel object.
+      thread_local AvgPool2dPlan plan;
+      make_avg_plan(w, params_.count_include_pad, plan);
+      avgpool2d_separable(plan, planes, x.data<float>(), ctx.output(0).mutable_data<float>(), ctx.threads());
+      ctx.stats().variant = "avgpool2d_separable";
+      ctx.stats().isa = cpu::isa_name(avgpool_kernels_for(avgpool_isa()).isa);
+      return;
+    }
     switch (x.dtype()) {
       case DType::Float32: v = pool_run<float>(ctx, w, params_, planes, indices); break;
       case DType::Float64: v = pool_run<double>(ctx, w, params_, planes, indices); break;
