@@ -1,16 +1,19 @@
-// avgpool2d_separable (2-D float AveragePool: column sums, then row sums per
-// ISA): against the reference (one tap at a time, summed in double) on every ISA
-// this machine runs (portable, AVX2, AVX-512 via set_avgpool_isa_for_tests),
+// The 2-D float pools of pool2d_simd.h: avgpool2d_separable (AveragePool:
+// column sums, then row sums per ISA) and maxpool2d_separable's float path
+// (MaxPool without Indices, the same passes with maxima): against the reference (one tap at a time, summed in double) on every ISA
+// this machine runs (portable, AVX2, AVX-512 via set_pool2d_isa_for_tests),
 // with count_include_pad both ways, ceil_mode overhangs, pads, strides 1 / 2 /
-// 3, dilations, rows shorter and longer than a vector; and the dispatch: the
-// profile names avgpool2d_separable and the ISA table that ran.
+// 3, dilations, rows shorter and longer than a vector (MaxPool exactly, with
+// NaN / +-inf planted); and the dispatch: the profile names the path and the
+// ISA table that ran.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 
-#include "kernels/nn/pool_avg.h"
+#include "kernels/nn/pool2d_simd.h"
 #include "tests/common/nn_test_util.h"
 #include "tests/common/simd_isas.h"
 
@@ -25,14 +28,11 @@ struct AvgCase {
   std::string auto_pad = "NOTSET";
 };
 
-ModelBuilder avg_model(const AvgCase& c) {
+ModelBuilder avg_model(const AvgCase& c, const std::string& op = "AveragePool") {
   ModelBuilder mb(19);
   mb.input("X", DType::Float32, c.x);
-  auto n = mb.node("AveragePool", {"X"}, {"Y"})
-               .attr("kernel_shape", c.kernel)
-               .attr("auto_pad", c.auto_pad)
-               .attr("ceil_mode", c.ceil_mode)
-               .attr("count_include_pad", c.count_include_pad);
+  auto n = mb.node(op, {"X"}, {"Y"}).attr("kernel_shape", c.kernel).attr("auto_pad", c.auto_pad).attr("ceil_mode", c.ceil_mode);
+  if (op == "AveragePool") n.attr("count_include_pad", c.count_include_pad);
   if (!c.strides.empty()) n.attr("strides", c.strides);
   if (!c.dilations.empty()) n.attr("dilations", c.dilations);
   if (!c.pads.empty()) n.attr("pads", c.pads);
@@ -51,8 +51,8 @@ double avg_atol(const AvgCase& c) {
 }
 
 struct IsaScope {  // restores the default ISA when a test ends
-  explicit IsaScope(cpu::Isa isa) { nn::set_avgpool_isa_for_tests(isa); }
-  ~IsaScope() { nn::set_avgpool_isa_for_tests(cpu::active_isa()); }
+  explicit IsaScope(cpu::Isa isa) { nn::set_pool2d_isa_for_tests(isa); }
+  ~IsaScope() { nn::set_pool2d_isa_for_tests(cpu::active_isa()); }
 };
 
 std::vector<AvgCase> avg_cases() {
@@ -75,7 +75,7 @@ TEST(AvgPoolSeparable, MatchesReferenceOnEveryIsa) {
   uint32_t seed = 300;
   for (cpu::Isa isa : isa_levels()) {
     IsaScope scope(isa);
-    EXPECT_EQ(nn::avgpool_kernels_for(isa).isa, isa);
+    EXPECT_EQ(nn::pool2d_kernels_for(isa).isa, isa);
     for (const AvgCase& c : avg_cases())
       for (int threads : {1, 2}) {
         const ModelBuilder mb = avg_model(c);
@@ -88,10 +88,36 @@ TEST(AvgPoolSeparable, MatchesReferenceOnEveryIsa) {
   }
 }
 
+// MaxPool: the same windows (count_include_pad does not apply) plus SPP-style
+// "same" windows on narrow maps, with NaN / -inf / +inf planted: exact.
+TEST(MaxPoolSeparable, FloatMatchesReferenceOnEveryIsa) {
+  std::vector<AvgCase> v;
+  for (const AvgCase& c : avg_cases())
+    if (c.count_include_pad == 0) v.push_back(c);
+  for (int64_t k : {5, 9, 13}) v.push_back({{1, 3, 13, 13}, {k, k}, {1, 1}, {}, {k / 2, k / 2, k / 2, k / 2}});
+  v.push_back({{1, 5, 10, 10}, {5, 5}, {1, 1}, {}, {2, 2, 2, 2}});
+  v.push_back({{1, 6, 2, 96}, {2, 2}, {2, 2}, {}, {}});  // ppocr_mobile_v2_cls
+  uint32_t seed = 500;
+  for (cpu::Isa isa : isa_levels()) {
+    IsaScope scope(isa);
+    for (const AvgCase& c : v) {
+      Tensor x = random_tensor(DType::Float32, c.x, seed++);
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        const int64_t pick = i * 7919 % 31;
+        if (pick < 3) x.mutable_data<float>()[i] = pick == 0 ? NAN : pick == 1 ? -INFINITY : INFINITY;
+      }
+      auto r = run_fast_and_reference(avg_model(c, "MaxPool"), {{"X", x}}, 1 + seed % 2);
+      EXPECT_TRUE(tensors_near(r.first.at(0), r.second.at(0), 0.0, 0.0))
+          << "isa=" << cpu::isa_name(isa) << " x " << shape_to_string(c.x) << " kernel " << c.kernel[0] << "x"
+          << c.kernel[1] << " ceil " << c.ceil_mode;
+    }
+  }
+}
+
 // The trace's value of `key` for the first node of a profiled run.
 std::string trace_field(const ModelBuilder& mb, const Tensor& x, SessionOptions o, const std::string& key) {
   o.enable_profiling = true;
-  o.profile_file_prefix = ::testing::TempDir() + "pool_avg_profile_";
+  o.profile_file_prefix = ::testing::TempDir() + "pool2d_simd_profile_";
   auto s = mb.session(o);
   run_all(*s, {{"X", x}});
   const std::string file = s->end_profiling();
@@ -115,6 +141,9 @@ TEST(AvgPoolSeparable, DispatchNamesPathAndIsa) {
     const SessionOptions o = options_for(KernelMode::Fast, 1);
     EXPECT_EQ(trace_field(mb, x, o, "kernel_variant"), "avgpool2d_separable");
     EXPECT_EQ(trace_field(mb, x, o, "isa"), cpu::isa_name(isa));
+    const ModelBuilder max = avg_model(c, "MaxPool");
+    EXPECT_EQ(trace_field(max, x, o, "kernel_variant"), "maxpool2d_separable");
+    EXPECT_EQ(trace_field(max, x, o, "isa"), cpu::isa_name(isa));
   }
 }
 
