@@ -11,13 +11,17 @@
 // thread), maxpool2d_separable (2-D MaxPool without Indices: row maxima, then
 // column maxima, branch-free), pool2d_direct (other 2-D: valid tap ranges
 // computed once per output row and column, no checks in the inner loop),
-// pool_nd_direct, global_pool.
+// pool_nd_direct, global_pool, avgpool2d_separable (2-D float AveragePool:
+// column sums then row sums, vectorised per ISA; pool2d_simd.h; float MaxPool
+// without Indices takes the same table's max function, named
+// maxpool2d_separable with its ISA; the template below serves the other types).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
 #include <vector>
 
+#include "kernels/nn/pool2d_simd.h"
 #include "kernels/nn/spatial.h"
 #include "kernels/registry.h"
 #include "core/thread_pool.h"
@@ -225,6 +229,39 @@ void maxpool2d_separable(const Window& w, int64_t planes, const T* x, T* y, Thre
   });
 }
 
+// pool2d_simd's tap ranges and divisors for one window, into p (its
+// vectors keep their capacity, so a warmed-up run does not allocate).
+void make_pool2d_plan(const Window& w, bool count_include_pad, Pool2dPlan& p) {
+  p.row_lo.clear(), p.row_hi.clear(), p.row_div.clear(), p.col_div.clear(), p.kh_rows.clear(), p.col_first.clear();
+  p.H = w.in[0], p.W = w.in[1], p.OH = w.out[0], p.OW = w.out[1];
+  p.sh = w.stride[0], p.sw = w.stride[1], p.dh = w.dilation[0], p.dw = w.dilation[1];
+  p.ph = w.pad_begin[0], p.pw = w.pad_begin[1], p.KH = w.kernel[0], p.KW = w.kernel[1];
+  // Row stride: the left pad and the input, widened until every output
+  // column's last tap lies inside, rounded up to a multiple of stride_w.
+  const int64_t reach = p.OW > 0 ? (p.OW - 1) * p.sw + (p.KW - 1) * p.dw + 1 : 0;
+  p.Wp = (std::max(p.pw + p.W, reach) + p.sw - 1) / p.sw * p.sw;
+  p.copy = !(p.pw == 0 && p.Wp == p.W);
+  p.any_empty = false;
+  // A window with no valid tap sums to 0; a divisor of 1 then keeps it 0
+  // (the reference's "div > 0 ? sum / div : 0"); padded counts are 0 only then.
+  auto factor = [&](const TapRange& t) {
+    const int64_t n = count_include_pad ? t.padded : t.hi - t.lo;
+    return static_cast<float>(n > 0 && t.hi > t.lo ? n : 1);
+  };
+  for (int64_t o = 0; o < p.OH; ++o) {
+    const TapRange t = tap_range(w, 0, o);
+    p.row_lo.push_back(t.lo), p.row_hi.push_back(t.hi), p.row_div.push_back(factor(t));
+    p.any_empty = p.any_empty || t.lo >= t.hi;
+  }
+  for (int64_t o = 0; o < p.OW; ++o) {
+    const TapRange t = tap_range(w, 1, o);
+    p.col_div.push_back(factor(t));
+    p.col_first.push_back(t.hi > t.lo ? o * p.sw - p.pw + t.lo * p.dw : -1);
+    p.any_empty = p.any_empty || t.lo >= t.hi;
+  }
+  for (int64_t k = 0; k < p.KH; ++k) p.kh_rows.push_back(columns_with_tap(p.H, p.OH, p.sh, p.ph, p.dh, k));
+}
+
 template <typename T>
 const char* pool_run(KernelContext& ctx, const Window& w, const PoolParams& p, int64_t planes, int64_t* indices) {
   const T* x = ctx.input(0).data<T>();
@@ -284,6 +321,16 @@ class PoolKernel : public Kernel {
     int64_t* indices = ctx.output_wanted(1) ? ctx.output(1).mutable_data<int64_t>() : nullptr;
     ctx.stats().flops = static_cast<double>(planes) * w.out_size() * w.kernel_size();
     const char* v = nullptr;
+    if (x.dtype() == DType::Float32 && w.rank == 2 && !indices && !ctx.reference_mode()) {
+      // Per calling thread, not a member: concurrent runs share the kernel object.
+      thread_local Pool2dPlan plan;
+      make_pool2d_plan(w, params_.count_include_pad, plan);
+      const bool max = params_.kind == PoolKind::Max;
+      pool2d_simd(plan, max, planes, x.data<float>(), ctx.output(0).mutable_data<float>(), ctx.threads());
+      ctx.stats().variant = max ? "maxpool2d_separable" : "avgpool2d_separable";
+      ctx.stats().isa = cpu::isa_name(pool2d_kernels_for(pool2d_isa()).isa);
+      return;
+    }
     switch (x.dtype()) {
       case DType::Float32: v = pool_run<float>(ctx, w, params_, planes, indices); break;
       case DType::Float64: v = pool_run<double>(ctx, w, params_, planes, indices); break;
