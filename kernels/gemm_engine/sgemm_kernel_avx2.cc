@@ -8,6 +8,12 @@
 // finished tile goes through a small stack buffer, because vmaskmovps stores
 // are slow on several cores; the arithmetic stays vectorised.
 // Alpha/beta, bias and activation are applied in registers before the store.
+//
+// Skinny GEMMs (N <= 16, A not transposed; gemm_builtin.cc run_skinny): the
+// AVX2 twin of the AVX-512 A-in-place kernel. Row i of A is read in place at
+// a + i * lda (6 sequential row streams, one scalar broadcast per row and k),
+// so nothing packs A; B is the usual packed sliver. With n <= 8 only the
+// first ymm of each row is computed (6 accumulators, half the FMAs).
 #include <immintrin.h>
 
 #include <cstring>
@@ -49,29 +55,33 @@ inline const float* pad_columns(const float* cols, int64_t n, bool full, float* 
 // kIndirect: B row k is the NR floats at b + boff[k] (implicit GEMM straight
 // from a convolution's padded input: unaligned loads, full tiles only, n == NR);
 // otherwise the packed sliver b[k * NR + j].
-template <int M, bool kIndirect>
+// H = 2 computes both ymm of a row, H = 1 only the first (n <= 8).
+// kARows: A row i read in place at a + i * lda (skinny GEMMs), else the packed
+// sliver a[k * MR + i].
+template <int M, bool kIndirect, int H = 2, bool kARows = false>
 inline void kernel_body(int64_t kc, const float* a, const float* b, const int64_t* boff, float* c, int64_t ldc,
-                        int64_t n, float alpha, float beta, const TileEpi* epi) {
+                        int64_t n, float alpha, float beta, const TileEpi* epi, int64_t lda = 0) {
   __m256 acc0[M], acc1[M];
 #pragma GCC unroll 8
   for (int i = 0; i < M; ++i) {
     acc0[i] = _mm256_setzero_ps();
     acc1[i] = _mm256_setzero_ps();
     _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 15), _MM_HINT_T0);
+    if (H == 2) _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 15), _MM_HINT_T0);
   }
   for (int64_t k = 0; k < kc; ++k) {
     const float* bk = kIndirect ? b + boff[k] : b;
     __m256 b0 = kIndirect ? _mm256_loadu_ps(bk) : _mm256_load_ps(bk);
-    __m256 b1 = kIndirect ? _mm256_loadu_ps(bk + 8) : _mm256_load_ps(bk + 8);
+    __m256 b1 = b0;
+    if (H == 2) b1 = kIndirect ? _mm256_loadu_ps(bk + 8) : _mm256_load_ps(bk + 8);
     if (!kIndirect) _mm_prefetch(reinterpret_cast<const char*>(b + 8 * NR), _MM_HINT_T0);
 #pragma GCC unroll 8
     for (int i = 0; i < M; ++i) {
-      __m256 av = _mm256_broadcast_ss(a + i);
+      __m256 av = _mm256_broadcast_ss(kARows ? a + i * lda : a + i);
       acc0[i] = _mm256_fmadd_ps(av, b0, acc0[i]);
-      acc1[i] = _mm256_fmadd_ps(av, b1, acc1[i]);
+      if (H == 2) acc1[i] = _mm256_fmadd_ps(av, b1, acc1[i]);
     }
-    a += MR;
+    a += kARows ? 1 : MR;
     if (!kIndirect) b += NR;
   }
   // Partial tiles: C, bias and slope columns go through padded local copies.
@@ -93,16 +103,17 @@ inline void kernel_body(int64_t kc, const float* a, const float* b, const int64_
     __m256 r0 = _mm256_mul_ps(acc0[i], va), r1 = _mm256_mul_ps(acc1[i], va);
     if (beta != 0.0f) {  // beta == 0: C is write-only
       r0 = _mm256_fmadd_ps(_mm256_loadu_ps(cr), vb, r0);
-      r1 = _mm256_fmadd_ps(_mm256_loadu_ps(cr + 8), vb, r1);
+      if (H == 2) r1 = _mm256_fmadd_ps(_mm256_loadu_ps(cr + 8), vb, r1);
     }
     if (epi) {
       const int valid0 = n >= 8 ? 8 : static_cast<int>(n), valid1 = n >= NR ? 8 : n > 8 ? static_cast<int>(n - 8) : 0;
       r0 = epilogue(r0, *epi, i, 0, valid0, bias_cols, bias2_cols, slope_cols);
-      r1 = epilogue(r1, *epi, i, 8, valid1, bias_cols ? bias_cols + 8 : nullptr,
-                    bias2_cols ? bias2_cols + 8 : nullptr, slope_cols ? slope_cols + 8 : nullptr);
+      if (H == 2)
+        r1 = epilogue(r1, *epi, i, 8, valid1, bias_cols ? bias_cols + 8 : nullptr,
+                      bias2_cols ? bias2_cols + 8 : nullptr, slope_cols ? slope_cols + 8 : nullptr);
     }
     _mm256_storeu_ps(cr, r0);
-    _mm256_storeu_ps(cr + 8, r1);
+    if (H == 2) _mm256_storeu_ps(cr + 8, r1);
     if (!full) std::memcpy(c + i * ldc, tile[i], n * sizeof(float));
   }
 }
@@ -118,9 +129,17 @@ void kernel_ib(int64_t kc, const float* a, const float* b, const int64_t* boff, 
   kernel_body<M, true>(kc, a, b, boff, c, ldc, n, alpha, beta, epi);
 }
 
+template <int M>
+void kernel_arows(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc, int64_t n,
+                  float alpha, float beta, const TileEpi* epi) {
+  if (n * 2 <= NR) kernel_body<M, false, 1, true>(kc, a, b, nullptr, c, ldc, n, alpha, beta, epi, lda);
+  else kernel_body<M, false, 2, true>(kc, a, b, nullptr, c, ldc, n, alpha, beta, epi, lda);
+}
+
 template <int... Ms>
 constexpr SgemmKernelSet make_set(std::integer_sequence<int, Ms...>) {
-  return SgemmKernelSet{cpu::Isa::Avx2, MR, NR, 6 * 48, 256, 4096, {nullptr, &kernel<Ms + 1>...}, nullptr, {nullptr, &kernel_ib<Ms + 1>...}, {}, {}, false, {}};
+  return SgemmKernelSet{cpu::Isa::Avx2, MR, NR, 6 * 48, 256, 4096, {nullptr, &kernel<Ms + 1>...}, nullptr, {nullptr, &kernel_ib<Ms + 1>...}, {}, {}, false,
+                        {nullptr, &kernel_arows<Ms + 1>...}};
 }
 
 }  // namespace
