@@ -13,7 +13,9 @@
 // AVX2 twin of the AVX-512 A-in-place kernel. Row i of A is read in place at
 // a + i * lda (6 sequential row streams, one scalar broadcast per row and k),
 // so nothing packs A; B is the usual packed sliver. With n <= 8 only the
-// first ymm of each row is computed (6 accumulators, half the FMAs).
+// first ymm of each row is computed (6 accumulators, half the FMAs), as in
+// kernels_half for the packed path's N-edge tiles. B read in place (kernels_ib)
+// stays full-width only: the driver packs an implicit GEMM's edge tiles.
 #include <immintrin.h>
 
 #include <cstring>
@@ -129,6 +131,14 @@ void kernel_ib(int64_t kc, const float* a, const float* b, const int64_t* boff, 
   kernel_body<M, true>(kc, a, b, boff, c, ldc, n, alpha, beta, epi);
 }
 
+// Tiles of at most 8 columns (N edges, e.g. the last 4 or 8 columns of an
+// implicit-GEMM output row of 20, 40 or 52): one ymm per row, half the FMAs.
+template <int M>
+void kernel_half(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t n, float alpha,
+                 float beta, const TileEpi* epi) {
+  kernel_body<M, false, 1>(kc, a, b, nullptr, c, ldc, n, alpha, beta, epi);
+}
+
 template <int M>
 void kernel_arows(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc, int64_t n,
                   float alpha, float beta, const TileEpi* epi) {
@@ -138,7 +148,8 @@ void kernel_arows(int64_t kc, const float* a, int64_t lda, const float* b, float
 
 template <int... Ms>
 constexpr SgemmKernelSet make_set(std::integer_sequence<int, Ms...>) {
-  return SgemmKernelSet{cpu::Isa::Avx2, MR, NR, 6 * 48, 256, 4096, {nullptr, &kernel<Ms + 1>...}, nullptr, {nullptr, &kernel_ib<Ms + 1>...}, {}, {}, false,
+  return SgemmKernelSet{cpu::Isa::Avx2, MR, NR, 6 * 48, 256, 4096, {nullptr, &kernel<Ms + 1>...}, nullptr, {nullptr, &kernel_ib<Ms + 1>...},
+                        {nullptr, &kernel_half<Ms + 1>...}, {}, false,
                         {nullptr, &kernel_arows<Ms + 1>...}};
 }
 
