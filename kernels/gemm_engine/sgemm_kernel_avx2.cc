@@ -18,11 +18,13 @@
 // stays full-width only: the driver packs an implicit GEMM's edge tiles.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
 #include "kernels/gemm_engine/epilogue_avx2.h"
 #include "kernels/gemm_engine/sgemm_kernel.h"
+#include "kernels/simd/transpose8_avx2.h"
 
 namespace onnxmini {
 namespace gemm {
@@ -131,6 +133,41 @@ void kernel_ib(int64_t kc, const float* a, const float* b, const int64_t* boff, 
   kernel_body<M, true>(kc, a, b, boff, c, ldc, n, alpha, beta, epi);
 }
 
+// n (1..8) floats of v to p; 8 with one store, 6 (the A sliver's rows) as 4 + 2.
+inline void store_first(float* p, __m256 v, int n) {
+  if (n == 8) return _mm256_storeu_ps(p, v);
+  if (n == 6) {
+    _mm_storeu_ps(p, _mm256_castps256_ps128(v));
+    return _mm_storel_pi(reinterpret_cast<__m64*>(p + 4), _mm256_extractf128_ps(v, 1));
+  }
+  alignas(32) float tmp[8];
+  _mm256_store_ps(tmp, v);
+  std::memcpy(p, tmp, n * sizeof(float));
+}
+
+// Transposing pack, the AVX2 twin of the AVX-512 one (A stored M x K into
+// 6-row slivers, lanes = 6; B stored N x K into 16-column slivers, lanes = 16):
+// dst[k * stride + i] = src[i * ld + k]. Blocks of 8 source rows x 8 k are
+// loaded (rows >= `rows` as zeros, k past kc masked off, so nothing past the
+// rows' ends is read), transposed in registers (simd/transpose8_avx2.h), and
+// each k column's share of the `lanes` is stored.
+void pack_transposed(const float* src, int64_t ld, int rows, int64_t kc, float* dst, int stride, int lanes) {
+  for (int r0 = 0; r0 < lanes; r0 += 8) {
+    const int width = std::min(8, lanes - r0);
+    for (int64_t k0 = 0; k0 < kc; k0 += 8) {
+      const int kn = static_cast<int>(kc - k0 < 8 ? kc - k0 : 8);
+      const __m256i kmask = _mm256_cmpgt_epi32(_mm256_set1_epi32(kn), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+      __m256 r[8], t[8];
+      for (int i = 0; i < 8; ++i) {
+        const float* row = src + (r0 + i) * ld + k0;
+        r[i] = r0 + i >= rows ? _mm256_setzero_ps() : kn == 8 ? _mm256_loadu_ps(row) : _mm256_maskload_ps(row, kmask);
+      }
+      simd::transpose8x8(r, t);  // t[k]: rows r0..r0+7 at column k0 + k
+      for (int k = 0; k < kn; ++k) store_first(dst + (k0 + k) * stride + r0, t[k], width);
+    }
+  }
+}
+
 // Tiles of at most 8 columns (N edges, e.g. the last 4 or 8 columns of an
 // implicit-GEMM output row of 20, 40 or 52): one ymm per row, half the FMAs.
 template <int M>
@@ -148,7 +185,7 @@ void kernel_arows(int64_t kc, const float* a, int64_t lda, const float* b, float
 
 template <int... Ms>
 constexpr SgemmKernelSet make_set(std::integer_sequence<int, Ms...>) {
-  return SgemmKernelSet{cpu::Isa::Avx2, MR, NR, 6 * 48, 256, 4096, {nullptr, &kernel<Ms + 1>...}, nullptr, {nullptr, &kernel_ib<Ms + 1>...},
+  return SgemmKernelSet{cpu::Isa::Avx2, MR, NR, 6 * 48, 256, 4096, {nullptr, &kernel<Ms + 1>...}, &pack_transposed, {nullptr, &kernel_ib<Ms + 1>...},
                         {nullptr, &kernel_half<Ms + 1>...}, {}, false,
                         {nullptr, &kernel_arows<Ms + 1>...}};
 }
