@@ -14,8 +14,8 @@
 // a + i * lda (6 sequential row streams, one scalar broadcast per row and k),
 // so nothing packs A; B is the usual packed sliver. With n <= 8 only the
 // first ymm of each row is computed (6 accumulators, half the FMAs), as in
-// kernels_half for the packed path's N-edge tiles. B read in place (kernels_ib)
-// stays full-width only: the driver packs an implicit GEMM's edge tiles.
+// kernels_half for the packed path's N-edge tiles and kernels_ib_half for an
+// implicit GEMM's (B read in place with masked loads, ib_any_n).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -57,14 +57,18 @@ inline const float* pad_columns(const float* cols, int64_t n, bool full, float* 
 }
 
 // kIndirect: B row k is the NR floats at b + boff[k] (implicit GEMM straight
-// from a convolution's padded input: unaligned loads, full tiles only, n == NR);
-// otherwise the packed sliver b[k * NR + j].
+// from a convolution's padded input: unaligned loads; kMasked: vmaskmovps loads
+// of the tile's n columns only, so an edge tile n < NR reads nothing past its
+// run and needs no packed copy); otherwise the packed sliver b[k * NR + j].
 // H = 2 computes both ymm of a row, H = 1 only the first (n <= 8).
 // kARows: A row i read in place at a + i * lda (skinny GEMMs), else the packed
 // sliver a[k * MR + i].
-template <int M, bool kIndirect, int H = 2, bool kARows = false>
+template <int M, bool kIndirect, int H = 2, bool kARows = false, bool kMasked = false>
 inline void kernel_body(int64_t kc, const float* a, const float* b, const int64_t* boff, float* c, int64_t ldc,
                         int64_t n, float alpha, float beta, const TileEpi* epi, int64_t lda = 0) {
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), lane);
+  const __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n) - 8), lane);
   __m256 acc0[M], acc1[M];
 #pragma GCC unroll 8
   for (int i = 0; i < M; ++i) {
@@ -75,9 +79,10 @@ inline void kernel_body(int64_t kc, const float* a, const float* b, const int64_
   }
   for (int64_t k = 0; k < kc; ++k) {
     const float* bk = kIndirect ? b + boff[k] : b;
-    __m256 b0 = kIndirect ? _mm256_loadu_ps(bk) : _mm256_load_ps(bk);
+    __m256 b0 = !kIndirect ? _mm256_load_ps(bk) : kMasked ? _mm256_maskload_ps(bk, m0) : _mm256_loadu_ps(bk);
     __m256 b1 = b0;
-    if (H == 2) b1 = kIndirect ? _mm256_loadu_ps(bk + 8) : _mm256_load_ps(bk + 8);
+    if (H == 2)
+      b1 = !kIndirect ? _mm256_load_ps(bk + 8) : kMasked ? _mm256_maskload_ps(bk + 8, m1) : _mm256_loadu_ps(bk + 8);
     if (!kIndirect) _mm_prefetch(reinterpret_cast<const char*>(b + 8 * NR), _MM_HINT_T0);
 #pragma GCC unroll 8
     for (int i = 0; i < M; ++i) {
@@ -130,7 +135,13 @@ void kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, i
 template <int M>
 void kernel_ib(int64_t kc, const float* a, const float* b, const int64_t* boff, float* c, int64_t ldc, int64_t n,
                float alpha, float beta, const TileEpi* epi) {
-  kernel_body<M, true>(kc, a, b, boff, c, ldc, n, alpha, beta, epi);
+  if (n == NR) kernel_body<M, true>(kc, a, b, boff, c, ldc, n, alpha, beta, epi);
+  else kernel_body<M, true, 2, false, true>(kc, a, b, boff, c, ldc, n, alpha, beta, epi);
+}
+template <int M>
+void kernel_ib_half(int64_t kc, const float* a, const float* b, const int64_t* boff, float* c, int64_t ldc, int64_t n,
+                    float alpha, float beta, const TileEpi* epi) {
+  kernel_body<M, true, 1, false, true>(kc, a, b, boff, c, ldc, n, alpha, beta, epi);
 }
 
 // n (1..8) floats of v to p; 8 with one store, 6 (the A sliver's rows) as 4 + 2.
@@ -186,7 +197,7 @@ void kernel_arows(int64_t kc, const float* a, int64_t lda, const float* b, float
 template <int... Ms>
 constexpr SgemmKernelSet make_set(std::integer_sequence<int, Ms...>) {
   return SgemmKernelSet{cpu::Isa::Avx2, MR, NR, 6 * 48, 256, 4096, {nullptr, &kernel<Ms + 1>...}, &pack_transposed, {nullptr, &kernel_ib<Ms + 1>...},
-                        {nullptr, &kernel_half<Ms + 1>...}, {}, false,
+                        {nullptr, &kernel_half<Ms + 1>...}, {nullptr, &kernel_ib_half<Ms + 1>...}, true,
                         {nullptr, &kernel_arows<Ms + 1>...}};
 }
 
