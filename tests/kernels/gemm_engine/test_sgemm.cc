@@ -311,13 +311,16 @@ TEST_P(SgemmIsa, TwoThreadsMatchOne) {
   }
 }
 
-// Skinny GEMMs (N <= 32, A not transposed): on AVX-512 the A-in-place kernel,
-// with B packed per call or prepacked, large enough for the threaded split.
-// Against the reference, and 1 vs 2 threads bit for bit.
+// Skinny GEMMs (N <= NR, A not transposed): the A-in-place kernel (AVX-512: N
+// <= 32; AVX2: N <= 16, one ymm per row up to N = 8), with B packed per call or
+// prepacked, large enough for the threaded split; K past the KC block (256 on
+// AVX2) checks the beta = 1 accumulation. Against the reference, and 1 vs 2
+// threads bit for bit.
 TEST_P(SgemmIsa, SkinnyNThreadsAndPrepacked) {
   std::mt19937 rng(37);
   ThreadPool pool(2);
-  const int64_t shapes[][3] = {{30000, 8, 20}, {5000, 17, 100}, {3000, 32, 300}, {700, 1, 600}, {29, 5, 3}};
+  const int64_t shapes[][3] = {{30000, 8, 20}, {5000, 17, 100}, {3000, 32, 300}, {700, 1, 600}, {29, 5, 3},
+                               {2000, 9, 70},  {999, 16, 33},   {13, 3, 600},    {401, 15, 257}};
   for (const auto& s : shapes)
     for (bool prepacked : {false, true}) {
       Case c = random_case(rng, s[0], s[1], s[2]);

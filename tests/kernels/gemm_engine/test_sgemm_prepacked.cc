@@ -118,8 +118,11 @@ TEST_P(PrepackedIsa, ImplicitBMatchesReference) {
   std::mt19937 rng(11);
   ThreadPool pool(2);
   struct S { int64_t M, K, rows, len; };
-  const S cases[] = {{1, 1, 1, 1},   {5, 7, 3, 16},  {14, 27, 2, 32}, {15, 9, 4, 33},  {33, 64, 3, 70},
-                     {64, 576, 4, 112}, {8, 600, 2, 31}, {64, 27, 5, 112}, {3, 1030, 2, 65}};
+  // Row lengths with every kind of edge tile: none, 1..8 columns (half-width tiles) and
+  // 9..15 (AVX2: masked in-place loads), some with K past one KC block.
+  const S cases[] = {{1, 1, 1, 1},      {5, 7, 3, 16},   {14, 27, 2, 32},  {15, 9, 4, 33},  {33, 64, 3, 70},
+                     {64, 576, 4, 112}, {8, 600, 2, 31}, {64, 27, 5, 112}, {3, 1030, 2, 65}, {7, 300, 3, 20},
+                     {13, 520, 2, 40},  {6, 90, 2, 26}};
   int n = 0;
   for (const auto& c : cases)
     for (bool prepack : {true, false}) {
