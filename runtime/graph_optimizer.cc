@@ -10,6 +10,7 @@
 #include "runtime/graph_fusion_norm.h"
 #include "runtime/graph_fusion_qdq.h"
 #include "runtime/graph_fusion_residual.h"
+#include "runtime/graph_sinking.h"
 
 namespace onnxmini {
 
@@ -42,11 +43,20 @@ const std::vector<GraphRule>& graph_rules() {
        "a node whose inputs are all constants (inside If/Loop/Scan bodies too, outer constants included) -> its outputs as constants (runtime/constant_folding.h)"},
       {"eliminate_noop_reshape", kBasic, true, eliminate_noop_reshape,
        "Reshape(x, s) with s = x's declared fixed shape -> x"},
+      {"sink_reshape", kBasic, true, sink_reshape,
+       "Reshape(x, s1) -> unary elementwise ops (scalar constant operands) -> Reshape(s2 without 0) -> "
+       "ops(x) -> Reshape(s2) (runtime/graph_sinking.h)"},
       {"collapse_reshapes", kBasic, true, collapse_reshapes,
        "Reshape(Reshape(x, s1), s2) with s2 without 0 -> Reshape(x, s2)"},
+      {"sink_transpose", kBasic, true, sink_transpose,
+       "Transpose(x, p) -> elementwise ops (other operands constants, permuted at load, or scalars) -> Transpose(q) "
+       "-> ops(x) -> Transpose(p then q) (identity: cancel_transposes drops it); Op(Transpose(a, p), Transpose(b, p)) "
+       "with a, b of one declared shape -> Transpose(Op(a, b), p) (runtime/graph_sinking.h)"},
       {"cancel_transposes", kBasic, true, cancel_transposes,
        "Transpose(Transpose(x, p1), p2) -> x when the composition is the identity, else one Transpose; "
        "identity Transpose -> x"},
+      {"transpose_to_reshape", kBasic, true, transpose_to_reshape,
+       "Transpose(x, p) moving only axes of size 1 (x's declared shape) -> Reshape (a view: no copy)"},
       {"eliminate_dead_nodes", kBasic, true, eliminate_dead_nodes, "nodes whose outputs nothing reads -> removed"},
       // Level 2 (extended), plain ONNX results.
       {"qdq_to_qlinear", kExtended, true, fuse_qdq_to_qlinear,

@@ -1,0 +1,375 @@
+// Transpose / Reshape sinking through elementwise ops (graph_sinking.h).
+#include "runtime/graph_sinking.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <string>
+
+#include "runtime/graph_pass.h"
+
+namespace onnxmini {
+namespace {
+
+std::string label(const GraphNode& n) { return fmt::format("{} '{}'", n.op_type, n.name); }
+
+bool onnx_op(const GraphNode& n, const char* op) { return n.domain.empty() && n.op_type == op; }
+
+// Ops computing each output element from the input element at the same index alone
+// (extra inputs, when any, must be scalar constants: Clip's bounds).
+bool unary_elementwise(const GraphNode& n) {
+  static const std::set<std::string> ops = {
+      "Abs",      "Acos",      "Acosh",       "Asin",  "Asinh",    "Atan",   "Atanh",     "BitwiseNot",
+      "Cast",     "Ceil",      "Celu",        "Clip",  "Cos",      "Cosh",   "Elu",       "Erf",
+      "Exp",      "Floor",     "Gelu",        "HardSigmoid", "HardSwish", "Identity", "IsInf", "IsNaN",
+      "LeakyRelu", "Log",      "Mish",        "Neg",   "Not",      "Reciprocal", "Relu", "Round",
+      "Selu",     "Sigmoid",   "Sign",        "Sin",   "Sinh",     "Softplus", "Softsign", "Sqrt",
+      "Tan",      "Tanh",      "ThresholdedRelu"};
+  return n.domain.empty() && ops.count(n.op_type) != 0;
+}
+
+// Two-input ops broadcasting both inputs elementwise (PRelu broadcasts its slope only,
+// which permuting keeps valid: the slope still broadcasts to X).
+bool binary_elementwise(const GraphNode& n) {
+  static const std::set<std::string> ops = {
+      "Add",   "And",  "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "Div",  "Equal", "Greater",
+      "GreaterOrEqual", "Less", "LessOrEqual", "Max", "Mean", "Min", "Mod", "Mul", "Or", "Pow", "PRelu",
+      "Sub",   "Sum",  "Xor"};
+  return n.domain.empty() && ops.count(n.op_type) != 0 && n.inputs.size() == 2;
+}
+
+bool is_permutation(const std::vector<int64_t>& p) {
+  std::vector<bool> seen(p.size(), false);
+  for (int64_t a : p) {
+    if (a < 0 || a >= static_cast<int64_t>(p.size()) || seen[a]) return false;
+    seen[a] = true;
+  }
+  return true;
+}
+
+// The Transpose's perm when it is explicit and valid (an absent perm reverses the axes
+// of a rank the graph may not know: left alone).
+bool transpose_perm(const GraphNode& n, std::vector<int64_t>& perm) {
+  if (!onnx_op(n, "Transpose") || n.inputs.size() != 1 || n.outputs.size() != 1 || n.inputs[0] < 0 ||
+      n.outputs[0] < 0 || !n.attrs.has("perm"))
+    return false;
+  perm = n.attrs.get_ints("perm");
+  return !perm.empty() && is_permutation(perm);
+}
+
+// y = x transposed by `perm` (y's axis k is x's axis perm[k]), any fixed-size element type.
+// Walks y in order with a running index into x (x's strides gathered per y axis).
+Tensor permuted(const Tensor& x, const std::vector<int64_t>& perm) {
+  const size_t rank = perm.size(), esize = dtype_size(x.dtype());
+  std::vector<int64_t> x_strides(rank, 1), y_dims(rank), step(rank);
+  for (size_t d = rank; d-- > 1;) x_strides[d - 1] = x_strides[d] * x.dim(d);
+  Shape y_shape(rank);
+  for (size_t k = 0; k < rank; ++k) y_shape[k] = y_dims[k] = x.dim(perm[k]), step[k] = x_strides[perm[k]];
+  Tensor y(x.dtype(), y_shape);
+  const char* src = static_cast<const char*>(x.raw());
+  char* dst = static_cast<char*>(y.raw_mut());
+  std::vector<int64_t> idx(rank, 0);
+  int64_t offset = 0;
+  for (int64_t n = 0; n < y.numel(); ++n) {
+    std::memcpy(dst + n * esize, src + offset * esize, esize);
+    for (size_t k = rank; k-- > 0;) {  // odometer over y's index
+      offset += step[k];
+      if (++idx[k] < y_dims[k]) break;
+      offset -= step[k] * y_dims[k];
+      idx[k] = 0;
+    }
+  }
+  return y;
+}
+
+struct Sinker : FusionPass {
+  using FusionPass::FusionPass;
+
+  int add_constant(const std::string& base, Tensor t) {
+    std::string name = base;
+    for (int i = 1; g.value_ids.count(name); ++i) name = fmt::format("{}_{}", base, i);
+    const int id = static_cast<int>(g.value_names.size());
+    g.value_names.push_back(name);
+    g.value_ids[name] = id;
+    g.known_dtypes[id] = t.dtype();
+    g.constants[id] = std::move(t);
+    uses.push_back(0);
+    return id;
+  }
+
+  // A value whose shape the rewrite changes: its declarations no longer hold.
+  void forget_declared_shape(int id) {
+    g.value_infos.erase(id);
+    g.declared_types.erase(id);
+    g.value_info_ids.erase(std::remove(g.value_info_ids.begin(), g.value_info_ids.end(), id), g.value_info_ids.end());
+  }
+
+  void set_dtype_like(int id, int like) {
+    auto it = g.known_dtypes.find(like);
+    if (it == g.known_dtypes.end()) g.known_dtypes.erase(id);
+    else g.known_dtypes[id] = it->second;
+  }
+
+  // The declared shape of `id` (graph input or value_info; symbolic dims allowed).
+  const std::vector<Dim>* declared_shape(int id) const {
+    for (size_t k = 0; k < g.input_ids.size(); ++k)
+      if (g.input_ids[k] == id) return g.inputs[k].has_shape ? &g.inputs[k].shape : nullptr;
+    auto it = g.value_infos.find(id);
+    return it != g.value_infos.end() && it->second.has_shape ? &it->second.shape : nullptr;
+  }
+
+  // A constant the rewrite may read at load time (not a string tensor).
+  const Tensor* plain_constant(int id) const {
+    const Tensor* t = constant(id);
+    return t && t->dtype() != DType::String && dtype_size(t->dtype()) > 0 ? t : nullptr;
+  }
+
+  bool scalar_constant(int id) const {
+    const Tensor* t = plain_constant(id);
+    return t && t->rank() == 0;
+  }
+
+  // Moves node `i` to just below node `last` (i < last): the nodes in between, none of
+  // which reads node i's output any more, move up by one and keep their order.
+  void move_below(size_t i, size_t last) {
+    std::rotate(g.nodes.begin() + i, g.nodes.begin() + i + 1, g.nodes.begin() + last + 1);
+    std::rotate(removed.begin() + i, removed.begin() + i + 1, removed.begin() + last + 1);
+  }
+
+  // From the output of node `i`, follows single-reader links through nodes `step`
+  // accepts until a node `is_end` accepts. Fills `chain` (node indices, in order) and
+  // `end`; false when the walk stops anywhere else or the chain is empty.
+  template <typename Step, typename End>
+  bool walk(size_t i, std::vector<size_t>& chain, size_t& end, Step step, End is_end) {
+    chain.clear();
+    int v = g.nodes[i].outputs[0];
+    for (size_t guard = 0; guard < g.nodes.size(); ++guard) {
+      const int j = sole_consumer(v);
+      if (j < 0) return false;
+      const GraphNode& n = g.nodes[j];
+      if (is_end(n, v)) {
+        end = static_cast<size_t>(j);
+        return !chain.empty();
+      }
+      if (!step(n, v) || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
+      chain.push_back(static_cast<size_t>(j));
+      v = n.outputs[0];
+    }
+    return false;
+  }
+
+  // Node `i` (x -> t) moves below its chain and merges into the end node: the chain
+  // reads x, the end node reads the chain's last output as before and node i, whose
+  // only reader was the chain, goes away. The caller has made the end node do both.
+  void fold_into_end(size_t i, const std::vector<size_t>& chain) {
+    const int x = g.nodes[i].inputs[0], t = g.nodes[i].outputs[0];
+    for (int& in : g.nodes[chain.front()].inputs)
+      if (in == t) in = x;
+    for (size_t c : chain) forget_declared_shape(g.nodes[c].outputs[0]);  // now in x's layout
+    removed[i] = true;
+    count_uses();
+  }
+
+  // Can `n` (reading the transposed value v, of rank `rank`) run before the Transpose?
+  // Records, in `swaps`, the constant operands to replace by their permuted copies.
+  bool commutes_with_transpose(const GraphNode& n, int v, const std::vector<int64_t>& perm,
+                               std::vector<std::pair<int, Tensor>>& swaps) const {
+    if (unary_elementwise(n)) {
+      if (n.inputs.empty() || n.inputs[0] != v) return false;
+      for (size_t k = 1; k < n.inputs.size(); ++k)
+        if (n.inputs[k] >= 0 && !scalar_constant(n.inputs[k])) return false;
+      return true;
+    }
+    if (!binary_elementwise(n)) return false;
+    const int other = n.inputs[0] == v ? n.inputs[1] : n.inputs[0];
+    if (n.inputs[1] == v && n.op_type == "PRelu" && n.inputs[0] != v) return false;  // X must be the transposed one
+    if (other == v) return true;
+    const Tensor* c = plain_constant(other);
+    if (!c || c->rank() > perm.size()) return false;  // a higher rank would broadcast v up
+    if (c->numel() == 1) return true;                 // broadcasts the same way in any layout
+    // c broadcast to v's rank is c unsqueezed in front; the op before the Transpose
+    // needs it in x's layout: permuted by the inverse of perm.
+    Shape full(perm.size() - c->rank(), 1);
+    for (size_t d = 0; d < c->rank(); ++d) full.push_back(c->dim(d));
+    std::vector<int64_t> inverse(perm.size());
+    for (size_t k = 0; k < perm.size(); ++k) inverse[perm[k]] = static_cast<int64_t>(k);
+    Tensor unsqueezed(c->dtype(), full, c->buffer(), c->offset());
+    swaps.emplace_back(other, permuted(unsqueezed, inverse));
+    return true;
+  }
+
+  // Transpose(x, p) -> chain of commuting ops -> Transpose(q): the chain reads x, the
+  // end becomes Transpose(p then q), the first Transpose goes.
+  bool sink_chain(size_t i) {
+    std::vector<int64_t> perm, end_perm;
+    if (!transpose_perm(g.nodes[i], perm)) return false;
+    std::vector<std::pair<int, Tensor>> swaps;
+    std::vector<std::pair<size_t, std::pair<int, Tensor>>> node_swaps;
+    std::vector<size_t> chain;
+    size_t end = 0;
+    auto step = [&](const GraphNode& n, int v) {
+      swaps.clear();
+      if (!commutes_with_transpose(n, v, perm, swaps)) return false;
+      for (auto& s : swaps) node_swaps.push_back({static_cast<size_t>(&n - g.nodes.data()), std::move(s)});
+      return true;
+    };
+    auto is_end = [&](const GraphNode& n, int) { return transpose_perm(n, end_perm) && end_perm.size() == perm.size(); };
+    if (!walk(i, chain, end, step, is_end)) return false;
+    std::string what = label(g.nodes[i]);
+    for (size_t c : chain) what += " -> " + label(g.nodes[c]);
+    what += " -> " + label(g.nodes[end]);
+    for (auto& [node, swap] : node_swaps) {
+      const int id = add_constant(g.value_names[swap.first] + "_sunk", std::move(swap.second));
+      for (int& in : g.nodes[node].inputs)
+        if (in == swap.first) in = id;
+    }
+    // end(moved(v)): the end's axis k is the moved output's axis end_perm[k], which is x's
+    // axis perm[end_perm[k]]. An identity result is left to cancel_transposes.
+    std::vector<int64_t> composed(perm.size());
+    for (size_t k = 0; k < perm.size(); ++k) composed[k] = perm[end_perm[k]];
+    g.nodes[end].attrs.set("perm", composed);
+    fold_into_end(i, chain);
+    ctx.applied("sink_transpose", what);
+    return true;
+  }
+
+  bool same_declared_shape(int a, int b) const {
+    const std::vector<Dim>* da = declared_shape(a);
+    const std::vector<Dim>* db = declared_shape(b);
+    if (!da || !db || da->size() != db->size()) return false;
+    for (size_t k = 0; k < da->size(); ++k) {
+      const Dim &x = (*da)[k], &y = (*db)[k];
+      const bool same = x.value >= 0 ? x.value == y.value : !x.param.empty() && x.param == y.param;
+      if (!same) return false;
+    }
+    return true;
+  }
+
+  // Op(Transpose(a, p), Transpose(b, p)) -> Transpose(Op(a, b), p), a and b of one shape
+  // (were they to broadcast, the single Transpose would move the larger result).
+  bool merge_operand_transposes(size_t b) {
+    GraphNode& op = g.nodes[b];
+    if (!binary_elementwise(op) || op.outputs.size() != 1 || op.outputs[0] < 0) return false;
+    const int t1 = op.inputs[0], t2 = op.inputs[1];
+    if (t1 < 0 || t2 < 0 || t1 == t2 || sole_consumer(t1) != static_cast<int>(b) ||
+        sole_consumer(t2) != static_cast<int>(b))
+      return false;
+    const int i1 = producer(t1), i2 = producer(t2);
+    std::vector<int64_t> p1, p2;
+    if (i1 < 0 || i2 < 0 || !transpose_perm(g.nodes[i1], p1) || !transpose_perm(g.nodes[i2], p2) || p1 != p2)
+      return false;
+    const int a_in = g.nodes[i1].inputs[0], b_in = g.nodes[i2].inputs[0];
+    if (!same_declared_shape(a_in, b_in)) return false;
+    const std::string what = label(g.nodes[i1]) + " + " + label(g.nodes[i2]) + " -> " + label(op);
+    const int y = op.outputs[0];
+    op.inputs = {a_in, b_in};
+    op.outputs[0] = t1;  // t1 now holds Op(a, b); the Transpose writes y
+    g.nodes[i1].inputs[0] = t1;
+    g.nodes[i1].outputs[0] = y;
+    forget_declared_shape(t1);
+    set_dtype_like(t1, y);  // comparisons give bool
+    removed[i2] = true;     // its output has no reader left
+    move_below(static_cast<size_t>(i1), b);
+    count_uses();
+    ctx.applied("sink_transpose", what + " (one Transpose)");
+    return true;
+  }
+
+  // Reshape(x, s1) -> unary elementwise chain -> Reshape(s2): the chain reads x, the first goes.
+  bool sink_reshape_chain(size_t i) {
+    const GraphNode& r = g.nodes[i];
+    if (!onnx_op(r, "Reshape") || r.inputs.size() != 2 || r.inputs[0] < 0 || r.outputs.size() != 1 ||
+        r.outputs[0] < 0)
+      return false;
+    std::vector<size_t> chain;
+    size_t end = 0;
+    auto step = [&](const GraphNode& n, int v) {
+      if (unary_elementwise(n)) {
+        if (n.inputs.empty() || n.inputs[0] != v) return false;
+        for (size_t k = 1; k < n.inputs.size(); ++k)
+          if (n.inputs[k] >= 0 && !scalar_constant(n.inputs[k])) return false;
+        return true;
+      }
+      if (!binary_elementwise(n)) return false;  // a scalar constant operand: broadcasts in any shape
+      const int other = n.inputs[0] == v ? n.inputs[1] : n.inputs[0];
+      return other == v || (scalar_constant(other) && !(n.op_type == "PRelu" && n.inputs[1] == v));
+    };
+    auto is_end = [&](const GraphNode& n, int v) {
+      if (!onnx_op(n, "Reshape") || n.inputs.size() != 2 || n.inputs[0] != v) return false;
+      const Tensor* s = constant(n.inputs[1]);
+      if (!s || s->dtype() != DType::Int64 || s->rank() != 1) return false;
+      // A 0 copies a dimension of its input, whose shape the rewrite keeps: collapse_reshapes
+      // skips such an outer Reshape, so moving the first one would gain nothing.
+      const auto* d = s->data<int64_t>();
+      return n.attrs.get_int("allowzero", 0) != 0 || std::find(d, d + s->numel(), 0) == d + s->numel();
+    };
+    if (!walk(i, chain, end, step, is_end)) return false;
+    std::string what = label(g.nodes[i]);
+    for (size_t c : chain) what += " -> " + label(g.nodes[c]);
+    what += " -> " + label(g.nodes[end]);
+    fold_into_end(i, chain);  // the end's shape has no 0: it does not depend on its input's shape
+    ctx.applied("sink_reshape", what);
+    return true;
+  }
+
+  // Transpose(x, p) moving only axes of size 1 -> Reshape(x, shape): same bytes, no copy.
+  bool transpose_as_reshape(size_t i) {
+    GraphNode& t = g.nodes[i];
+    std::vector<int64_t> perm;
+    if (!transpose_perm(t, perm) || t.opset < 5) return false;
+    const std::vector<Dim>* x = declared_shape(t.inputs[0]);
+    if (!x || x->size() != perm.size()) return false;
+    auto is_one = [&](int64_t axis) { return (*x)[axis].value == 1; };
+    int64_t last_moved = -1;
+    bool identity = true;
+    std::vector<int64_t> spec(perm.size());
+    for (size_t k = 0; k < perm.size(); ++k) {
+      identity = identity && perm[k] == static_cast<int64_t>(k);
+      const Dim& d = (*x)[perm[k]];
+      if (d.value > 0) spec[k] = d.value;
+      else if (d.value < 0 && perm[k] == static_cast<int64_t>(k)) spec[k] = 0;  // copies x's (same) dimension
+      else return false;  // a symbolic dimension that moves, or a zero one (0 would copy)
+      if (is_one(perm[k])) continue;
+      if (perm[k] < last_moved) return false;  // two axes of other sizes swap: data moves
+      last_moved = perm[k];
+    }
+    if (identity) return false;  // cancel_transposes' case
+    const std::string what = label(t);
+    const int shape = add_constant(g.value_names[t.outputs[0]] + "_shape",
+                                   Tensor::from_vector<int64_t>({static_cast<int64_t>(spec.size())}, spec));
+    t.op_type = "Reshape";
+    t.attrs = Attributes();
+    t.inputs.push_back(shape);
+    count_uses();
+    ctx.applied("transpose_to_reshape", what);
+    return true;
+  }
+};
+
+}  // namespace
+
+void sink_transpose(RuleContext& ctx) {
+  Sinker s(ctx);
+  // merge_operand_transposes moves a Transpose down to i, where it may sink further:
+  // after that rewrite the node at i is looked at again.
+  for (size_t i = 0; i < ctx.g.nodes.size();) {
+    if (s.removed[i] || !(s.sink_chain(i) || s.merge_operand_transposes(i))) ++i;
+  }
+  s.compact();
+}
+
+void sink_reshape(RuleContext& ctx) {
+  Sinker s(ctx);
+  for (size_t i = 0; i < ctx.g.nodes.size(); ++i)
+    if (!s.removed[i]) s.sink_reshape_chain(i);
+  s.compact();
+}
+
+void transpose_to_reshape(RuleContext& ctx) {
+  Sinker s(ctx);
+  for (size_t i = 0; i < ctx.g.nodes.size(); ++i) s.transpose_as_reshape(i);
+}
+
+}  // namespace onnxmini
