@@ -9,7 +9,7 @@ rounds on one thread (the machine is shared): per round a fresh session, a warm-
 --extra LABEL=PATH adds a model file timed at level 0 (e.g. the model another build's
 `onnxmini optimize` saved, to compare optimizers on the same kernels).
 
-    .venv/bin/python benchmarks/bench_transpose_sinking.py [--rounds 7] [--extra main99=/tmp/x.onnx]
+    .venv/bin/python benchmarks/bench_transpose_sinking.py [--rounds 7] [--extra main99=/tmp/x.onnx] [--base main99]
 """
 import argparse
 import pathlib
@@ -79,6 +79,7 @@ def main():
     ap.add_argument("--round-s", type=float, default=0.3)
     ap.add_argument("--size", type=int, default=56)
     ap.add_argument("--extra", nargs="*", default=[], help="LABEL=PATH, timed at level 0")
+    ap.add_argument("--base", default="L0", help="the variant the ratios divide (its time / this time)")
     a = ap.parse_args()
     path = pathlib.Path(tempfile.gettempdir()) / "onnxmini_converter_style_cnn.onnx"
     feeds = converter_style_cnn(path, a.size)
@@ -95,12 +96,11 @@ def main():
     for _ in range(a.rounds):
         for label, p, level in variants:
             medians[label].append(time_round(session(p, level), feeds, a.round_s))
-    base = statistics.median(medians["L0"])
     for label, _, _ in variants:
         ms = statistics.median(medians[label])
-        ratios = [b / m for b, m in zip(medians["L0"], medians[label])]
-        print(f"{label}: {ms * 1e3:.3f} ms, L0 / this {base / ms:.2f}x (median of per-round ratios "
-              f"{statistics.median(ratios):.2f}x)")
+        ratios = [b / m for b, m in zip(medians[a.base], medians[label])]
+        print(f"{label}: {ms * 1e3:.3f} ms, {a.base} / this: median of per-round ratios "
+              f"{statistics.median(ratios):.3f}x")
 
 
 if __name__ == "__main__":

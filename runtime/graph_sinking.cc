@@ -138,20 +138,17 @@ struct Sinker : FusionPass {
     std::rotate(removed.begin() + i, removed.begin() + i + 1, removed.begin() + last + 1);
   }
 
-  // From the output of node `i`, follows single-reader links through nodes `step`
-  // accepts until a node `is_end` accepts. Fills `chain` (node indices, in order) and
-  // `end`; false when the walk stops anywhere else or the chain is empty.
+  // From node `first` (a reader of v), follows single-reader links through nodes `step`
+  // accepts until a node `is_end` accepts. Fills `chain` (node indices, in order; empty
+  // when `first` is the end) and `end`; false when the walk stops anywhere else.
   template <typename Step, typename End>
-  bool walk(size_t i, std::vector<size_t>& chain, size_t& end, Step step, End is_end) {
+  bool walk(int v, int first, std::vector<size_t>& chain, size_t& end, Step step, End is_end) {
     chain.clear();
-    int v = g.nodes[i].outputs[0];
-    for (size_t guard = 0; guard < g.nodes.size(); ++guard) {
-      const int j = sole_consumer(v);
-      if (j < 0) return false;
+    for (int j = first; j >= 0 && chain.size() < g.nodes.size(); j = sole_consumer(v)) {
       const GraphNode& n = g.nodes[j];
       if (is_end(n, v)) {
         end = static_cast<size_t>(j);
-        return !chain.empty();
+        return true;
       }
       if (!step(n, v) || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
       chain.push_back(static_cast<size_t>(j));
@@ -160,16 +157,12 @@ struct Sinker : FusionPass {
     return false;
   }
 
-  // Node `i` (x -> t) moves below its chain and merges into the end node: the chain
-  // reads x, the end node reads the chain's last output as before and node i, whose
-  // only reader was the chain, goes away. The caller has made the end node do both.
-  void fold_into_end(size_t i, const std::vector<size_t>& chain) {
-    const int x = g.nodes[i].inputs[0], t = g.nodes[i].outputs[0];
+  // The chain now reads x where it read t (node i's output, x -> t); its values are in
+  // x's layout.
+  void reroute(int x, int t, const std::vector<size_t>& chain) {
     for (int& in : g.nodes[chain.front()].inputs)
       if (in == t) in = x;
-    for (size_t c : chain) forget_declared_shape(g.nodes[c].outputs[0]);  // now in x's layout
-    removed[i] = true;
-    count_uses();
+    for (size_t c : chain) forget_declared_shape(g.nodes[c].outputs[0]);
   }
 
   // Can `n` (reading the transposed value v, of rank `rank`) run before the Transpose?
@@ -200,37 +193,75 @@ struct Sinker : FusionPass {
     return true;
   }
 
-  // Transpose(x, p) -> chain of commuting ops -> Transpose(q): the chain reads x, the
-  // end becomes Transpose(p then q), the first Transpose goes.
+  // One way from a reader of the moved Transpose's output to the Transpose it meets.
+  struct Branch {
+    std::vector<size_t> chain;
+    size_t end = 0;
+    std::vector<std::pair<size_t, std::pair<int, Tensor>>> swaps;  // node, (constant input, permuted copy)
+  };
+
+  // Transpose(x, p) whose every reader starts a chain of commuting ops ending in a
+  // Transpose(q) (or is one): each chain reads x, each end becomes Transpose(p then q), the
+  // first Transpose goes. One reader: p -> ops -> q; several: the fan-out a converter
+  // leaves when one NHWC value feeds several NCHW consumers.
   bool sink_chain(size_t i) {
     std::vector<int64_t> perm, end_perm;
     if (!transpose_perm(g.nodes[i], perm)) return false;
-    std::vector<std::pair<int, Tensor>> swaps;
-    std::vector<std::pair<size_t, std::pair<int, Tensor>>> node_swaps;
-    std::vector<size_t> chain;
-    size_t end = 0;
-    auto step = [&](const GraphNode& n, int v) {
-      swaps.clear();
-      if (!commutes_with_transpose(n, v, perm, swaps)) return false;
-      for (auto& s : swaps) node_swaps.push_back({static_cast<size_t>(&n - g.nodes.data()), std::move(s)});
-      return true;
-    };
-    auto is_end = [&](const GraphNode& n, int) { return transpose_perm(n, end_perm) && end_perm.size() == perm.size(); };
-    if (!walk(i, chain, end, step, is_end)) return false;
-    std::string what = label(g.nodes[i]);
-    for (size_t c : chain) what += " -> " + label(g.nodes[c]);
-    what += " -> " + label(g.nodes[end]);
-    for (auto& [node, swap] : node_swaps) {
-      const int id = add_constant(g.value_names[swap.first] + "_sunk", std::move(swap.second));
-      for (int& in : g.nodes[node].inputs)
-        if (in == swap.first) in = id;
+    const int x = g.nodes[i].inputs[0], t = g.nodes[i].outputs[0];
+    std::vector<size_t> readers;
+    int slots = 0;
+    for (size_t k = 0; k < g.nodes.size(); ++k) {
+      if (removed[k]) continue;
+      const int n = static_cast<int>(std::count(g.nodes[k].inputs.begin(), g.nodes[k].inputs.end(), t));
+      if (n > 0) readers.push_back(k), slots += n;
     }
-    // end(moved(v)): the end's axis k is the moved output's axis end_perm[k], which is x's
-    // axis perm[end_perm[k]]. An identity result is left to cancel_transposes.
-    std::vector<int64_t> composed(perm.size());
-    for (size_t k = 0; k < perm.size(); ++k) composed[k] = perm[end_perm[k]];
-    g.nodes[end].attrs.set("perm", composed);
-    fold_into_end(i, chain);
+    if (readers.empty() || slots != uses[t]) return false;  // also a graph output, or read by a subgraph
+    std::vector<Branch> branches(readers.size());
+    std::vector<bool> taken(g.nodes.size(), false);  // branches must not meet (Add(Relu(t), Neg(t)))
+    bool moves_something = false;
+    for (size_t r = 0; r < readers.size(); ++r) {
+      Branch& b = branches[r];
+      auto step = [&](const GraphNode& n, int v) {
+        std::vector<std::pair<int, Tensor>> swaps;
+        if (!commutes_with_transpose(n, v, perm, swaps)) return false;
+        for (auto& sw : swaps) b.swaps.push_back({static_cast<size_t>(&n - g.nodes.data()), std::move(sw)});
+        return true;
+      };
+      auto is_end = [&](const GraphNode& n, int) { return transpose_perm(n, end_perm) && end_perm.size() == perm.size(); };
+      if (!walk(t, static_cast<int>(readers[r]), b.chain, b.end, step, is_end)) return false;
+      for (size_t c : b.chain) {
+        if (taken[c]) return false;
+        taken[c] = true;
+      }
+      moves_something = moves_something || !b.chain.empty();
+    }
+    if (!moves_something) return false;  // Transpose(Transpose): cancel_transposes' case
+    std::string what = label(g.nodes[i]);
+    for (const Branch& b : branches) {
+      for (size_t c : b.chain) what += " -> " + label(g.nodes[c]);
+      what += " -> " + label(g.nodes[b.end]) + (&b == &branches.back() ? "" : ";");
+    }
+    for (Branch& b : branches) {
+      for (auto& [node, swap] : b.swaps) {
+        const int id = add_constant(g.value_names[swap.first] + "_sunk", std::move(swap.second));
+        for (int& in : g.nodes[node].inputs)
+          if (in == swap.first) in = id;
+      }
+      // end(moved(v)): the end's axis k is the moved output's axis q[k], which is x's axis
+      // p[q[k]]. An identity result is left to cancel_transposes.
+      GraphNode& end = g.nodes[b.end];
+      transpose_perm(end, end_perm);
+      std::vector<int64_t> composed(perm.size());
+      for (size_t k = 0; k < perm.size(); ++k) composed[k] = perm[end_perm[k]];
+      end.attrs.set("perm", composed);
+      if (b.chain.empty()) {
+        end.inputs[0] = x;
+      } else {
+        reroute(x, t, b.chain);
+      }
+    }
+    removed[i] = true;
+    count_uses();
     ctx.applied("sink_transpose", what);
     return true;
   }
@@ -305,11 +336,15 @@ struct Sinker : FusionPass {
       const auto* d = s->data<int64_t>();
       return n.attrs.get_int("allowzero", 0) != 0 || std::find(d, d + s->numel(), 0) == d + s->numel();
     };
-    if (!walk(i, chain, end, step, is_end)) return false;
+    if (!walk(r.outputs[0], sole_consumer(r.outputs[0]), chain, end, step, is_end) || chain.empty()) return false;
     std::string what = label(g.nodes[i]);
     for (size_t c : chain) what += " -> " + label(g.nodes[c]);
     what += " -> " + label(g.nodes[end]);
-    fold_into_end(i, chain);  // the end's shape has no 0: it does not depend on its input's shape
+    // The end's shape has no 0: it does not depend on its input's shape. The first Reshape,
+    // read by the chain only, goes.
+    reroute(g.nodes[i].inputs[0], g.nodes[i].outputs[0], chain);
+    removed[i] = true;
+    count_uses();
     ctx.applied("sink_reshape", what);
     return true;
   }

@@ -131,6 +131,43 @@ TEST(GraphSinking, PReluSlopePermuted) {
   EXPECT_EQ(o.op_types, std::vector<std::string>{"PRelu"});
 }
 
+// One NHWC value read three ways: Relu -> back to NCHW, Sigmoid -> Mul(constant) -> another
+// Transpose, and a Transpose straight back. With `blocker`, a fourth reader (Softmax) that
+// does not commute keeps everything as it is.
+ModelBuilder fan_out(bool blocker) {
+  ModelBuilder mb(13);
+  mb.input("X", DType::Float32, {2, 3, 4, 5});
+  mb.initializer("C", random_tensor(DType::Float32, {3}, 2));
+  mb.node("Transpose", {"X"}, {"T"}).name("to_nhwc").attr("perm", kToNHWC);
+  mb.node("Relu", {"T"}, {"R"}).name("relu");
+  mb.node("Transpose", {"R"}, {"Y1"}).name("back1").attr("perm", kToNCHW);
+  mb.node("Sigmoid", {"T"}, {"S"}).name("sigmoid");
+  mb.node("Mul", {"S", "C"}, {"M"}).name("mul");
+  mb.node("Transpose", {"M"}, {"Y2"}).name("other").attr("perm", std::vector<int64_t>{0, 2, 1, 3});
+  mb.node("Transpose", {"T"}, {"D"}).name("back2").attr("perm", kToNCHW);
+  mb.node("Exp", {"D"}, {"Y3"}).name("exp");
+  mb.output("Y1").output("Y2").output("Y3");
+  if (blocker) {
+    mb.node("Softmax", {"T"}, {"Y4"}).name("softmax").attr("axis", int64_t{-1});
+    mb.output("Y4");
+  }
+  return mb;
+}
+
+TEST(GraphSinking, FanOutToTransposesSinksIntoEveryBranch) {
+  const Outcome o = optimize(fan_out(false), {{"X", kX}});
+  EXPECT_TRUE(o.applied("sink_transpose"));
+  EXPECT_EQ(o.count("Transpose"), 1u);  // 4 before; only the composed {0,2,1,3} after {0,2,3,1} is left
+  EXPECT_EQ(o.op_types.size(), 5u);
+  EXPECT_EQ(o.outputs, (std::vector<std::string>{"Y1", "Y2", "Y3"}));
+}
+
+TEST(GraphSinking, FanOutWithABranchThatDoesNotCommuteStays) {
+  const Outcome o = optimize(fan_out(true), {{"X", kX}});
+  EXPECT_FALSE(o.applied("sink_transpose"));
+  EXPECT_EQ(o.count("Transpose"), 3u);  // cancel_transposes still merges to_nhwc into back2 (an identity, gone)
+}
+
 TEST(GraphSinking, BothOperandsTransposedBecomeOneTranspose) {
   ModelBuilder mb(13);
   mb.input("A", DType::Float32, {2, 3, 4, 5});
