@@ -50,7 +50,8 @@ const std::vector<GraphRule>& graph_rules() {
        "Reshape(Reshape(x, s1), s2) with s2 without 0 -> Reshape(x, s2)"},
       {"sink_transpose", kBasic, true, sink_transpose,
        "Transpose(x, p) -> elementwise ops (other operands constants, permuted at load, or scalars) -> Transpose(q) "
-       "-> ops(x) -> Transpose(p then q) (identity: cancel_transposes drops it); Op(Transpose(a, p), Transpose(b, p)) "
+       "-> ops(x) -> Transpose(p then q) (identity: cancel_transposes drops it), also when every one of several readers "
+       "leads to a Transpose; Op(Transpose(a, p), Transpose(b, p)) "
        "with a, b of one declared shape -> Transpose(Op(a, b), p) (runtime/graph_sinking.h)"},
       {"cancel_transposes", kBasic, true, cancel_transposes,
        "Transpose(Transpose(x, p1), p2) -> x when the composition is the identity, else one Transpose; "

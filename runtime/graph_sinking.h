@@ -12,6 +12,8 @@
 //                         constants: Clip's bounds), or a binary elementwise op whose other
 //                         operand is a constant (permuted by the inverse of p after being
 //                         unsqueezed to full rank) or a scalar.
+//                         A Transpose with several readers sinks when every reader leads
+//                         that way to a Transpose (or is one): each end absorbs p.
 //                         Op(Transpose(a, p), Transpose(b, p)), a and b of the same declared
 //                           shape => Transpose(Op(a, b), p): one Transpose instead of two.
 //   sink_reshape          Reshape(x, s1) -> unary elementwise ops -> Reshape(s2), s2 a constant
