@@ -22,6 +22,7 @@ constexpr int kAttentionOpset = 23;
 struct AttentionMatch {
   int q = -1, k = -1, v = -1, mask = -1;  // value ids
   double scale = 1.0;
+  std::vector<int64_t> k_perm;  // K = Transpose(k, k_perm) unless the identity
   std::vector<int> nodes;  // matched node indices but the MatMul with V
   int softmax = -1, scores_matmul = -1, pv_matmul = -1;
 };
@@ -146,13 +147,20 @@ struct AttentionFusion : NormPass {
     const int q = strip_scales(g.nodes[i_mm].inputs[0], m.scale, nodes);
     const int kt = strip_scales(g.nodes[i_mm].inputs[1], m.scale, nodes);
     const int i_t = uses[kt] == 1 ? producer(kt) : -1;
-    if (i_t < 0 || !plain(g.nodes[i_t], "Transpose", 1) ||
-        g.nodes[i_t].attrs.get_ints("perm", {}) != std::vector<int64_t>{0, 1, 3, 2})
-      return false;
+    if (i_t < 0 || !plain(g.nodes[i_t], "Transpose", 1)) return false;
+    // Kt = Transpose(K0, p), so K = Kt with its last two axes swapped = Transpose(K0, p with
+    // its last two entries swapped): K0 itself for p = [0, 1, 3, 2] (HF / torch / Paddle), a
+    // Transpose replacing the matched one otherwise (cancel_transposes composes HF's
+    // Transpose(Transpose(K [B, S, H, D], [0, 2, 1, 3]), [0, 1, 3, 2]) into [0, 2, 3, 1]).
+    std::vector<int64_t> perm = g.nodes[i_t].attrs.get_ints("perm", {});
+    std::vector<int64_t> sorted = perm;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted != std::vector<int64_t>{0, 1, 2, 3}) return false;
+    std::swap(perm[2], perm[3]);
     nodes.push_back(i_t);
     const int k = strip_scales(g.nodes[i_t].inputs[0], m.scale, nodes);
     if (rank_of(q) != 4 || rank_of(k) != 4 || !declared_float32(q) || !declared_float32(k)) return false;
-    m.q = q, m.k = k, m.scores_matmul = i_mm;
+    m.q = q, m.k = k, m.k_perm = perm, m.scores_matmul = i_mm;
     m.nodes.insert(m.nodes.end(), nodes.begin(), nodes.end());
     return true;
   }
@@ -218,27 +226,39 @@ struct AttentionFusion : NormPass {
     return id;
   }
 
+  GraphNode new_node(const char* op, std::string name, std::vector<int> in, int out, const GraphNode& at) const {
+    GraphNode n;
+    n.name = std::move(name), n.op_type = op, n.opset = at.opset, n.index = at.index;
+    n.inputs = std::move(in), n.outputs = {out};
+    return n;
+  }
+  static std::string base_name(const GraphNode& at) {
+    return at.name.empty() ? fmt::format("attention_{}", at.index) : at.name;
+  }
+
+  // Transpose(k, k_perm) [B, H, Sk, D], emitted just before the Attention node.
+  int permuted_k(const AttentionMatch& m, const GraphNode& at) {
+    const int k = add_value(base_name(at) + "/k", DType::Float32);
+    emit_before[m.pv_matmul].push_back(new_node("Transpose", base_name(at) + "/k", {m.k}, k, at));
+    emit_before[m.pv_matmul].back().attrs.set("perm", m.k_perm);
+    return k;
+  }
+
   // Expand(mask, Shape(K)[2:3]): the mask broadcast along the key axis exactly as the
   // unfused Add broadcast it (a last dim of 1 or the key length; anything else fails in
   // Expand as it failed in the Add). The nodes run just before the Attention node.
   int mask_over_keys(const AttentionMatch& m, const GraphNode& at) {
-    const std::string base = at.name.empty() ? fmt::format("attention_{}", at.index) : at.name;
+    const std::string base = base_name(at);
     const int shape = add_value(base + "/k_shape", DType::Int64);
     const int index = add_value(base + "/key_axis", DType::Int64);
     g.constants[index] = Tensor::from_vector<int64_t>({1}, {2});
     const int key_len = add_value(base + "/key_len", DType::Int64);
     const int expanded = add_value(base + "/mask_over_keys", DType::Float32);
-    auto node = [&](const char* op, std::string name, std::vector<int> in, int out) {
-      GraphNode n;
-      n.name = std::move(name), n.op_type = op, n.opset = at.opset, n.index = at.index;
-      n.inputs = std::move(in), n.outputs = {out};
-      return n;
-    };
     std::vector<GraphNode>& out = emit_before[m.pv_matmul];
-    out.push_back(node("Shape", base + "/k_shape", {m.k}, shape));
-    out.push_back(node("Gather", base + "/key_len", {shape, index}, key_len));
+    out.push_back(new_node("Shape", base + "/k_shape", {m.k}, shape, at));
+    out.push_back(new_node("Gather", base + "/key_len", {shape, index}, key_len, at));
     out.back().attrs.set("axis", int64_t{0});
-    out.push_back(node("Expand", base + "/mask_over_keys", {m.mask, key_len}, expanded));
+    out.push_back(new_node("Expand", base + "/mask_over_keys", {m.mask, key_len}, expanded, at));
     return expanded;
   }
 
@@ -247,6 +267,7 @@ struct AttentionFusion : NormPass {
       AttentionMatch m;
       if (removed[i] || !match(static_cast<int>(i), before_opset23, m)) continue;
       GraphNode& last = g.nodes[m.pv_matmul];
+      if (m.k_perm != std::vector<int64_t>{0, 1, 2, 3}) m.k = permuted_k(m, last);
       int mask = m.mask;
       if (mask >= 0 && fixed_last_dim(mask) <= 1) {
         if (last.opset < 8) continue;  // no Expand to broadcast it with

@@ -2,18 +2,21 @@
 // attention written out as MatMul -> scale -> mask -> Softmax -> MatMul becomes one ONNX
 // Attention node (opset 23), run by the fused flash-style kernel (kernels/attention/).
 //
-//   scores = MatMul(Q * sq, Transpose(K * sk, perm [0, 1, 3, 2]) * sk')   Q, K, V 4-D [B, H, S, D]
+//   scores = MatMul(Q * sq, Transpose(K0 * sk, p) * sk')   Q, K0, V 4-D, Q [B, H, Sq, D], V [B, H, Sk, Dv]
 //   scores = scores * c | scores / c   (any number of them, any side of the MatMul)
 //   [scores = scores + mask]           float additive mask of rank <= 4 (either Add order)
 //   P = Softmax(scores, last axis)     (opset < 13: axis 3 or -1, where the flattening from
 //                                       `axis` is the last axis alone)
 //   Y = MatMul(P, V)
 //   -> Y = Attention(Q, K, V, [mask], scale = product of the scalars, every Div inverting)
+//      K = K0 for p = [0, 1, 3, 2], else a new Transpose(K0, p with its last two entries
+//      swapped) in place of the matched one (HF BERT after cancel_transposes: p = [0, 2, 3, 1])
 //
 // Every scale is a float32 constant with one element (any rank <= 4, finite, a divisor
 // non-zero); a scale after the mask Add is not matched (it would scale the mask). Every
 // intermediate (scores, its scaled forms, the transposed K, P) has the pattern's next node
-// as its only reader and is not a graph output. Q, K (before its Transpose) and V must have
+// as its only reader and is not a graph output. The K side must be a Transpose (a K fed
+// already transposed is not matched). Q, K0 and V must have
 // rank 4, proved from declarations, constants or the producers' attributes (rank_of).
 //
 // The kernel masks keys past the mask's last dim instead of broadcasting along it, so a

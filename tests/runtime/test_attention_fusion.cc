@@ -27,7 +27,8 @@ struct AttnVariant {
   Mask mask = Mask::Input;
   bool mask_first = false;            // Add(mask, scores)
   int64_t softmax_axis = 99;          // 99: the attribute left out
-  std::vector<int64_t> k_perm = {0, 1, 3, 2};
+  std::vector<int64_t> k_perm = {0, 1, 3, 2};  // Kt = Transpose(K, k_perm) = [B, H, D, Sk]
+  bool k_pretransposed = false;       // K fed as [B, H, D, Sk], no Transpose
   bool scores_is_output = false;      // the scores are also a graph output
   bool per_key_scale = false;         // Mul by a [Sk] constant instead of a scalar
   bool mask_after_scale = true;       // false: (scores + mask) * c, the mask scaled too
@@ -35,12 +36,19 @@ struct AttnVariant {
 
 const float kScale = 1.0f / std::sqrt(static_cast<float>(kD));
 
+// K's shape such that Transpose(K, k_perm) is [B, H, D, Sk].
+Shape k_shape(const AttnVariant& v) {
+  const Shape kt = {kB, kH, kD, kSk};
+  if (v.k_pretransposed) return kt;
+  Shape k(4);
+  for (size_t i = 0; i < 4; ++i) k[v.k_perm[i]] = kt[i];
+  return k;
+}
+
 ModelBuilder attention_model(const AttnVariant& v) {
   ModelBuilder mb(v.opset);
   mb.input("Q", DType::Float32, {kB, kH, kSq, kD});
-  const bool k_pre_permuted = v.k_perm != std::vector<int64_t>{0, 1, 3, 2};
-  // K written so that Transpose(K, k_perm) is [B, H, D, Sk] ([H, B, Sk, D] for perm 1,0,3,2).
-  mb.input("K", DType::Float32, k_pre_permuted ? Shape{kH, kB, kSk, kD} : Shape{kB, kH, kSk, kD});
+  mb.input("K", DType::Float32, k_shape(v));
   mb.input("V", DType::Float32, {kB, kH, kSk, kDv});
   mb.initializer("c", Tensor::from_vector<float>({}, {v.scale == Scale::DivScores ? std::sqrt(float(kD)) : kScale}));
   mb.initializer("root_c", Tensor::from_vector<float>({1}, {std::sqrt(kScale)}));
@@ -53,8 +61,11 @@ ModelBuilder attention_model(const AttnVariant& v) {
     mb.node("Mul", {"c", "K"}, {"k_scaled"}).name("scale_k");
     k = "k_scaled";
   }
-  mb.node("Transpose", {k}, {"kt"}).name("transpose_k").attr("perm", v.k_perm);
-  std::string kt = "kt";
+  std::string kt = k;
+  if (!v.k_pretransposed) {
+    mb.node("Transpose", {k}, {"kt"}).name("transpose_k").attr("perm", v.k_perm);
+    kt = "kt";
+  }
   if (v.scale == Scale::SplitQK) {
     mb.node("Mul", {"kt", "root_c"}, {"kt_scaled"}).name("scale_kt");
     kt = "kt_scaled";
@@ -103,10 +114,9 @@ ModelBuilder attention_model(const AttnVariant& v) {
 }
 
 std::vector<std::pair<std::string, Tensor>> feeds(const AttnVariant& v) {
-  const bool k_pre_permuted = v.k_perm != std::vector<int64_t>{0, 1, 3, 2};
   std::vector<std::pair<std::string, Tensor>> f = {
       {"Q", random_tensor(DType::Float32, {kB, kH, kSq, kD}, 1, -2.0, 2.0)},
-      {"K", random_tensor(DType::Float32, k_pre_permuted ? Shape{kH, kB, kSk, kD} : Shape{kB, kH, kSk, kD}, 2, -2.0, 2.0)},
+      {"K", random_tensor(DType::Float32, k_shape(v), 2, -2.0, 2.0)},
       {"V", random_tensor(DType::Float32, {kB, kH, kSk, kDv}, 3)}};
   if (v.mask == Mask::Input || v.mask == Mask::SymbolicInput)
     f.emplace_back("mask", random_tensor(DType::Float32, {kB, 1, 1, kSk}, 4, -3.0, 0.0));
@@ -137,6 +147,18 @@ TEST(AttentionFusion, EveryScaleFormFuses) {
     v.scale = s;
     EXPECT_EQ(fused_nodes(v), 1u) << "scale form " << static_cast<int>(s);
   }
+}
+
+// K's Transpose with another perm than [0, 1, 3, 2]: K is Transpose(K0, perm with its last two
+// entries swapped), a node the rule adds in place of the matched Transpose.
+TEST(AttentionFusion, OtherKTransposesBecomeTheKTranspose) {
+  AttnVariant v;
+  v.k_perm = {0, 2, 3, 1};  // HF BERT's two Transposes composed by cancel_transposes
+  EXPECT_EQ(fused_nodes(v), 2u) << "perm 0,2,3,1";
+  v.k_perm = {1, 0, 3, 2};
+  EXPECT_EQ(fused_nodes(v), 2u) << "perm 1,0,3,2";
+  v.mask = Mask::SymbolicInput;
+  EXPECT_EQ(fused_nodes(v), 5u) << "perm 1,0,3,2 with the mask's Expand reading the new K";
 }
 
 TEST(AttentionFusion, MaskForms) {
@@ -192,8 +214,8 @@ TEST(AttentionFusion, NearMissesStayUnfused) {
   v.mask = Mask::Rank5;
   expect_unfused(v, "mask of rank 5: the Add makes the scores 5-D");
   v = {};
-  v.k_perm = {1, 0, 3, 2};
-  expect_unfused(v, "K's Transpose also swaps batch and heads");
+  v.k_pretransposed = true;
+  expect_unfused(v, "K side not a Transpose (K fed already transposed)");
   v = {};
   v.per_key_scale = true;
   expect_unfused(v, "Mul by a [Sk] constant");
