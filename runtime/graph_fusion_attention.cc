@@ -204,15 +204,26 @@ struct AttentionFusion : NormPass {
     return std::isfinite(m.scale) && m.scale != 0;
   }
 
-  // The mask's last dim when the graph fixes it (a constant or a declared shape), else -1.
-  int64_t fixed_last_dim(int id) const {
-    if (const Tensor* c = constant(id)) return c->rank() ? c->shape().back() : 1;
-    const ValueInfo* info = nullptr;
+  const ValueInfo* declared(int id) const {
     for (size_t k = 0; k < g.input_ids.size(); ++k)
-      if (g.input_ids[k] == id) info = &g.inputs[k];
-    if (auto vi = g.value_infos.find(id); !info && vi != g.value_infos.end()) info = &vi->second;
-    if (!info || !info->has_shape || info->shape.empty()) return -1;
-    return info->shape.back().value;  // -1 for a symbolic dim
+      if (g.input_ids[k] == id) return g.inputs[k].has_shape ? &g.inputs[k] : nullptr;
+    auto vi = g.value_infos.find(id);
+    return vi != g.value_infos.end() && vi->second.has_shape ? &vi->second : nullptr;
+  }
+
+  // Whether the mask's last dim is provably the key length: a fixed dim > 1 (the unfused Add
+  // only runs when it equals the key length), or the symbolic dim K0 / V declare for the keys.
+  bool mask_spans_keys(const AttentionMatch& m, int k0) const {
+    if (const Tensor* c = constant(m.mask)) return c->rank() > 0 && c->shape().back() > 1;
+    const ValueInfo* mask = declared(m.mask);
+    if (!mask || mask->shape.empty()) return false;
+    const Dim& last = mask->shape.back();
+    if (last.value > 1) return true;
+    if (last.param.empty()) return false;
+    const ValueInfo* k = declared(k0);
+    const ValueInfo* v = declared(m.v);
+    return (k && k->shape.size() == 4 && k->shape[m.k_perm[2]].param == last.param) ||
+           (v && v->shape.size() == 4 && v->shape[2].param == last.param);
   }
 
   int add_value(const std::string& base, DType dtype) {
@@ -267,9 +278,10 @@ struct AttentionFusion : NormPass {
       AttentionMatch m;
       if (removed[i] || !match(static_cast<int>(i), before_opset23, m)) continue;
       GraphNode& last = g.nodes[m.pv_matmul];
+      const int k0 = m.k;
       if (m.k_perm != std::vector<int64_t>{0, 1, 2, 3}) m.k = permuted_k(m, last);
       int mask = m.mask;
-      if (mask >= 0 && fixed_last_dim(mask) <= 1) {
+      if (mask >= 0 && !mask_spans_keys(m, k0)) {
         if (last.opset < 8) continue;  // no Expand to broadcast it with
         mask = mask_over_keys(m, last);
       }

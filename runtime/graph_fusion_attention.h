@@ -21,7 +21,8 @@
 //
 // The kernel masks keys past the mask's last dim instead of broadcasting along it, so a
 // mask whose last dim is not provably the key length (a fixed dim > 1 is: the unfused Add
-// then only runs when it equals the key length) goes through Expand(mask, Shape(K)[2:3]),
+// then only runs when it equals the key length; so is the symbolic dim that K0 or V declare
+// for the keys) goes through Expand(mask, Shape(K)[2:3]),
 // which broadcasts exactly as the Add did (3 small nodes: Shape, Gather, Expand).
 //
 //   fuse_attention                the pattern in a model importing ai.onnx opset >= 23:
