@@ -18,6 +18,9 @@ namespace onnxmini {
 namespace {
 
 constexpr int kAttentionOpset = 23;
+// Measured on an Intel Xeon (AVX-512, 1 thread): fused / unfused 0.54x at 32 keys, 0.76x at 40,
+// 0.92-1.02x at 128, 1.12x at 512 (masked), 1.59x at 1024 (docs/optimizer.md).
+constexpr int64_t kMinKeysToFuse = 128;
 
 struct AttentionMatch {
   int q = -1, k = -1, v = -1, mask = -1;  // value ids
@@ -273,10 +276,23 @@ struct AttentionFusion : NormPass {
     return expanded;
   }
 
+  // The key length when K0 or V declares it fixed, else -1.
+  int64_t declared_key_len(const AttentionMatch& m) const {
+    if (const ValueInfo* k = declared(m.k); k && k->shape.size() == 4 && k->shape[m.k_perm[2]].value > 0)
+      return k->shape[m.k_perm[2]].value;
+    if (const ValueInfo* v = declared(m.v); v && v->shape.size() == 4 && v->shape[2].value > 0)
+      return v->shape[2].value;
+    return -1;
+  }
+
   void run(bool before_opset23) {
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       AttentionMatch m;
       if (removed[i] || !match(static_cast<int>(i), before_opset23, m)) continue;
+      // Below kMinKeysToFuse keys the unfused MatMul / Softmax / MatMul is faster than the
+      // fused kernel (its per-call key packing and 64-key blocks; docs/optimizer.md): a
+      // declared short key length keeps the nodes. An unknown length fuses.
+      if (const int64_t keys = declared_key_len(m); keys >= 0 && keys < kMinKeysToFuse) continue;
       GraphNode& last = g.nodes[m.pv_matmul];
       const int k0 = m.k;
       if (m.k_perm != std::vector<int64_t>{0, 1, 2, 3}) m.k = permuted_k(m, last);

@@ -25,6 +25,10 @@
 // for the keys) goes through Expand(mask, Shape(K)[2:3]),
 // which broadcasts exactly as the Add did (3 small nodes: Shape, Gather, Expand).
 //
+// A key length declared fixed (K0's or V's shape) below 128 keeps the nodes: there the unfused
+// MatMuls and Softmax are faster than the fused kernel (measured, docs/optimizer.md). An
+// undeclared (dynamic) key length fuses.
+//
 //   fuse_attention                the pattern in a model importing ai.onnx opset >= 23:
 //                                 plain ONNX, saved as the Attention node
 //   fuse_attention_before_opset23 the same in a model importing opset < 23 (every export

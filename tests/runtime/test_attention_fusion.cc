@@ -32,6 +32,7 @@ struct AttnVariant {
   bool scores_is_output = false;      // the scores are also a graph output
   bool per_key_scale = false;         // Mul by a [Sk] constant instead of a scalar
   bool mask_after_scale = true;       // false: (scores + mask) * c, the mask scaled too
+  bool declared_keys = false;         // K and V declare the key length (7) instead of a symbolic dim
 };
 
 const float kScale = 1.0f / std::sqrt(static_cast<float>(kD));
@@ -45,11 +46,20 @@ Shape k_shape(const AttnVariant& v) {
   return k;
 }
 
+// The declared form of a shape from k_shape: the key axis symbolic unless declared_keys.
+Shape declared_k_shape(const AttnVariant& v) {
+  Shape k = k_shape(v);
+  if (v.declared_keys) return k;
+  for (int64_t& d : k)
+    if (d == kSk) d = -1;
+  return k;
+}
+
 ModelBuilder attention_model(const AttnVariant& v) {
   ModelBuilder mb(v.opset);
   mb.input("Q", DType::Float32, {kB, kH, kSq, kD});
-  mb.input("K", DType::Float32, k_shape(v));
-  mb.input("V", DType::Float32, {kB, kH, kSk, kDv});
+  mb.input("K", DType::Float32, declared_k_shape(v));
+  mb.input("V", DType::Float32, {kB, kH, v.declared_keys ? kSk : -1, kDv});
   mb.initializer("c", Tensor::from_vector<float>({}, {v.scale == Scale::DivScores ? std::sqrt(float(kD)) : kScale}));
   mb.initializer("root_c", Tensor::from_vector<float>({1}, {std::sqrt(kScale)}));
   std::string q = "Q", k = "K";
@@ -197,6 +207,14 @@ TEST(AttentionFusion, BeforeOpset23UsesTheOpset23Kernel) {
   EXPECT_EQ(rules_applied(v), std::vector<std::string>{"attention_before_opset23"});
   v.opset = 23;
   EXPECT_EQ(rules_applied(v), std::vector<std::string>{"attention"});
+}
+
+// A declared key length below 128 keeps the unfused nodes (faster there, docs/optimizer.md).
+TEST(AttentionFusion, DeclaredShortKeyLengthStaysUnfused) {
+  AttnVariant v;
+  v.declared_keys = true;
+  EXPECT_EQ(fused_nodes(v), model_nodes(v));
+  EXPECT_TRUE(rules_applied(v).empty());
 }
 
 TEST(AttentionFusion, NearMissesStayUnfused) {
