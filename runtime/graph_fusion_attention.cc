@@ -18,9 +18,11 @@ namespace onnxmini {
 namespace {
 
 constexpr int kAttentionOpset = 23;
-// Measured on an Intel Xeon (AVX-512, 1 thread): fused / unfused 0.54x at 32 keys, 0.76x at 40,
-// 0.92-1.02x at 128, 1.12x at 512 (masked), 1.59x at 1024 (docs/optimizer.md).
-constexpr int64_t kMinKeysToFuse = 128;
+// Measured on an Intel Xeon (AVX-512, 1 thread, benchmarks/bench_attention_fusion.py --blocks):
+// unfused / fused 0.54x at 32 keys, 0.74x at 40, 0.87-0.94x at 128, 1.00x at 256, 1.07x at 512,
+// 1.32x at 1024 (12 heads of 64, masked). A short unknown length costs a few us per block; a
+// long one gains ms and the S x S scores buffer: an unknown length fuses.
+constexpr int64_t kMinKeysToFuse = 256;
 
 struct AttentionMatch {
   int q = -1, k = -1, v = -1, mask = -1;  // value ids
@@ -290,8 +292,8 @@ struct AttentionFusion : NormPass {
       AttentionMatch m;
       if (removed[i] || !match(static_cast<int>(i), before_opset23, m)) continue;
       // Below kMinKeysToFuse keys the unfused MatMul / Softmax / MatMul is faster than the
-      // fused kernel (its per-call key packing and 64-key blocks; docs/optimizer.md): a
-      // declared short key length keeps the nodes. An unknown length fuses.
+      // fused kernel (its per-call key packing, online-softmax work per 64-key block): a
+      // declared short key length keeps the nodes.
       if (const int64_t keys = declared_key_len(m); keys >= 0 && keys < kMinKeysToFuse) continue;
       GraphNode& last = g.nodes[m.pv_matmul];
       const int k0 = m.k;

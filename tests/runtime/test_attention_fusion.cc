@@ -209,7 +209,7 @@ TEST(AttentionFusion, BeforeOpset23UsesTheOpset23Kernel) {
   EXPECT_EQ(rules_applied(v), std::vector<std::string>{"attention"});
 }
 
-// A declared key length below 128 keeps the unfused nodes (faster there, docs/optimizer.md).
+// A declared key length below 256 keeps the unfused nodes (faster there, docs/optimizer.md).
 TEST(AttentionFusion, DeclaredShortKeyLengthStaysUnfused) {
   AttnVariant v;
   v.declared_keys = true;
