@@ -231,15 +231,21 @@ struct AttentionFusion : NormPass {
            (v && v->shape.size() == 4 && v->shape[2].param == last.param);
   }
 
+  // A new value; `dtype` Undefined: not known (a float input whose type is not declared).
   int add_value(const std::string& base, DType dtype) {
     std::string name = base;
     for (int i = 1; g.value_ids.count(name); ++i) name = fmt::format("{}_{}", base, i);
     const int id = static_cast<int>(g.value_names.size());
     g.value_names.push_back(name);
     g.value_ids[name] = id;
-    g.known_dtypes[id] = dtype;
+    if (dtype != DType::Undefined) g.known_dtypes[id] = dtype;
     uses.push_back(0);
     return id;
+  }
+
+  DType known_dtype(int id) const {
+    auto dt = g.known_dtypes.find(id);
+    return dt == g.known_dtypes.end() ? DType::Undefined : dt->second;
   }
 
   GraphNode new_node(const char* op, std::string name, std::vector<int> in, int out, const GraphNode& at) const {
@@ -254,7 +260,7 @@ struct AttentionFusion : NormPass {
 
   // Transpose(k, k_perm) [B, H, Sk, D], emitted just before the Attention node.
   int permuted_k(const AttentionMatch& m, const GraphNode& at) {
-    const int k = add_value(base_name(at) + "/k", DType::Float32);
+    const int k = add_value(base_name(at) + "/k", known_dtype(m.k));
     emit_before[m.pv_matmul].push_back(new_node("Transpose", base_name(at) + "/k", {m.k}, k, at));
     emit_before[m.pv_matmul].back().attrs.set("perm", m.k_perm);
     return k;
@@ -269,7 +275,7 @@ struct AttentionFusion : NormPass {
     const int index = add_value(base + "/key_axis", DType::Int64);
     g.constants[index] = Tensor::from_vector<int64_t>({1}, {2});
     const int key_len = add_value(base + "/key_len", DType::Int64);
-    const int expanded = add_value(base + "/mask_over_keys", DType::Float32);
+    const int expanded = add_value(base + "/mask_over_keys", known_dtype(m.mask));
     std::vector<GraphNode>& out = emit_before[m.pv_matmul];
     out.push_back(new_node("Shape", base + "/k_shape", {m.k}, shape, at));
     out.push_back(new_node("Gather", base + "/key_len", {shape, index}, key_len, at));
