@@ -35,9 +35,10 @@
 //                                 today): the node asks for the opset-23 kernel, so the graph
 //                                 is onnxmini-only and a saved model keeps the original nodes
 //
-// Not matched: Q, K, V broadcast against each other along batch / heads (MatMul would
-// broadcast; the kernel reports the shapes instead), float16 graphs, the 3-D [B, S, H*D]
-// form with the heads split by Reshape / Transpose around the pattern.
+// A row masked entirely with -inf: the kernel writes 0, the unfused Softmax NaN.
+// Not checked: Q, K, V broadcast against each other along batch / heads (MatMul would
+// broadcast; the kernel reports the shapes instead). Not matched: float16 graphs with declared
+// types, the 3-D [B, S, H*D] form with the heads split by Reshape / Transpose around the pattern.
 #pragma once
 #include "runtime/graph_optimizer.h"
 
