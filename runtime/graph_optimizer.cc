@@ -7,6 +7,7 @@
 #include "runtime/constant_folding.h"
 #include "runtime/graph_cleanup.h"
 #include "runtime/graph_fusion.h"
+#include "runtime/graph_fusion_attention.h"
 #include "runtime/graph_fusion_norm.h"
 #include "runtime/graph_fusion_qdq.h"
 #include "runtime/graph_fusion_residual.h"
@@ -86,8 +87,13 @@ const std::vector<GraphRule>& graph_rules() {
        "(opset 23+; runtime/graph_fusion_norm.h)"},
       {"gelu_tanh", kExtended, true, fuse_gelu_tanh,
        "0.5 * x * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x^3))) (any grouping) -> Gelu approximate tanh (opset 20+)"},
-      // Attention (MatMul -> scale -> mask -> Softmax -> MatMul) belongs here once the fused
-      // attention kernel exists: a rule function over RuleContext, after the MatMul rules.
+      // Attention: the opset-23 form is plain ONNX; its before-opset twin (onnxmini-only) is the
+      // first rule not saved as ONNX, so the snapshot keeps such a model's original nodes.
+      {"attention", kExtended, true, fuse_attention,
+       "MatMul(Q [*|/ c], Transpose(K, [0,1,3,2]) [*|/ c]) [*|/ c] [+ mask] -> Softmax(last axis) -> MatMul(., V), "
+       "Q K V 4-D -> Attention(Q, K, V, mask, scale = product of c) (opset 23+; runtime/graph_fusion_attention.h)"},
+      {"attention_before_opset23", kExtended, false, fuse_attention_before_opset23,
+       "the attention pattern in a model importing opset < 23 -> Attention (the opset-23 kernel)"},
       // Level 2 (extended), onnxmini-only results (kernels/fused_attributes.h): saved unfused.
       {"gemm_add", kExtended, false, fuse_gemm_add,
        "Gemm -> Add(V) [-> Add ..] -> Gemm adding V in its epilogue (_fused_addends)"},

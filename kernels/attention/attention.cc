@@ -6,10 +6,10 @@
 // (attention_fused.cc, float32 math); float64 and KernelMode::Reference run
 // attention_reference.cc. attention_plan.h says how the bias is composed.
 //
-// This op is also the target of a future graph fusion of
-// MatMul -> Mul/Div (scale) -> Add (mask) -> Softmax -> MatMul: such a fusion
-// emits 4-D Q [B, H, Lq, D], K [B, H, Lkv, D] (K^T's transpose undone),
-// V [B, H, Lkv, Dv], the additive mask as attn_mask, `scale` as found.
+// This op is also the target of the graph fusion of
+// MatMul -> Mul/Div (scale) -> Add (mask) -> Softmax -> MatMul
+// (runtime/graph_fusion_attention.h): 4-D Q [B, H, Lq, D], K [B, H, Lkv, D]
+// (K^T's transpose undone), V [B, H, Lkv, Dv], the additive mask as attn_mask.
 #include <cmath>
 #include <cstring>
 

@@ -20,6 +20,7 @@
 //      the task may attend (causal, window, nonpad) are skipped.
 //   4. Only when qk_matmul_output is requested does a task keep its rows'
 //      full score rows (rows x Ltot floats), which that output needs anyway.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -198,11 +199,12 @@ const char* run_attention_fused(const AttentionPlan& p, const AttentionIo& io, T
           for (int64_t j = j0; j < std::min(a, j0 + nk); ++j) s[j - j0] = kNegInf;
           for (int64_t j = std::max(e, j0); j < j0 + nk; ++j) s[j - j0] = kNegInf;
           if (a < e && mask_bias) {
-            const float* mrow = mask_bias + sc.mask_row[r];
-            for (int64_t j = a; j < e; ++j) {
-              s[j - j0] += mrow[j];
-              if (mrow[j] != kNegInf) sc.any[r] = 1;
-            }
+            // A local flag, not a store into sc.any per key: that uint8_t store may alias s
+            // and mrow, which kept this loop scalar (1.7x the whole kernel at 128 keys).
+            const float* mrow = mask_bias + sc.mask_row[r] + a;
+            float* sr = s + (a - j0);
+            for (int64_t j = 0; j < e - a; ++j) sr[j] += mrow[j];
+            if (!sc.any[r] && std::any_of(mrow, mrow + (e - a), [](float x) { return x != kNegInf; })) sc.any[r] = 1;
           } else if (a < e) {
             sc.any[r] = 1;
           }
