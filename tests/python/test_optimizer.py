@@ -249,17 +249,35 @@ def _gelu_tanh_model():
         {"X": np.random.default_rng(16).uniform(-6.0, 6.0, (4, 32)).astype(np.float32)}
 
 
+def _matmul_gelu_model(approximate="tanh"):
+    """A transformer MLP's first half: MatMul([2, 5, 16] x W [16, 24]) -> Add(b) -> Gelu -> Identity. At level 2
+    gemm_activation puts the bias and the Gelu into MatMul's epilogue (onnxmini only: saved unfused)."""
+    nodes = [
+        helper.make_node("MatMul", ["X", "W"], ["m"], name="mm"),
+        helper.make_node("Add", ["m", "b"], ["a"], name="add_bias"),
+        helper.make_node("Gelu", ["a"], ["y"], name="gelu", approximate=approximate),
+        helper.make_node("Identity", ["y"], ["Y"], name="id"),
+    ]
+    inits = [_init("W", (16, 24), 17), _init("b", (24,), 18)]
+    graph = helper.make_graph(nodes, "matmul_gelu", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 5, 16])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 5, 24])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)]), \
+        {"X": np.random.default_rng(19).uniform(-3.0, 3.0, (2, 5, 16)).astype(np.float32)}
+
+
 BUILT = {"convs": _conv_model, "mlp": _mlp_model, "layer_norm": _layer_norm_model, "gelu": _gelu_model,
          "layer_norm_tf": _layer_norm_tf_model, "layer_norm_tf_opset14": lambda: _layer_norm_tf_model(14),
          "rms_norm": _rms_norm_model, "rms_norm_opset18": lambda: _rms_norm_model(18), "gelu_tanh": _gelu_tanh_model,
-         "residual": _residual_model}
+         "residual": _residual_model, "matmul_gelu": _matmul_gelu_model,
+         "matmul_gelu_erf": lambda: _matmul_gelu_model("none")}
 # What each built model becomes at level 2: the rule applied and the saved model's op types
 # (a rule for an op newer than the model's opset runs in onnxmini only: saved as the original nodes).
 FUSED = {"layer_norm": ("layer_norm", ["LayerNormalization"]), "gelu": ("gelu", ["Gelu"]),
          "layer_norm_tf": ("layer_norm_tf", ["LayerNormalization"]),
          "layer_norm_tf_opset14": ("layer_norm_tf_before_opset17", None),
          "rms_norm": ("rms_norm", ["RMSNormalization"]), "rms_norm_opset18": ("rms_norm_before_opset23", None),
-         "gelu_tanh": ("gelu_tanh", ["Gelu"])}
+         "gelu_tanh": ("gelu_tanh", ["Gelu"]), "matmul_gelu": ("gemm_activation", None),
+         "matmul_gelu_erf": ("gemm_activation", None)}
 
 
 # ---- float64 reference ------------------------------------------------------------------------
