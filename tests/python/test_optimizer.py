@@ -476,3 +476,19 @@ def test_levels_mirror_onnxruntime():
         {k: int(v) for k, v in ort.GraphOptimizationLevel.__members__.items()}
     assert onnxmini.SessionOptions().graph_optimization_level == ort.SessionOptions().graph_optimization_level
     assert onnxmini.SessionOptions().optimized_model_filepath == ort.SessionOptions().optimized_model_filepath == ""
+
+
+def test_magika_matmul_gelu_epilogue_matches_unfused():
+    """magika_standard_v3_3's MatMul([1, 2048, 257] x W) + Add(b [1, 1, 64]) + tanh-Gelu (opset 15, the Gelu
+    made by gelu_tanh_before_opset20) runs as one MatMul with bias and Gelu in its epilogue: the whole model's
+    outputs equal level 0's within float32 rounding of the reordered bias add / Gelu."""
+    entry = next((e for e in ZOO if e["name"] == "magika_standard_v3_3"), None)
+    path = zoo_lib.model_path(entry) if entry else None
+    if not path or not path.exists():
+        pytest.skip("magika_standard_v3_3 is not in the zoo cache")
+    feeds = zoo_lib.make_feeds(entry, 0)
+    fused = _mini(str(path), 99)
+    assert any(rule == "gemm_activation" and "MatMul" in nodes and "Gelu" in nodes
+               for rule, nodes in fused.graph_rewrites())
+    for a, b in zip(_mini(str(path), 0).run(None, feeds), fused.run(None, feeds)):
+        np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=1e-5, atol=1e-6)
