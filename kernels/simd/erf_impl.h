@@ -20,7 +20,9 @@
 // of both Gelus are then 0 instead of values below ~1e-34, and no product lands in the
 // subnormals, where each one takes a microcode assist (~100x slower; transformer MLPs feed
 // Gelu many inputs below -13).
-// Included by f32_kernels_impl.h (it uses exp, sigmoid_reg and map_n from there): ISA
+// Data layout of the rows (erf_n, gelu_erf_n, gelu_tanh_n): dense x and y, W floats per
+// step, one masked tail (map_n); no blocking, each element is independent.
+// Included by f32_kernels_impl.h (it uses exp and map_n from there): ISA
 // files include that header and their vec header, never this one directly.
 #pragma once
 
@@ -28,9 +30,6 @@ namespace onnxmini {
 namespace simd {
 namespace {
 
-// erfc(a) for a >= 1. a is clamped to 12 (erfc(12) ~ 1e-64 rounds to 0, as does
-// everything past it), which keeps rcp's Newton step away from inf; min takes a as
-// its second operand, returned when a is NaN, so NaN flows through.
 constexpr float kExpFloor = -80.0f;
 
 // exp(arg), 0 below kExpFloor (exp's flushing variant, so no subnormal is formed inside).
@@ -39,6 +38,9 @@ inline typename V::reg exp_floored(typename V::reg arg) {
   return V::blend(V::lt(arg, V::set1(kExpFloor)), V::set1(0.0f), exp<V, true>(arg));
 }
 
+// erfc(a) for a >= 1. a is clamped to 12 (erfc(12) ~ 1e-64 rounds to 0, as does
+// everything past it), which keeps rcp's Newton step away from inf; min takes a as
+// its second operand, returned when a is NaN, so NaN flows through.
 template <class V>
 inline typename V::reg erfc_big(typename V::reg a_in) {
   using R = typename V::reg;
