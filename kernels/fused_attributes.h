@@ -32,7 +32,9 @@ inline constexpr char kResidual[] = "_fused_residual";
 // (gemm::Epilogue::Activation), so a kernel passes it through unchanged.
 // HardSigmoid carries (alpha, beta) as parameters; HardSwish is HardSigmoid with
 // alpha 1/6, beta 0.5 times x; Swish is x * sigmoid(x) (a Mul(x, Sigmoid(x)) pair).
-enum class FusedActivationKind { None, Relu, Clip, Sigmoid, PRelu, HardSigmoid, HardSwish, Swish };
+// Gelu is the ONNX Gelu with approximate "none" (erf), GeluTanh with approximate "tanh"
+// (attribute value "GeluTanh": no ONNX op type of its own).
+enum class FusedActivationKind { None, Relu, Clip, Sigmoid, PRelu, HardSigmoid, HardSwish, Swish, Gelu, GeluTanh };
 
 // The attribute value of `a`: the ONNX op type it replaces ("" for None).
 inline const char* fused_activation_name(FusedActivationKind a) {
@@ -44,6 +46,8 @@ inline const char* fused_activation_name(FusedActivationKind a) {
     case FusedActivationKind::HardSigmoid: return "HardSigmoid";
     case FusedActivationKind::HardSwish: return "HardSwish";
     case FusedActivationKind::Swish: return "Swish";
+    case FusedActivationKind::Gelu: return "Gelu";
+    case FusedActivationKind::GeluTanh: return "GeluTanh";
     case FusedActivationKind::None: break;
   }
   return "";
@@ -53,7 +57,7 @@ inline const char* fused_activation_name(FusedActivationKind a) {
 // not one that can be fused.
 inline FusedActivationKind fused_activation_from_name(std::string_view name) {
   using K = FusedActivationKind;
-  for (K a : {K::Relu, K::Clip, K::Sigmoid, K::PRelu, K::HardSigmoid, K::HardSwish, K::Swish})
+  for (K a : {K::Relu, K::Clip, K::Sigmoid, K::PRelu, K::HardSigmoid, K::HardSwish, K::Swish, K::Gelu, K::GeluTanh})
     if (name == fused_activation_name(a)) return a;
   return FusedActivationKind::None;
 }

@@ -147,6 +147,13 @@ struct Pass : FusionPass {
       params = {a.attrs.get_float("alpha", 0.2f), a.attrs.get_float("beta", 0.5f)};
       return a.inputs.size() == 1;
     }
+    // Gelu (opset 20, or the opset-20 node the gelu*_before_opset20 rules make): the erf or
+    // the tanh form, by its `approximate`.
+    if (kind == FusedActivationKind::Gelu) {
+      const std::string approx = a.attrs.get_string("approximate", "none");
+      if (approx == "tanh") kind = FusedActivationKind::GeluTanh;
+      return a.opset >= 20 && a.inputs.size() == 1 && (approx == "none" || approx == "tanh");
+    }
     // The Swish op (opset 24) is x * sigmoid(alpha * x); the epilogue has alpha = 1.
     if (kind == FusedActivationKind::Swish) return a.inputs.size() == 1 && a.attrs.get_float("alpha", 1.0f) == 1.0f;
     if (kind == FusedActivationKind::Clip) {
@@ -255,6 +262,40 @@ struct Pass : FusionPass {
       p.outputs[0] = g.nodes[j].outputs[0];
       removed[j] = true;
       applied(rule, label(p) + " + " + label(g.nodes[j]));
+      count_uses();
+    }
+  }
+
+  // MatMul(A, B constant 2-D [K, N]) -> Add(bias constant [N]) -> activation, A of any rank
+  // (a transformer MLP's [B, S, K] x [K, N] + bias -> Gelu, which matmul_add_gemm leaves
+  // alone as Gemm needs A 2-D): the bias becomes MatMul input 2 and the activation its
+  // fused attribute, both applied in the epilogue of the one folded GEMM over B * S rows
+  // (kernels/linalg/matmul.cc). The bias may be [1, .., 1, N] (jax2tf writes [1, 1, N]);
+  // the kernel gives Y the leading 1s the Add's broadcast would.
+  void matmul_bias_activation() {
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      GraphNode& mm = g.nodes[i];
+      if (removed[i] || !mm.domain.empty() || mm.op_type != "MatMul" || mm.inputs.size() != 2 ||
+          mm.outputs.size() != 1 || mm.attrs.has(fused_attr::kActivation))
+        continue;
+      const Tensor* b = constant_f32(mm.inputs[1]);
+      const int j = sole_consumer(mm.outputs[0]);
+      if (!b || b->rank() != 2 || j < 0 || !plain_add(g.nodes[j])) continue;
+      const GraphNode& add = g.nodes[j];
+      const int other = add.inputs[0] == mm.outputs[0] ? add.inputs[1] : add.inputs[0];
+      const Tensor* bias = constant_f32(other);
+      if (!bias || bias->rank() == 0 || bias->numel() != b->dim(1) || bias->shape().back() != b->dim(1)) continue;
+      const int k = sole_consumer(add.outputs[0]);
+      if (k < 0 || g.nodes[k].inputs.empty() || g.nodes[k].inputs[0] != add.outputs[0]) continue;
+      FusedActivationKind kind;
+      std::vector<float> params;
+      if (!activation(g.nodes[k], -1, 0, kind, params) || !in_set(kind, ActSet::AllButPRelu)) continue;
+      mm.attrs.set(fused_attr::kActivation, std::string(fused_activation_name(kind)));
+      if (!params.empty()) mm.attrs.set(fused_attr::kActivationParams, params);
+      mm.inputs.push_back(other);
+      mm.outputs[0] = g.nodes[k].outputs[0];
+      removed[j] = removed[k] = true;
+      applied("gemm_activation", label(mm) + " + " + label(add) + " + " + label(g.nodes[k]) + " (MatMul epilogue)");
       count_uses();
     }
   }
@@ -511,6 +552,10 @@ void fuse_conv_activation(RuleContext& ctx) { Pass(ctx).producer_activation(true
 void fuse_conv_prelu(RuleContext& ctx) { Pass(ctx).producer_activation(true, Pass::ActSet::PRelu); }
 void fuse_conv_activation_extra(RuleContext& ctx) { Pass(ctx).producer_activation(true, Pass::ActSet::Extra); }
 void fuse_reduce_mean_max(RuleContext& ctx) { Pass(ctx).reduce_mean_max(); }
-void fuse_gemm_activation(RuleContext& ctx) { Pass(ctx).producer_activation(false, Pass::ActSet::AllButPRelu); }
+void fuse_gemm_activation(RuleContext& ctx) {
+  Pass p(ctx);
+  p.producer_activation(false, Pass::ActSet::AllButPRelu);
+  p.matmul_bias_activation();
+}
 
 }  // namespace onnxmini

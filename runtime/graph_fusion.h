@@ -21,8 +21,10 @@
 //                       Sigmoid read by the Mul only): into the epilogue (no FusedConv form: saved unfused)
 //   fuse_reduce_mean_max  ReduceMean(X) + ReduceMax(X), same single axis and keepdims, X float32:
 //                       one ReduceMeanMax (domain ai.onnxmini) reading X once
-//   fuse_gemm_activation  Gemm -> Relu | Sigmoid | Clip | HardSigmoid | HardSwish | Swish |
-//                       Mul(x, Sigmoid(x)): into the GEMM epilogue
+//   fuse_gemm_activation  Gemm -> Relu | Sigmoid | Clip | HardSigmoid | HardSwish | Swish | Gelu (both
+//                       approximations) | Mul(x, Sigmoid(x)): into the GEMM epilogue; and
+//                       MatMul(A any rank, B const 2-D) -> Add(bias const [N]) -> one of those:
+//                       bias (MatMul input 2) and activation into MatMul's folded GEMM epilogue
 #pragma once
 #include "runtime/graph_optimizer.h"
 

@@ -103,9 +103,6 @@ const std::vector<GraphRule>& graph_rules() {
        "Conv -> PRelu (scalar or per-channel constant slope) -> Conv with PRelu in its epilogue"},
       {"conv_activation_extra", kExtended, false, fuse_conv_activation_extra,
        "Conv -> HardSigmoid | HardSwish | Swish | Mul(x, Sigmoid(x)) -> Conv with it in its epilogue"},
-      {"gemm_activation", kExtended, false, fuse_gemm_activation,
-       "Gemm -> Relu | Sigmoid | Clip | HardSigmoid | HardSwish | Swish | Mul(x, Sigmoid(x)) -> Gemm with the "
-       "activation in its epilogue"},
       {"layer_norm_before_opset17", kExtended, false, fuse_layer_norm_before_opset17,
        "the layer_norm pattern in a model importing opset < 17 -> LayerNormalization (the opset-17 kernel)"},
       {"gelu_before_opset20", kExtended, false, fuse_gelu_before_opset20,
@@ -116,6 +113,11 @@ const std::vector<GraphRule>& graph_rules() {
        "the rms_norm pattern in a model importing opset < 23 -> RMSNormalization (the opset-23 kernel)"},
       {"gelu_tanh_before_opset20", kExtended, false, fuse_gelu_tanh_before_opset20,
        "the gelu_tanh pattern in a model importing opset < 20 -> Gelu approximate tanh (the opset-20 kernel)"},
+      // After the gelu twins, so the Gelu they make in an opset < 20 model is fused too.
+      {"gemm_activation", kExtended, false, fuse_gemm_activation,
+       "Gemm -> Relu | Sigmoid | Clip | HardSigmoid | HardSwish | Swish | Gelu | Mul(x, Sigmoid(x)) -> Gemm with "
+       "the activation in its epilogue; MatMul(A any rank, B const) -> Add(bias const [N]) -> one of those -> "
+       "MatMul with bias and activation in its epilogue"},
       {"reduce_mean_max", kExtended, false, fuse_reduce_mean_max,
        "ReduceMean(X) + ReduceMax(X) over the same single axis -> ReduceMeanMax (one pass over X)"},
   };

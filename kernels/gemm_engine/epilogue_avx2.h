@@ -7,6 +7,8 @@
 #include <immintrin.h>
 
 #include "kernels/gemm_engine/sgemm_kernel.h"
+#include "kernels/simd/f32_kernels_impl.h"  // simd::gelu_erf_reg / gelu_tanh_reg (erf_impl.h)
+#include "kernels/simd/vec_avx2.h"
 
 namespace onnxmini {
 namespace gemm {
@@ -64,6 +66,8 @@ inline __m256 activate8_ps(__m256 v, const TileEpi& e, __m256 slope) {
       v = _mm256_div_ps(v, _mm256_add_ps(one, exp8_ps(_mm256_sub_ps(_mm256_setzero_ps(), v))));
       break;
     }
+    case TileEpi::kGelu: v = simd::gelu_erf_reg<simd::V256>(v); break;
+    case TileEpi::kGeluTanh: v = simd::gelu_tanh_reg<simd::V256>(v); break;
     case TileEpi::kPRelu: {
       const __m256 neg = _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ);
       v = _mm256_blendv_ps(v, _mm256_mul_ps(v, slope), neg);

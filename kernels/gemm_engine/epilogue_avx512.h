@@ -5,6 +5,8 @@
 #include <immintrin.h>
 
 #include "kernels/gemm_engine/sgemm_kernel.h"
+#include "kernels/simd/f32_kernels_impl.h"  // simd::gelu_erf_reg / gelu_tanh_reg (erf_impl.h)
+#include "kernels/simd/vec_avx512.h"
 
 namespace onnxmini {
 namespace gemm {
@@ -58,6 +60,8 @@ inline __m512 epilogue_ps(__m512 v, const TileEpi& e, int i, int j0, __mmask16 m
       v = _mm512_div_ps(v, _mm512_add_ps(one, exp_ps(_mm512_sub_ps(_mm512_setzero_ps(), v))));
       break;
     }
+    case TileEpi::kGelu: v = simd::gelu_erf_reg<simd::V512>(v); break;
+    case TileEpi::kGeluTanh: v = simd::gelu_tanh_reg<simd::V512>(v); break;
     case TileEpi::kPRelu: {
       __m512 s = e.per_row ? _mm512_set1_ps(e.slope[i]) : _mm512_maskz_loadu_ps(mask, e.slope + j0);
       __mmask16 neg = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ);

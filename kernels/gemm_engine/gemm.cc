@@ -11,6 +11,7 @@
 
 #include "core/cpu_features.h"
 #include "core/thread_pool.h"
+#include "kernels/simd/erf_scalar.h"
 #include "kernels/simd/f32_kernels.h"
 
 namespace onnxmini {
@@ -61,6 +62,18 @@ void apply_epilogue(const Epilogue& e, float* c, int64_t n, int64_t row, int64_t
         const int64_t len = std::min<int64_t>(256, n - j0);
         k.sigmoid(c + j0, s, len);
         for (int64_t j = 0; j < len; ++j) c[j0 + j] *= s[j];
+      }
+      break;
+    }
+    case Epilogue::Activation::Gelu:
+    case Epilogue::Activation::GeluTanh: {  // the SIMD rows of kernels/simd in place, else their scalar twins
+      const bool tanh_form = e.activation == Epilogue::Activation::GeluTanh;
+      const simd::F32Kernels& k = simd::f32_kernels();
+      const simd::UnaryFn f = tanh_form ? k.gelu_tanh : k.gelu_erf;
+      if (f) {
+        f(c, c, n);
+      } else {
+        for (int64_t j = 0; j < n; ++j) c[j] = tanh_form ? simd::gelu_tanh_scalar(c[j]) : simd::gelu_erf_scalar(c[j]);
       }
       break;
     }

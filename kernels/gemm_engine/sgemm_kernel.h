@@ -22,7 +22,7 @@ class GemmEngine;
 // (per_row) or first column, bias2 to the tile's first column, residual to the
 // tile's top-left element.
 struct TileEpi {
-  enum Act { kNone = 0, kRelu, kClip, kSigmoid, kPRelu, kHardSigmoid, kHardSwish, kSwish };
+  enum Act { kNone = 0, kRelu, kClip, kSigmoid, kPRelu, kHardSigmoid, kHardSwish, kSwish, kGelu, kGeluTanh };
   const float* bias = nullptr;
   const float* bias2 = nullptr;  // per column, after bias
   const float* residual = nullptr;  // row i, column j at residual[i * res_ld + j]; after the biases
@@ -56,6 +56,8 @@ inline TileEpi base_epi(const Epilogue& e) {
     case Epilogue::Activation::HardSigmoid: t.act = TileEpi::kHardSigmoid; break;
     case Epilogue::Activation::HardSwish: t.act = TileEpi::kHardSwish; break;
     case Epilogue::Activation::Swish: t.act = TileEpi::kSwish; break;
+    case Epilogue::Activation::Gelu: t.act = TileEpi::kGelu; break;
+    case Epilogue::Activation::GeluTanh: t.act = TileEpi::kGeluTanh; break;
   }
   return t;
 }

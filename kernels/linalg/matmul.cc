@@ -14,8 +14,14 @@
 // The profile's kernel_variant joins the layout and the engine's route:
 // "matmul_folded+gemm_skinny/builtin" (gemm::sgemm_variant).
 // float64 uses dgemm per matrix; integers a plain triple loop (wrapping like onnxruntime).
+// Fused by the graph pass (gemm_activation, runtime/graph_fusion.cc; float32 only): a bias
+// input 2 of shape [1, .., 1, N] and an activation (kernels/fused_attributes.h); a bias of
+// higher rank than Y adds leading 1s to Y's shape, as the Add it replaces did. Applied in the GEMM
+// epilogue of matmul_folded (a [B, S, K] x [K, N] MatMul + Add + Gelu of a transformer
+// MLP), after the GEMM on the other layouts and the reference path.
 #include <algorithm>
 
+#include "kernels/gemm_engine/fused_activation.h"
 #include "kernels/gemm_engine/gemm.h"
 #include "kernels/registry.h"
 
@@ -113,7 +119,8 @@ gemm::GemmCaller f32_layout(const MatMulPlan& p) {
 
 class MatMulKernel : public Kernel {
  public:
-  explicit MatMulKernel(const KernelInfo& info) {
+  explicit MatMulKernel(const KernelInfo& info) : fused_(gemm::FusedActivation::read(info)) {
+    if (fused_.act == gemm::Epilogue::Activation::PRelu) info.unsupported("a fused PRelu is not supported on MatMul");
     const Tensor* b = info.constant_input(1);
     if (b && info.mode == KernelMode::Fast && b->dtype() == DType::Float32 && b->rank() == 2)
       packed_b_ = gemm::engine(info.gemm, info.mode).pack_b(false, b->dim(0), b->dim(1), b->data<float>(), b->dim(1));
@@ -125,7 +132,18 @@ class MatMulKernel : public Kernel {
     if (a.dtype() != b.dtype()) ctx.fail("A has dtype {}, B has {}", dtype_name(a.dtype()), dtype_name(b.dtype()));
     if (a.dtype() != DType::Float32 && a.dtype() != DType::Float64 && a.dtype() != DType::Int32 && a.dtype() != DType::Int64)
       ctx.unsupported("dtype {} is not supported (float, double, int32, int64)", dtype_name(a.dtype()));
-    ctx.allocate_output(0, a.dtype(), make_plan(ctx, a.shape(), b.shape()).out_shape);
+    const MatMulPlan p = make_plan(ctx, a.shape(), b.shape());
+    if ((fused_.active() || ctx.has_input(2)) && a.dtype() != DType::Float32)
+      ctx.unsupported("a fused bias / activation needs float32, got {}", dtype_name(a.dtype()));
+    Shape out = p.out_shape;
+    if (ctx.has_input(2)) {
+      const Tensor& bias = ctx.input(2);
+      if (bias.dtype() != DType::Float32 || bias.rank() == 0 || bias.numel() != p.N || bias.shape().back() != p.N)
+        ctx.fail("fused bias (input 2) must be float [1, .., 1, {}], got {} {}", p.N, dtype_name(bias.dtype()),
+                 shape_to_string(bias.shape()));
+      if (bias.rank() > out.size()) out.insert(out.begin(), bias.rank() - out.size(), 1);
+    }
+    ctx.allocate_output(0, a.dtype(), out);
   }
 
   KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>& in) const override {
@@ -154,7 +172,8 @@ class MatMulKernel : public Kernel {
       case DType::Float32:
         if (ctx.reference_mode()) {
           ctx.stats().variant = "matmul_reference";
-          return matmul_loops<float, double>(p, a.data<float>(), b.data<float>(), y.mutable_data<float>());
+          matmul_loops<float, double>(p, a.data<float>(), b.data<float>(), y.mutable_data<float>());
+          return epilogue_after(ctx, p, y.mutable_data<float>());
         }
         return f32(ctx, p, a.data<float>(), b.data<float>(), y.mutable_data<float>());
       case DType::Float64:
@@ -180,6 +199,17 @@ class MatMulKernel : public Kernel {
     ctx.stats().isa = path.isa;
   }
 
+  // The fused bias + activation as a separate pass over Y's rows of N (paths without it in
+  // the GEMM epilogue).
+  void epilogue_after(KernelContext& ctx, const MatMulPlan& p, float* c) const {
+    if (!fused_.active() && !ctx.has_input(2)) return;
+    gemm::Epilogue e;
+    e.bias = ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr;
+    fused_.set(e);
+    const int64_t rows = p.batch * p.M;
+    for (int64_t r = 0; r < rows; ++r) gemm::apply_epilogue(e, c + r * p.N, p.N, r, 0);
+  }
+
   void f32(KernelContext& ctx, const MatMulPlan& p, const float* a, const float* b, float* c) const {
     gemm::SgemmArgs args;
     args.M = p.M, args.N = p.N, args.K = p.K;
@@ -188,6 +218,8 @@ class MatMulKernel : public Kernel {
     const gemm::GemmCaller layout = f32_layout(p);  // shared with describe()
     if (layout == gemm::GemmCaller::MatMulFolded) {
       args.M = p.batch * p.M;  // A's matrices are stacked rows of one tall matrix
+      args.epilogue.bias = ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr;
+      fused_.set(args.epilogue);
       report(ctx, gemm::GemmCaller::MatMulFolded, args, packed_b_ != nullptr);
       if (packed_b_) g.sgemm_packed(args, *packed_b_, ctx.threads());
       else g.sgemm(args, ctx.threads());
@@ -200,7 +232,7 @@ class MatMulKernel : public Kernel {
       st.c = p.M * p.N;
       report(ctx, gemm::GemmCaller::MatMulBatched, args, false);
       g.sgemm_batched(args, p.batch, st, ctx.threads());
-      return;
+      return epilogue_after(ctx, p, c);
     }
     report(ctx, gemm::GemmCaller::MatMulBroadcast, args, false);
     for (int64_t i = 0; i < p.batch; ++i) {
@@ -209,6 +241,7 @@ class MatMulKernel : public Kernel {
       args.A = a + ia * p.M * p.K, args.B = b + ib * p.K * p.N, args.C = c + i * p.M * p.N;
       g.sgemm(args, ctx.threads());
     }
+    epilogue_after(ctx, p, c);
   }
 
   void f64(KernelContext& ctx, const MatMulPlan& p, const double* a, const double* b, double* c) const {
@@ -224,6 +257,7 @@ class MatMulKernel : public Kernel {
   }
 
   std::shared_ptr<gemm::PackedB> packed_b_;  // constant 2-D B, packed at session creation
+  gemm::FusedActivation fused_;               // set by the graph fusion pass (with input 2, the bias)
 };
 
 }  // namespace

@@ -63,6 +63,11 @@ struct F32Kernels {
   UnaryFn exp;      // fast_math.h's fast_expf, vectorised (subnormal results kept)
   UnaryFn sigmoid;  // fast_sigmoidf, vectorised
   UnaryFn tanh;     // fast_tanhf, vectorised
+  // erf_impl.h (scalar twins in erf_scalar.h): erf within 4 ulp of std::erf (2.3 measured),
+  // Gelu approximate "none" and "tanh" (relative bounds in tests/kernels/simd/test_erf.cc).
+  UnaryFn erf;
+  UnaryFn gelu_erf;
+  UnaryFn gelu_tanh;
   BinaryRowsFn binary[kNumBinOps];
   ReduceRowsFn reduce_rows[kNumRowKinds];
   ArgRowsFn arg_rows[2];  // [0] ArgMin, [1] ArgMax

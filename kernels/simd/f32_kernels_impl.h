@@ -467,6 +467,16 @@ void dot_rows(const float* a, int64_t lda, const float* x, int64_t rows, int64_t
   }
 }
 
+}  // namespace
+}  // namespace simd
+}  // namespace onnxmini
+
+#include "kernels/simd/erf_impl.h"  // erf / Gelu rows, over exp, sigmoid_reg and map_n above
+
+namespace onnxmini {
+namespace simd {
+namespace {
+
 template <class V>
 F32Kernels make_table(cpu::Isa isa) {
   F32Kernels k{};
@@ -475,6 +485,9 @@ F32Kernels make_table(cpu::Isa isa) {
   k.exp = exp_n<V>;
   k.sigmoid = sigmoid_n<V>;
   k.tanh = tanh_n<V>;
+  k.erf = erf_n<V>;
+  k.gelu_erf = gelu_erf_n<V>;
+  k.gelu_tanh = gelu_tanh_n<V>;
   k.binary[kAdd] = binary_rows<V, AddC>;
   k.binary[kSub] = binary_rows<V, SubC>;
   k.binary[kMul] = binary_rows<V, MulC>;

@@ -249,17 +249,35 @@ def _gelu_tanh_model():
         {"X": np.random.default_rng(16).uniform(-6.0, 6.0, (4, 32)).astype(np.float32)}
 
 
+def _matmul_gelu_model(approximate="tanh"):
+    """A transformer MLP's first half: MatMul([2, 5, 16] x W [16, 24]) -> Add(b) -> Gelu -> Identity. At level 2
+    gemm_activation puts the bias and the Gelu into MatMul's epilogue (onnxmini only: saved unfused)."""
+    nodes = [
+        helper.make_node("MatMul", ["X", "W"], ["m"], name="mm"),
+        helper.make_node("Add", ["m", "b"], ["a"], name="add_bias"),
+        helper.make_node("Gelu", ["a"], ["y"], name="gelu", approximate=approximate),
+        helper.make_node("Identity", ["y"], ["Y"], name="id"),
+    ]
+    inits = [_init("W", (16, 24), 17), _init("b", (24,), 18)]
+    graph = helper.make_graph(nodes, "matmul_gelu", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 5, 16])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 5, 24])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)]), \
+        {"X": np.random.default_rng(19).uniform(-3.0, 3.0, (2, 5, 16)).astype(np.float32)}
+
+
 BUILT = {"convs": _conv_model, "mlp": _mlp_model, "layer_norm": _layer_norm_model, "gelu": _gelu_model,
          "layer_norm_tf": _layer_norm_tf_model, "layer_norm_tf_opset14": lambda: _layer_norm_tf_model(14),
          "rms_norm": _rms_norm_model, "rms_norm_opset18": lambda: _rms_norm_model(18), "gelu_tanh": _gelu_tanh_model,
-         "residual": _residual_model}
+         "residual": _residual_model, "matmul_gelu": _matmul_gelu_model,
+         "matmul_gelu_erf": lambda: _matmul_gelu_model("none")}
 # What each built model becomes at level 2: the rule applied and the saved model's op types
 # (a rule for an op newer than the model's opset runs in onnxmini only: saved as the original nodes).
 FUSED = {"layer_norm": ("layer_norm", ["LayerNormalization"]), "gelu": ("gelu", ["Gelu"]),
          "layer_norm_tf": ("layer_norm_tf", ["LayerNormalization"]),
          "layer_norm_tf_opset14": ("layer_norm_tf_before_opset17", None),
          "rms_norm": ("rms_norm", ["RMSNormalization"]), "rms_norm_opset18": ("rms_norm_before_opset23", None),
-         "gelu_tanh": ("gelu_tanh", ["Gelu"])}
+         "gelu_tanh": ("gelu_tanh", ["Gelu"]), "matmul_gelu": ("gemm_activation", None),
+         "matmul_gelu_erf": ("gemm_activation", None)}
 
 
 # ---- float64 reference ------------------------------------------------------------------------
@@ -458,3 +476,19 @@ def test_levels_mirror_onnxruntime():
         {k: int(v) for k, v in ort.GraphOptimizationLevel.__members__.items()}
     assert onnxmini.SessionOptions().graph_optimization_level == ort.SessionOptions().graph_optimization_level
     assert onnxmini.SessionOptions().optimized_model_filepath == ort.SessionOptions().optimized_model_filepath == ""
+
+
+def test_magika_matmul_gelu_epilogue_matches_unfused():
+    """magika_standard_v3_3's MatMul([1, 2048, 257] x W) + Add(b [1, 1, 64]) + tanh-Gelu (opset 15, the Gelu
+    made by gelu_tanh_before_opset20) runs as one MatMul with bias and Gelu in its epilogue: the whole model's
+    outputs equal level 0's within float32 rounding of the reordered bias add / Gelu."""
+    entry = next((e for e in ZOO if e["name"] == "magika_standard_v3_3"), None)
+    path = zoo_lib.model_path(entry) if entry else None
+    if not path or not path.exists():
+        pytest.skip("magika_standard_v3_3 is not in the zoo cache")
+    feeds = zoo_lib.make_feeds(entry, 0)
+    fused = _mini(str(path), 99)
+    assert any(rule == "gemm_activation" and "MatMul" in nodes and "Gelu" in nodes
+               for rule, nodes in fused.graph_rewrites())
+    for a, b in zip(_mini(str(path), 0).run(None, feeds), fused.run(None, feeds)):
+        np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=1e-5, atol=1e-6)

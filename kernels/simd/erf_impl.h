@@ -1,0 +1,125 @@
+// erf and Gelu on one SIMD register, over the vector interface V of
+// f32_kernels_impl.h (V512, V256): used by the f32 tables (Erf / Gelu rows)
+// and by the GEMM epilogues (kernels/gemm_engine/epilogue_avx{2,512}.h), so the
+// standalone Gelu op and a Gemm with Gelu fused give the same bits.
+// erf_scalar.h is the portable scalar twin (same formulas and coefficients).
+//
+// erf(z), a = |z|:
+//   a < 1:  z * S(z^2), S a degree-6 polynomial: our least-squares fit of
+//           erf(z) / z on [0, 1] (relative error of the fit 1.4e-9, far below
+//           float's 6e-8 half ulp), so the result keeps full relative precision
+//           down to the subnormals.
+//   a >= 1: sign(z) * (1 - erfc(a)), erfc(a) = t exp(-a^2 + P(t)), t = 1 / (1 + a/2):
+//           P the degree-10 fit of kernels/elementwise/activations.cc's Gelu fast path.
+// Gelu(x) = 0.5 x (1 + erf(x / sqrt 2)); for z = x / sqrt 2 <= -1 it is
+// 0.5 x erfc(|z|) directly, so the negative tail keeps its relative precision
+// instead of cancelling in 1 + erf.
+// Gelu tanh: 0.5 x (1 + tanh(u)) = x sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3),
+// the same identity without the cancellation of 1 + tanh for negative x.
+// Subnormals: an exp argument below -80 gives 0 (kExpFloor): erfc and the negative tails
+// of both Gelus are then 0 instead of values below ~1e-34, and no product lands in the
+// subnormals, where each one takes a microcode assist (~100x slower; transformer MLPs feed
+// Gelu many inputs below -13).
+// Data layout of the rows (erf_n, gelu_erf_n, gelu_tanh_n): dense x and y, W floats per
+// step, one masked tail (map_n); no blocking, each element is independent.
+// Included by f32_kernels_impl.h (it uses exp and map_n from there): ISA
+// files include that header and their vec header, never this one directly.
+#pragma once
+
+namespace onnxmini {
+namespace simd {
+namespace {
+
+constexpr float kExpFloor = -80.0f;
+
+// exp(arg), 0 below kExpFloor (exp's flushing variant, so no subnormal is formed inside).
+template <class V>
+inline typename V::reg exp_floored(typename V::reg arg) {
+  return V::blend(V::lt(arg, V::set1(kExpFloor)), V::set1(0.0f), exp<V, true>(arg));
+}
+
+// erfc(a) for a >= 1. a is clamped to 12 (erfc(12) ~ 1e-64 rounds to 0, as does
+// everything past it), which keeps rcp's Newton step away from inf; min takes a as
+// its second operand, returned when a is NaN, so NaN flows through.
+template <class V>
+inline typename V::reg erfc_big(typename V::reg a_in) {
+  using R = typename V::reg;
+  const R a = V::min(V::set1(12.0f), a_in);
+  const R t = V::rcp(V::fmadd(a, V::set1(0.5f), V::set1(1.0f)));
+  R p = V::set1(-1.322038917e-01f);
+  p = V::fmadd(p, t, V::set1(9.185590751e-01f));
+  p = V::fmadd(p, t, V::set1(-2.660384397e+00f));
+  p = V::fmadd(p, t, V::set1(4.065858531e+00f));
+  p = V::fmadd(p, t, V::set1(-3.407748510e+00f));
+  p = V::fmadd(p, t, V::set1(1.589637131e+00f));
+  p = V::fmadd(p, t, V::set1(-6.848514480e-01f));
+  p = V::fmadd(p, t, V::set1(2.197643883e-01f));
+  p = V::fmadd(p, t, V::set1(3.553123364e-01f));
+  p = V::fmadd(p, t, V::set1(1.001627487e+00f));
+  p = V::fmadd(p, t, V::set1(-1.265570678e+00f));
+  return V::mul(t, exp_floored<V>(V::fmadd(V::sub(V::set1(0.0f), a), a, p)));  // p - a^2, one rounding
+}
+
+// erf(z) / z for |z| < 1, as a polynomial in z^2.
+template <class V>
+inline typename V::reg erf_small_ratio(typename V::reg z2) {
+  typename V::reg s = V::set1(7.898139302e-05f);
+  s = V::fmadd(s, z2, V::set1(-8.024335257e-04f));
+  s = V::fmadd(s, z2, V::set1(5.190051626e-03f));
+  s = V::fmadd(s, z2, V::set1(-2.685480751e-02f));
+  s = V::fmadd(s, z2, V::set1(1.128361225e-01f));
+  s = V::fmadd(s, z2, V::set1(-3.761262894e-01f));
+  return V::fmadd(s, z2, V::set1(1.128379226e+00f));
+}
+
+template <class V>
+inline typename V::reg erf_reg(typename V::reg z) {
+  using R = typename V::reg;
+  const R a = V::abs(z);
+  const R small = V::mul(z, erf_small_ratio<V>(V::mul(z, z)));
+  const R big_abs = V::sub(V::set1(1.0f), erfc_big<V>(a));
+  const R big = V::blend(V::lt(z, V::set1(0.0f)), V::sub(V::set1(0.0f), big_abs), big_abs);
+  return V::blend(V::lt(a, V::set1(1.0f)), small, big);  // NaN: a < 1 is false, big is NaN
+}
+
+// 0.5 x (1 + erf(x / sqrt 2)).
+template <class V>
+inline typename V::reg gelu_erf_reg(typename V::reg x) {
+  using R = typename V::reg;
+  const R z = V::mul(x, V::set1(0.7071067811865476f));
+  const R a = V::abs(z);
+  const R one_plus_small = V::fmadd(z, erf_small_ratio<V>(V::mul(z, z)), V::set1(1.0f));
+  const R ec = erfc_big<V>(a);
+  const R one_plus_big = V::blend(V::lt(z, V::set1(0.0f)), ec, V::sub(V::set1(2.0f), ec));
+  const R one_plus = V::blend(V::lt(a, V::set1(1.0f)), one_plus_small, one_plus_big);
+  return V::mul(V::mul(V::set1(0.5f), x), one_plus);
+}
+
+// x * sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3)) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+template <class V>
+inline typename V::reg gelu_tanh_reg(typename V::reg x) {
+  using R = typename V::reg;
+  const R x3 = V::mul(V::mul(x, x), x);
+  const R w = V::mul(V::set1(1.5957691216057308f), V::fmadd(x3, V::set1(0.044715f), x));  // 2 sqrt(2/pi)
+  // sigmoid(w) from e = exp(-|w|) <= 1: 1 / (1 + e) for w >= 0, e / (1 + e) below (NaN: e is NaN).
+  const R e = exp_floored<V>(V::sub(V::set1(0.0f), V::abs(w)));
+  const R s = V::rcp(V::add(V::set1(1.0f), e));
+  return V::mul(x, V::blend(V::ge(w, V::set1(0.0f)), s, V::mul(e, s)));
+}
+
+template <class V>
+void erf_n(const float* x, float* y, int64_t n) {
+  map_n<V>(x, y, n, [](typename V::reg v) { return erf_reg<V>(v); });
+}
+template <class V>
+void gelu_erf_n(const float* x, float* y, int64_t n) {
+  map_n<V>(x, y, n, [](typename V::reg v) { return gelu_erf_reg<V>(v); });
+}
+template <class V>
+void gelu_tanh_n(const float* x, float* y, int64_t n) {
+  map_n<V>(x, y, n, [](typename V::reg v) { return gelu_tanh_reg<V>(v); });
+}
+
+}  // namespace
+}  // namespace simd
+}  // namespace onnxmini
