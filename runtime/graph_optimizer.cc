@@ -11,6 +11,7 @@
 #include "runtime/graph_fusion_norm.h"
 #include "runtime/graph_fusion_qdq.h"
 #include "runtime/graph_fusion_residual.h"
+#include "runtime/graph_fusion_se.h"
 #include "runtime/graph_sinking.h"
 
 namespace onnxmini {
@@ -103,6 +104,10 @@ const std::vector<GraphRule>& graph_rules() {
        "Conv -> PRelu (scalar or per-channel constant slope) -> Conv with PRelu in its epilogue"},
       {"conv_activation_extra", kExtended, false, fuse_conv_activation_extra,
        "Conv -> HardSigmoid | HardSwish | Swish | Mul(x, Sigmoid(x)) -> Conv with it in its epilogue"},
+      // After the conv activation rules: the SE's 1x1 Convs carry their activations by now.
+      {"squeeze_excite", kExtended, false, fuse_squeeze_excite,
+       "GlobalAveragePool(X) -> Conv 1x1 [act] -> Conv 1x1 [act] -> Mul(X, gate) [-> Add(X, product)] -> "
+       "SqueezeExcite (one node; runtime/graph_fusion_se.h)"},
       {"layer_norm_before_opset17", kExtended, false, fuse_layer_norm_before_opset17,
        "the layer_norm pattern in a model importing opset < 17 -> LayerNormalization (the opset-17 kernel)"},
       {"gelu_before_opset20", kExtended, false, fuse_gelu_before_opset20,
