@@ -47,12 +47,14 @@
 #include <cstdlib>
 #include <string>
 #include <cstring>
+#include <mutex>
 #include <type_traits>
 
 #include "core/checked_math.h"
 #include "kernels/fused_attributes.h"
 #include "kernels/gemm_engine/fused_activation.h"
 #include "kernels/gemm_engine/gemm.h"
+#include "kernels/nn/conv1x1_transposed.h"
 #include "kernels/nn/conv_depthwise.h"
 #include "kernels/nn/conv_implicit.h"
 #include "kernels/nn/conv_lanes.h"
@@ -80,9 +82,10 @@ ConvVariant conv_variant_override() {
       else if (s == "direct") parsed = ConvVariant::Direct;
       else if (s == "depthwise") parsed = ConvVariant::Depthwise;
       else if (s == "lanes") parsed = ConvVariant::Lanes;
+      else if (s == "transposed") parsed = ConvVariant::Transposed;
       else
         ONNXMINI_LOG(default_logger(), Warning,
-                     "ONNXMINI_CONV_VARIANT={} is not one of im2col, implicit, direct, depthwise, lanes; using the rule", s);
+                     "ONNXMINI_CONV_VARIANT={} is not one of im2col, implicit, direct, depthwise, lanes, transposed; using the rule", s);
     }
     v = static_cast<int>(parsed);
     g_conv_variant.store(v, std::memory_order_relaxed);
@@ -182,6 +185,8 @@ struct ConvExtras {
   InputAffine affine;
   const LanesFilter* lanes = nullptr;  // set when conv2d_lanes runs this call
   const float* residual = nullptr;     // fused Z (Y's shape), or null
+  // W^T per group for conv1x1_transposed (constant filter), or null: packed per call.
+  const std::vector<std::shared_ptr<gemm::PackedB>>* packed_t = nullptr;
   // The epilogue for group `grp` of `mg` output channels (no residual: GEMM callers
   // offset it per image and group: gemm_rows, epilogue_with_residual).
   gemm::Epilogue epilogue(const float* bias, int64_t grp, int64_t mg) const {
@@ -319,8 +324,29 @@ bool takes_depthwise_simd(const ConvGeom& g) {
   const ConvVariant v = conv_variant_override();
   return (v == ConvVariant::Rule || v == ConvVariant::Depthwise) && depthwise_simd_fits(g);
 }
+// 1-D (and 1xK / Kx1 after drop_unit_axes) layers take the implicit GEMM only with
+// stride 1 along the axis: strided ones (silero's 256-tap stride-128 front end) read
+// a subsample that im2col copies as cheaply, and they were not measured faster.
 bool takes_implicit(const ConvGeom& g) {
-  return conv_variant_override() != ConvVariant::Im2col && implicit_conv_applies(g);
+  switch (conv_variant_override()) {
+    case ConvVariant::Im2col: return false;
+    case ConvVariant::Implicit: return implicit_conv_applies(g);
+    default: return implicit_conv_applies(g) && (g.win.rank == 2 || g.win.stride[0] == 1);
+  }
+}
+
+// A 1x1 kernel with stride 1 and no padding: X[n, g] is the GEMM's B operand as is.
+bool plain_1x1(const Window& w) {
+  bool plain = w.kernel_size() == 1;
+  for (size_t d = 0; d < w.rank; ++d) plain = plain && w.stride[d] == 1 && w.pad_begin[d] == 0 && w.pad_end[d] == 0;
+  return plain;
+}
+// conv1x1_transposed (float32): plain 1x1 layers over a few pixels, by the rule of
+// conv1x1_transposed.cc or forced (ONNXMINI_CONV_VARIANT=transposed).
+bool takes_transposed(const ConvGeom& g) {
+  if (!plain_1x1(g.win) || g.win.out_size() <= 1) return false;
+  const ConvVariant v = conv_variant_override();
+  return v == ConvVariant::Transposed || (v == ConvVariant::Rule && conv1x1_transposed_wins(g));
 }
 
 // Spatial axes the convolution does not move along - input size 1, one kernel
@@ -397,6 +423,14 @@ const char* conv_fast(KernelContext& ctx, const ConvGeom& g, const T* x, const T
       return conv_depthwise_simd(ctx, g, x, w, ex.epilogue_with_residual(bias, mg, P), y);  // sets stats().isa
     }
   }
+  if constexpr (std::is_same_v<T, float>) {
+    if (takes_transposed(g)) {
+      static const std::vector<std::shared_ptr<gemm::PackedB>> none;
+      conv1x1_transposed(ctx, g, x, w, ex.packed_t ? *ex.packed_t : none, ex.epilogue_with_residual(bias, mg, P), y);
+      ctx.stats().isa = ctx.gemm().sgemm_path(gemm::SgemmArgs{}, false).isa;
+      return "conv1x1_transposed";
+    }
+  }
   const T* z = nullptr;
   if constexpr (std::is_same_v<T, float>) z = ex.residual;
   if (takes_direct2d(g)) {
@@ -411,7 +445,7 @@ const char* conv_fast(KernelContext& ctx, const ConvGeom& g, const T* x, const T
       conv2d_implicit(ctx, g, x, w, ex.packed ? *ex.packed : none, ex.epilogue_with_residual(bias, mg, P), ex.affine,
                       y);
       ctx.stats().isa = ctx.gemm().sgemm_path(gemm::SgemmArgs{}, false).isa;
-      return "conv2d_implicit_gemm";
+      return win.rank == 1 ? "conv1d_implicit_gemm" : "conv2d_implicit_gemm";
     }
   }
   bool one_by_one = KP == 1, unit_stride = true;
@@ -473,6 +507,7 @@ class ConvKernel : public Kernel {
       for (int64_t grp = 0; grp < group_; ++grp)
         packed_.push_back(engine.pack_a(false, mg, K, w->data<float>() + grp * mg * K, K));
       packed_m_ = M, packed_k_ = K;
+      if (w->numel() == M * w->dim(1)) packed_t_k_ = w->dim(1);  // a 1x1 filter: conv1x1_transposed may pack W^T
     }
     if (w && info.mode == KernelMode::Fast && w->dtype() == DType::Float32 && w->numel() > 0 &&
         lanes_filter_wanted(w->rank(), group_))
@@ -498,13 +533,19 @@ class ConvKernel : public Kernel {
                           "channels in the lanes, 4 output columns per step"};
       return KernelPlan{"conv_depthwise_simd", cpu::isa_name(dk.isa), "4 output rows x 1 vector of output columns"};
     }
+    if (f32 && takes_transposed(g)) {
+      gemm::SgemmArgs t;  // C^T = X^T W^T: P x mg, K = cg
+      t.trans_a = t.trans_b = true, t.M = g.win.out_size(), t.N = mg, t.K = cg;
+      const gemm::SgemmPath tp = gemm::engine(info.gemm, info.mode).sgemm_path(t, true);
+      return KernelPlan{"conv1x1_transposed", tp.isa, gemm::sgemm_blocking(tp)};
+    }
     if (takes_direct2d(g)) return KernelPlan{cg == 1 && mg == 1 ? "conv_depthwise" : "conv2d_direct", "portable", ""};
     gemm::SgemmArgs args;  // one group's product: mg x P, K = cg * kernel size
     args.M = mg, args.N = g.win.out_size(), args.K = cg * g.win.kernel_size();
     const gemm::SgemmPath path = gemm::engine(info.gemm, info.mode).sgemm_path(args, false);
     KernelPlan p{nullptr, f32 ? path.isa : "portable", f32 ? gemm::sgemm_blocking(path) : ""};
     if (f32 && takes_implicit(g)) {
-      p.variant = "conv2d_implicit_gemm";
+      p.variant = g.win.rank == 1 ? "conv1d_implicit_gemm" : "conv2d_implicit_gemm";
       return p;
     }
     bool one_by_one = g.win.kernel_size() == 1, unit_stride = true;
@@ -578,6 +619,15 @@ class ConvKernel : public Kernel {
       if (!ctx.reference_mode() && lanes) ex.lanes = lanes_.get();
       if (!packed_.empty() && g.M == packed_m_ && g.M / g.group * (g.C / g.group) * g.win.kernel_size() == packed_k_)
         ex.packed = &packed_;
+      // conv1x1_transposed's W^T panels: packed on the first call that takes the path
+      // (only layers on small images pay the memory), under once_flag (concurrent runs).
+      if (!ctx.reference_mode() && packed_t_k_ > 0 && g.C / g.group == packed_t_k_ && !ex.lanes &&
+          takes_transposed(g)) {
+        std::call_once(packed_t_once_, [&] {
+          packed_t_ = pack_conv1x1_transposed(ctx.gemm(), ctx.input(1).data<float>(), g.M, packed_t_k_, g.group);
+        });
+        ex.packed_t = &packed_t_;
+      }
     } else if (fused) {
       ctx.unsupported("fused Conv is float32 only, got {}", dtype_name(ctx.input(0).dtype()));
     }
@@ -644,6 +694,9 @@ class ConvKernel : public Kernel {
   std::vector<std::shared_ptr<gemm::PackedA>> packed_;  // constant filter, one per group
   std::shared_ptr<const LanesFilter> lanes_;            // constant filter in conv2d_lanes' layout
   int64_t packed_m_ = 0, packed_k_ = 0;
+  int64_t packed_t_k_ = 0;                              // constant 1x1 filter: its input channels per group
+  std::once_flag packed_t_once_;
+  std::vector<std::shared_ptr<gemm::PackedB>> packed_t_;  // its W^T per group (conv1x1_transposed)
 };
 
 }  // namespace
