@@ -58,6 +58,7 @@
 #include "kernels/nn/conv_depthwise.h"
 #include "kernels/nn/conv_implicit.h"
 #include "kernels/nn/conv_lanes.h"
+#include "kernels/nn/conv_row.h"
 #include "kernels/nn/conv_variant.h"
 #include "kernels/nn/spatial.h"
 #include "kernels/registry.h"
@@ -83,9 +84,10 @@ ConvVariant conv_variant_override() {
       else if (s == "depthwise") parsed = ConvVariant::Depthwise;
       else if (s == "lanes") parsed = ConvVariant::Lanes;
       else if (s == "transposed") parsed = ConvVariant::Transposed;
+      else if (s == "row") parsed = ConvVariant::Row;
       else
         ONNXMINI_LOG(default_logger(), Warning,
-                     "ONNXMINI_CONV_VARIANT={} is not one of im2col, implicit, direct, depthwise, lanes, transposed; using the rule", s);
+                     "ONNXMINI_CONV_VARIANT={} is not one of im2col, implicit, direct, depthwise, lanes, transposed, row; using the rule", s);
     }
     v = static_cast<int>(parsed);
     g_conv_variant.store(v, std::memory_order_relaxed);
@@ -187,6 +189,7 @@ struct ConvExtras {
   const float* residual = nullptr;     // fused Z (Y's shape), or null
   // W^T per group for conv1x1_transposed (constant filter), or null: packed per call.
   const std::vector<std::shared_ptr<gemm::PackedB>>* packed_t = nullptr;
+  const RowFilter* row = nullptr;  // set when conv1d_shifted runs this call
   // The epilogue for group `grp` of `mg` output channels (no residual: GEMM callers
   // offset it per image and group: gemm_rows, epilogue_with_residual).
   gemm::Epilogue epilogue(const float* bias, int64_t grp, int64_t mg) const {
@@ -324,15 +327,28 @@ bool takes_depthwise_simd(const ConvGeom& g) {
   const ConvVariant v = conv_variant_override();
   return (v == ConvVariant::Rule || v == ConvVariant::Depthwise) && depthwise_simd_fits(g);
 }
-// 1-D (and 1xK / Kx1 after drop_unit_axes) layers take the implicit GEMM only with
-// stride 1 along the axis: strided ones (silero's 256-tap stride-128 front end) read
-// a subsample that im2col copies as cheaply, and they were not measured faster.
+// 1-D (and 1xK / Kx1 after drop_unit_axes) layers take the implicit GEMM with stride
+// 1 and more than 16 outputs (Xeon, AVX-512 and AVX2, forced variants interleaved):
+// ppocr_v4_rec's 960 -> 60 1x3 over 40 columns 273 -> 170 us, 64 ch x 100 38 -> 22 us,
+// 256 ch x 200 5 taps 957 -> 856 us. Up to 16 outputs the im2col GEMM has N <= the
+// tile width and takes the skinny route, A read in place, which the implicit GEMM
+// lacks (silero's 129 -> 128 over 4 columns 59 -> 71 us); strided layers (silero's
+// 256-tap stride-128 front end, 65 -> 92 us) read a subsample that im2col copies cheaply.
 bool takes_implicit(const ConvGeom& g) {
   switch (conv_variant_override()) {
     case ConvVariant::Im2col: return false;
     case ConvVariant::Implicit: return implicit_conv_applies(g);
-    default: return implicit_conv_applies(g) && (g.win.rank == 2 || g.win.stride[0] == 1);
+    default:
+      return implicit_conv_applies(g) && (g.win.rank == 2 || (g.win.stride[0] == 1 && g.win.out[0] > 16));
   }
+}
+
+// conv1d_shifted (float32, a constant filter packed for it): 1-D stride-1 layers by
+// the rule of conv_row.cc or forced (ONNXMINI_CONV_VARIANT=row).
+bool takes_row(const ConvGeom& g) {
+  if (g.win.rank != 1 || g.win.stride[0] != 1) return false;
+  const ConvVariant v = conv_variant_override();
+  return v == ConvVariant::Row || (v == ConvVariant::Rule && row_conv_wins(g));
 }
 
 // A 1x1 kernel with stride 1 and no padding: X[n, g] is the GEMM's B operand as is.
@@ -440,6 +456,11 @@ const char* conv_fast(KernelContext& ctx, const ConvGeom& g, const T* x, const T
     return cg == 1 && mg == 1 ? "conv_depthwise" : "conv2d_direct";
   }
   if constexpr (std::is_same_v<T, float>) {
+    if (ex.row) {
+      conv1d_shifted(ctx, g, x, *ex.row, ex.epilogue_with_residual(bias, mg, P), ex.affine, y);
+      ctx.stats().isa = ctx.gemm().sgemm_path(gemm::SgemmArgs{}, false).isa;
+      return "conv1d_shifted_gemm";
+    }
     if (takes_implicit(g)) {
       static const std::vector<std::shared_ptr<gemm::PackedA>> none;
       conv2d_implicit(ctx, g, x, w, ex.packed ? *ex.packed : none, ex.epilogue_with_residual(bias, mg, P), ex.affine,
@@ -509,6 +530,10 @@ class ConvKernel : public Kernel {
       packed_m_ = M, packed_k_ = K;
       if (w->numel() == M * w->dim(1)) packed_t_k_ = w->dim(1);  // a 1x1 filter: conv1x1_transposed may pack W^T
     }
+    // A 1-D, 1xK or Kx1 constant filter: conv1d_shifted may pack it per tap on first use.
+    if (w && info.mode == KernelMode::Fast && w->dtype() == DType::Float32 && w->numel() > 0 &&
+        (w->rank() == 3 || (w->rank() == 4 && (w->dim(2) == 1 || w->dim(3) == 1))) && w->dim(0) % group_ == 0)
+      row_cg_ = w->dim(1), row_taps_ = w->numel() / (w->dim(0) * w->dim(1));
     if (w && info.mode == KernelMode::Fast && w->dtype() == DType::Float32 && w->numel() > 0 &&
         lanes_filter_wanted(w->rank(), group_))
       lanes_ = pack_lanes_filter(w->data<float>(), w->dim(0), w->dim(1), w->dim(2), w->dim(3));
@@ -544,6 +569,12 @@ class ConvKernel : public Kernel {
     args.M = mg, args.N = g.win.out_size(), args.K = cg * g.win.kernel_size();
     const gemm::SgemmPath path = gemm::engine(info.gemm, info.mode).sgemm_path(args, false);
     KernelPlan p{nullptr, f32 ? path.isa : "portable", f32 ? gemm::sgemm_blocking(path) : ""};
+    if (f32 && row_taps_ > 0 && takes_row(g) && g.C / g.group == row_cg_ && g.win.kernel[0] == row_taps_) {
+      gemm::SgemmArgs t;  // one tap: C^T = X_k^T W_k^T, P x mg, K = cg
+      t.trans_a = t.trans_b = true, t.M = g.win.out_size(), t.N = mg, t.K = cg;
+      const gemm::SgemmPath tp = gemm::engine(info.gemm, info.mode).sgemm_path(t, true);
+      return KernelPlan{"conv1d_shifted_gemm", tp.isa, gemm::sgemm_blocking(tp)};
+    }
     if (f32 && takes_implicit(g)) {
       p.variant = g.win.rank == 1 ? "conv1d_implicit_gemm" : "conv2d_implicit_gemm";
       return p;
@@ -628,12 +659,20 @@ class ConvKernel : public Kernel {
         });
         ex.packed_t = &packed_t_;
       }
+      // conv1d_shifted's per-tap W^T panels, likewise packed on first use.
+      if (!ctx.reference_mode() && row_taps_ > 0 && g.C / g.group == row_cg_ && g.win.rank == 1 &&
+          g.win.kernel[0] == row_taps_ && takes_row(g)) {
+        std::call_once(row_once_, [&] {
+          row_ = pack_row_filter(ctx.gemm(), ctx.input(1).data<float>(), g.M, row_cg_, row_taps_, g.group);
+        });
+        if (row_conv_fits(g, row_.get())) ex.row = row_.get();
+      }
     } else if (fused) {
       ctx.unsupported("fused Conv is float32 only, got {}", dtype_name(ctx.input(0).dtype()));
     }
     // The input affine, when the chosen path cannot apply it on the fly: X' = scratch copy.
     Tensor xa;
-    const bool implicit = !ctx.reference_mode() && (ex.lanes || (!takes_direct2d(g) && takes_implicit(g)));
+    const bool implicit = !ctx.reference_mode() && (ex.lanes || ex.row || (!takes_direct2d(g) && takes_implicit(g)));
     if constexpr (std::is_same_v<T, float>) {
       if (ex.affine && !implicit) {
         xa = ctx.scratch(DType::Float32, ctx.input(0).shape());
@@ -697,6 +736,9 @@ class ConvKernel : public Kernel {
   int64_t packed_t_k_ = 0;                              // constant 1x1 filter: its input channels per group
   std::once_flag packed_t_once_;
   std::vector<std::shared_ptr<gemm::PackedB>> packed_t_;  // its W^T per group (conv1x1_transposed)
+  int64_t row_cg_ = 0, row_taps_ = 0;                   // constant 1-D / 1xK / Kx1 filter, else 0
+  std::once_flag row_once_;
+  std::shared_ptr<const RowFilter> row_;                // its per-tap W^T panels (conv1d_shifted)
 };
 
 }  // namespace

