@@ -18,7 +18,15 @@
 //   conv1x1_gemm        1x1 kernel, no padding, stride 1: X[n, g] *is* col, no copy
 //   conv1x1_gemv        the same over a 1x1 image (one output column): simd dot_rows
 //                       (AVX2 / AVX-512), not a GEMM tile with one used column
+//   conv1x1_transposed  the same over a small image (P <= 192, not whole 32-column tiles,
+//                       >= 128 input / 64 output channels, float32, measured rule):
+//                       C = X^T W^T (P x M/g) then transposed into Y (conv1x1_transposed.cc)
 //   conv1x1_strided_gemm 1x1 kernel, no padding, strides: col is a strided subsample of X
+//   conv1d_shifted_gemm 1-D (1xK / Kx1 after drop_unit_axes) float32, stride 1, constant
+//                       filter, short rows (measured rule): one transposed GEMM per tap on a
+//                       padded row, no im2col (conv_row.cc)
+//   conv1d_implicit_gemm other 1-D float32 with stride 1 and > 16 outputs: the implicit GEMM
+//                       on one padded row
 //   conv2d_lanes        2-D float32, one group, constant filter, AVX-512 or AVX2, where
 //                       lanes_rule_says_yes: direct convolution with output channels
 //                       in the vector lanes (conv_lanes_avx512.cc, conv_lanes_avx2.cc)
@@ -35,6 +43,8 @@
 // graph pass, onnxruntime FusedConv's Z) gives Y = act(conv(X, W) + B + Z). Per path:
 //   GEMM paths (im2col, 1x1, implicit)  in the GEMM tile epilogue (gemm::Epilogue::residual),
 //                                       one pass over Y
+//   conv1x1_transposed, conv1d_shifted  bias, Z and activation on each Y row after the
+//                                       transposing store (transpose_with_epilogue)
 //   conv2d_lanes                        bias in the tile epilogue; Z and the activation on each
 //                                       output row right after its transposing store (still in L1)
 //   conv_depthwise_simd                 Z and the activation on each plane after it is computed

@@ -1,11 +1,12 @@
 // conv1d_shifted_gemm: a 1-D Conv with stride 1 (and 1xK / Kx1 ones, which
 // drop_unit_axes makes 1-D) as one GEMM per kernel tap, transposed.
 //
-// Layout. Per image and group, X is copied once into a zero-padded row buffer
-// xp (cg x Wp, Wp = pad_begin + W + pad_end; the input affine applied on the way).
-// Output column o under tap k reads padded column o + k * dilation, so tap k's
-// operand is xp shifted by k * dilation: a cg x P block with row stride Wp, read
-// in place. The taps accumulate in the transposed orientation
+// Layout. Output column o under tap k reads input column o + k * dilation -
+// pad_begin, so tap k's operand is X's rows shifted by k * dilation - pad_begin: a
+// cg x P block with row stride W, read in place; the output columns whose input
+// column falls in the padding are left out of that tap's GEMM (its rows of C). With
+// a fused input affine, X is first copied into a zero-padded row buffer xp (cg x
+// Wp, Wp = pad_begin + W + pad_end) with the affine applied, and the taps read xp. The taps accumulate in the transposed orientation
 //   C (P x mg) = sum_k xp_k^T (P x cg) * W[g][:, :, k]^T (cg x mg)      (beta = 1 after tap 0)
 // because the output length P is the small side (ppocr_v4_rec's 1x3 layer: 40
 // columns, 60 filters): the micro-kernel's 32-wide column tiles then run over the
@@ -67,17 +68,31 @@ void conv1d_shifted(KernelContext& ctx, const ConvGeom& g, const float* x, const
                     const gemm::Epilogue& epi, const InputAffine& affine, float* y) {
   const Window win = lift_to_2d(g.win);  // pad_input's layout: one row, stride 1, so Wq = Wp
   const int64_t cg = g.C / g.group, mg = g.M / g.group, P = g.win.out[0], IP = g.win.in[0];
+  const int64_t pb = g.win.pad_begin[0], dil = g.win.dilation[0];
   const PaddedLayout L = padded_layout(win);
-  Tensor xp_t = ctx.scratch(DType::Float32, {cg * L.channel()});
+  // Without an input affine the taps read X itself: tap k covers the output columns
+  // whose input column o + k * dil - pb lies inside the row, and C starts at 0 (the
+  // padding's contribution). With one, X goes through the padded copy.
+  const bool in_place = !affine;
+  Tensor xp_t = in_place ? Tensor() : ctx.scratch(DType::Float32, {cg * L.channel()});
   Tensor c_t = ctx.scratch(DType::Float32, {P, mg});
-  float *xp = xp_t.mutable_data<float>(), *c = c_t.mutable_data<float>();
+  float *xp = in_place ? nullptr : xp_t.mutable_data<float>(), *c = c_t.mutable_data<float>();
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t grp = 0; grp < g.group; ++grp) {
-      pad_input(win, L, x + (n * g.C + grp * cg) * IP, grp * cg, cg, affine, xp, ctx.threads());
+      const float* xg = x + (n * g.C + grp * cg) * IP;
+      if (in_place) std::fill(c, c + P * mg, 0.0f);
+      else pad_input(win, L, xg, grp * cg, cg, affine, xp, ctx.threads());
       for (int64_t k = 0; k < f.taps; ++k) {
         gemm::SgemmArgs a;
-        a.trans_a = true, a.M = P, a.K = cg, a.A = xp + k * g.win.dilation[0], a.lda = L.Wq;
-        a.N = mg, a.C = c, a.ldc = mg, a.beta = k == 0 ? 0.0f : 1.0f;
+        a.trans_a = true, a.K = cg, a.N = mg, a.ldc = mg;
+        if (in_place) {
+          const int64_t shift = k * dil - pb;  // input column of output column 0
+          const int64_t o0 = std::clamp<int64_t>(-shift, 0, P), o1 = std::clamp<int64_t>(IP - shift, o0, P);
+          if (o1 == o0) continue;
+          a.M = o1 - o0, a.A = xg + o0 + shift, a.lda = IP, a.C = c + o0 * mg, a.beta = 1.0f;
+        } else {
+          a.M = P, a.A = xp + k * dil, a.lda = L.Wq, a.C = c, a.beta = k == 0 ? 0.0f : 1.0f;
+        }
         ctx.gemm().sgemm_packed(a, *f.packed[grp * f.taps + k], ctx.threads());
       }
       const int64_t block = (n * g.M + grp * mg) * P;  // this image and group's rows of Y (and Z)
