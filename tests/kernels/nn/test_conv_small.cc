@@ -158,6 +158,7 @@ TEST(Conv1dShifted, ForcedMatchesReferenceOnManyShapes) {
       {{1, 6, 30}, {40, 6, 3}, 1, {0, 0}, {1}, {1}, false},          // no padding, no bias, 40 = 2 blocks of 16 + 8
       {{1, 4, 6}, {5, 4, 7}, 1, {3, 3}},                             // kernel wider than the input
       {{4, 20, 4}, {33, 20, 3}, 1, {1, 1}},                          // silero-like: 4 columns, batch 4
+      {{1, 4, 2}, {6, 4, 5}, 1, {0, 4}},                             // the last taps see only padding
   };
   uint32_t seed = 650;
   for (const auto& c : cases) check_case(c, "conv1d_shifted_gemm", seed += 20);
