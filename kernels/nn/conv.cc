@@ -25,8 +25,8 @@
 //   conv1d_shifted_gemm 1-D (1xK / Kx1 after drop_unit_axes) float32, stride 1, constant
 //                       filter, short rows (measured rule): one transposed GEMM per tap on a
 //                       padded row, no im2col (conv_row.cc)
-//   conv1d_implicit_gemm other 1-D float32 with stride 1 and > 16 outputs: the implicit GEMM
-//                       on one padded row
+//   conv1d_implicit_gemm other 1-D float32 with stride 1, > 16 outputs and a small im2col
+//                       matrix (measured rule): the implicit GEMM on one padded row
 //   conv2d_lanes        2-D float32, one group, constant filter, AVX-512 or AVX2, where
 //                       lanes_rule_says_yes: direct convolution with output channels
 //                       in the vector lanes (conv_lanes_avx512.cc, conv_lanes_avx2.cc)
@@ -338,18 +338,28 @@ bool takes_depthwise_simd(const ConvGeom& g) {
   return (v == ConvVariant::Rule || v == ConvVariant::Depthwise) && depthwise_simd_fits(g);
 }
 // 1-D (and 1xK / Kx1 after drop_unit_axes) layers take the implicit GEMM with stride
-// 1 and more than 16 outputs (Xeon, AVX-512 and AVX2, forced variants interleaved):
-// ppocr_v4_rec's 960 -> 60 1x3 over 40 columns 273 -> 170 us, 64 ch x 100 38 -> 22 us,
-// 256 ch x 200 5 taps 957 -> 856 us. Up to 16 outputs the im2col GEMM has N <= the
-// tile width and takes the skinny route, A read in place, which the implicit GEMM
-// lacks (silero's 129 -> 128 over 4 columns 59 -> 71 us); strided layers (silero's
-// 256-tap stride-128 front end, 65 -> 92 us) read a subsample that im2col copies cheaply.
+// 1, more than 16 outputs and an im2col matrix of at most 192K floats (Xeon, AVX-512
+// and AVX2, forced variants interleaved, load 8-12): ppocr_v4_rec's 960 -> 60 1x3 over
+// 40 columns 273 -> 170 us (AVX2 288 -> 203), 64 ch x 100 38 -> 22 us (AVX2 43 -> 32),
+// 128 ch x 400 315 -> 237 us (AVX2 441 -> 402). Larger ones did not win on both ISAs:
+// magika's 256 -> 512 5x1 over 512 rows tied on AVX-512 and lost on AVX2 (11.8 -> 16.9
+// ms), 256 ch 5 taps over 200 columns won on AVX-512 (957 -> 869 us) and lost on AVX2.
+// Up to 16 outputs the im2col GEMM has N <= the tile width and takes the skinny route,
+// A read in place, which the implicit GEMM lacks (silero's 129 -> 128 over 4 columns
+// 59 -> 71 us); strided layers (silero's 256-tap stride-128 front end, 65 -> 92 us)
+// read a subsample that im2col copies cheaply.
+constexpr int64_t kImplicit1dMaxColFloats = 192 * 1024;
+
 bool takes_implicit(const ConvGeom& g) {
   switch (conv_variant_override()) {
     case ConvVariant::Im2col: return false;
     case ConvVariant::Implicit: return implicit_conv_applies(g);
-    default:
-      return implicit_conv_applies(g) && (g.win.rank == 2 || (g.win.stride[0] == 1 && g.win.out[0] > 16));
+    default: {
+      if (!implicit_conv_applies(g)) return false;
+      if (g.win.rank == 2) return true;
+      const int64_t col = g.C / g.group * g.win.kernel_size() * g.win.out_size();
+      return g.win.stride[0] == 1 && g.win.out[0] > 16 && col <= kImplicit1dMaxColFloats;
+    }
   }
 }
 
