@@ -23,8 +23,8 @@
 //                       C = X^T W^T (P x M/g) then transposed into Y (conv1x1_transposed.cc)
 //   conv1x1_strided_gemm 1x1 kernel, no padding, strides: col is a strided subsample of X
 //   conv1d_shifted_gemm 1-D (1xK / Kx1 after drop_unit_axes) float32, stride 1, constant
-//                       filter, short rows (measured rule): one transposed GEMM per tap on a
-//                       padded row, no im2col (conv_row.cc)
+//                       filter, short rows (measured rule): one transposed GEMM per tap reading
+//                       X in place, no im2col (conv_row.cc)
 //   conv1d_implicit_gemm other 1-D float32 with stride 1, > 16 outputs and a small im2col
 //                       matrix (measured rule): the implicit GEMM on one padded row
 //   conv2d_lanes        2-D float32, one group, constant filter, AVX-512 or AVX2, where

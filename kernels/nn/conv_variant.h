@@ -10,7 +10,7 @@
 //   transposed conv1x1_transposed (float32 1x1, stride 1, unpadded, over more than
 //             one pixel): Y^T = X^T W^T (conv1x1_transposed.h)
 //   row       conv1d_shifted (float32 1-D / 1xK / Kx1, stride 1, constant filter):
-//             one transposed GEMM per tap on a padded row (conv_row.h)
+//             one transposed GEMM per tap, X read in place (conv_row.h)
 // A path that cannot run the layer falls back to the rule.
 #pragma once
 

@@ -241,6 +241,35 @@ TEST(ConvSmallPaths, ResidualAndInputAffineMatchUnfused) {
   }
 }
 
+// A filter that is a graph input (not constant): conv1x1_transposed packs W^T per call;
+// conv1d_shifted_gemm needs a constant filter, so forcing it leaves the layer on the rule.
+TEST(ConvSmallPaths, FilterAsInput) {
+  const struct {
+    Shape x, w;
+    std::vector<int64_t> pads;
+    nn::ConvVariant force;
+    const char* want;
+  } cases[] = {
+      {{2, 24, 5, 7}, {40, 24, 1, 1}, {0, 0, 0, 0}, nn::ConvVariant::Transposed, "conv1x1_transposed"},
+      {{1, 16, 1, 30}, {20, 16, 1, 3}, {0, 1, 0, 1}, nn::ConvVariant::Row, "conv1d_implicit_gemm"},
+  };
+  uint32_t seed = 900;
+  for (const auto& c : cases) {
+    VariantScope force(c.force);
+    ModelBuilder mb(13);
+    mb.input("X", DType::Float32, c.x);
+    mb.input("W", DType::Float32, c.w);
+    mb.node("Conv", {"X", "W"}, {"Y"}).name("c").attr("pads", c.pads);
+    mb.output("Y");
+    const std::vector<std::pair<std::string, Tensor>> feeds{{"X", random_tensor(DType::Float32, c.x, seed += 10)},
+                                                            {"W", random_tensor(DType::Float32, c.w, seed + 1)}};
+    const Tensor ref = run_all(*mb.session(options_for(KernelMode::Reference)), feeds).at(0);
+    const auto [got, variant] = run_profiled(mb, opts(ORT_ENABLE_ALL, KernelMode::Fast, 2), feeds);
+    EXPECT_EQ(variant, c.want);
+    EXPECT_TRUE(tensors_near(got, ref, reduction_atol(DType::Float32, c.w[1] * c.w[2] * c.w[3]), 1e-4)) << c.want;
+  }
+}
+
 }  // namespace
 }  // namespace test
 }  // namespace onnxmini
