@@ -18,7 +18,15 @@
 //   conv1x1_gemm        1x1 kernel, no padding, stride 1: X[n, g] *is* col, no copy
 //   conv1x1_gemv        the same over a 1x1 image (one output column): simd dot_rows
 //                       (AVX2 / AVX-512), not a GEMM tile with one used column
+//   conv1x1_transposed  the same over a small image (P <= 192, not whole 32-column tiles,
+//                       >= 128 input / 64 output channels, float32, measured rule):
+//                       C = X^T W^T (P x M/g) then transposed into Y (conv1x1_transposed.cc)
 //   conv1x1_strided_gemm 1x1 kernel, no padding, strides: col is a strided subsample of X
+//   conv1d_shifted_gemm 1-D (1xK / Kx1 after drop_unit_axes) float32, stride 1, constant
+//                       filter, short rows (measured rule): one transposed GEMM per tap reading
+//                       X in place, no im2col (conv_row.cc)
+//   conv1d_implicit_gemm other 1-D float32 with stride 1, > 16 outputs and a small im2col
+//                       matrix (measured rule): the implicit GEMM on one padded row
 //   conv2d_lanes        2-D float32, one group, constant filter, AVX-512 or AVX2, where
 //                       lanes_rule_says_yes: direct convolution with output channels
 //                       in the vector lanes (conv_lanes_avx512.cc, conv_lanes_avx2.cc)
@@ -35,6 +43,8 @@
 // graph pass, onnxruntime FusedConv's Z) gives Y = act(conv(X, W) + B + Z). Per path:
 //   GEMM paths (im2col, 1x1, implicit)  in the GEMM tile epilogue (gemm::Epilogue::residual),
 //                                       one pass over Y
+//   conv1x1_transposed, conv1d_shifted  bias, Z and activation on each Y row after the
+//                                       transposing store (transpose_with_epilogue)
 //   conv2d_lanes                        bias in the tile epilogue; Z and the activation on each
 //                                       output row right after its transposing store (still in L1)
 //   conv_depthwise_simd                 Z and the activation on each plane after it is computed
@@ -47,15 +57,18 @@
 #include <cstdlib>
 #include <string>
 #include <cstring>
+#include <mutex>
 #include <type_traits>
 
 #include "core/checked_math.h"
 #include "kernels/fused_attributes.h"
 #include "kernels/gemm_engine/fused_activation.h"
 #include "kernels/gemm_engine/gemm.h"
+#include "kernels/nn/conv1x1_transposed.h"
 #include "kernels/nn/conv_depthwise.h"
 #include "kernels/nn/conv_implicit.h"
 #include "kernels/nn/conv_lanes.h"
+#include "kernels/nn/conv_row.h"
 #include "kernels/nn/conv_variant.h"
 #include "kernels/nn/spatial.h"
 #include "kernels/registry.h"
@@ -80,9 +93,11 @@ ConvVariant conv_variant_override() {
       else if (s == "direct") parsed = ConvVariant::Direct;
       else if (s == "depthwise") parsed = ConvVariant::Depthwise;
       else if (s == "lanes") parsed = ConvVariant::Lanes;
+      else if (s == "transposed") parsed = ConvVariant::Transposed;
+      else if (s == "row") parsed = ConvVariant::Row;
       else
         ONNXMINI_LOG(default_logger(), Warning,
-                     "ONNXMINI_CONV_VARIANT={} is not one of im2col, implicit, direct, depthwise, lanes; using the rule", s);
+                     "ONNXMINI_CONV_VARIANT={} is not one of im2col, implicit, direct, depthwise, lanes, transposed, row; using the rule", s);
     }
     v = static_cast<int>(parsed);
     g_conv_variant.store(v, std::memory_order_relaxed);
@@ -182,6 +197,9 @@ struct ConvExtras {
   InputAffine affine;
   const LanesFilter* lanes = nullptr;  // set when conv2d_lanes runs this call
   const float* residual = nullptr;     // fused Z (Y's shape), or null
+  // W^T per group for conv1x1_transposed (constant filter), or null: packed per call.
+  const std::vector<std::shared_ptr<gemm::PackedB>>* packed_t = nullptr;
+  const RowFilter* row = nullptr;  // set when conv1d_shifted runs this call
   // The epilogue for group `grp` of `mg` output channels (no residual: GEMM callers
   // offset it per image and group: gemm_rows, epilogue_with_residual).
   gemm::Epilogue epilogue(const float* bias, int64_t grp, int64_t mg) const {
@@ -319,8 +337,52 @@ bool takes_depthwise_simd(const ConvGeom& g) {
   const ConvVariant v = conv_variant_override();
   return (v == ConvVariant::Rule || v == ConvVariant::Depthwise) && depthwise_simd_fits(g);
 }
+// 1-D (and 1xK / Kx1 after drop_unit_axes) layers take the implicit GEMM with stride
+// 1, more than 16 outputs and an im2col matrix of at most 192K floats (Xeon, AVX-512
+// and AVX2, forced variants interleaved, load 8-12): ppocr_v4_rec's 960 -> 60 1x3 over
+// 40 columns 273 -> 170 us (AVX2 288 -> 203), 64 ch x 100 38 -> 22 us (AVX2 43 -> 32),
+// 128 ch x 400 315 -> 237 us (AVX2 441 -> 402). Larger ones did not win on both ISAs:
+// magika's 256 -> 512 5x1 over 512 rows tied on AVX-512 and lost on AVX2 (11.8 -> 16.9
+// ms), 256 ch 5 taps over 200 columns won on AVX-512 (957 -> 869 us) and lost on AVX2.
+// Up to 16 outputs the im2col GEMM has N <= the tile width and takes the skinny route,
+// A read in place, which the implicit GEMM lacks (silero's 129 -> 128 over 4 columns
+// 59 -> 71 us); strided layers (silero's 256-tap stride-128 front end, 65 -> 92 us)
+// read a subsample that im2col copies cheaply.
+constexpr int64_t kImplicit1dMaxColFloats = 192 * 1024;
+
 bool takes_implicit(const ConvGeom& g) {
-  return conv_variant_override() != ConvVariant::Im2col && implicit_conv_applies(g);
+  switch (conv_variant_override()) {
+    case ConvVariant::Im2col: return false;
+    case ConvVariant::Implicit: return implicit_conv_applies(g);
+    default: {
+      if (!implicit_conv_applies(g)) return false;
+      if (g.win.rank == 2) return true;
+      const int64_t col = g.C / g.group * g.win.kernel_size() * g.win.out_size();
+      return g.win.stride[0] == 1 && g.win.out[0] > 16 && col <= kImplicit1dMaxColFloats;
+    }
+  }
+}
+
+// conv1d_shifted (float32, a constant filter packed for it): 1-D stride-1 layers by
+// the rule of conv_row.cc or forced (ONNXMINI_CONV_VARIANT=row).
+bool takes_row(const ConvGeom& g) {
+  if (g.win.rank != 1 || g.win.stride[0] != 1) return false;
+  const ConvVariant v = conv_variant_override();
+  return v == ConvVariant::Row || (v == ConvVariant::Rule && row_conv_wins(g));
+}
+
+// A 1x1 kernel with stride 1 and no padding: X[n, g] is the GEMM's B operand as is.
+bool plain_1x1(const Window& w) {
+  bool plain = w.kernel_size() == 1;
+  for (size_t d = 0; d < w.rank; ++d) plain = plain && w.stride[d] == 1 && w.pad_begin[d] == 0 && w.pad_end[d] == 0;
+  return plain;
+}
+// conv1x1_transposed (float32): plain 1x1 layers over a few pixels, by the rule of
+// conv1x1_transposed.cc or forced (ONNXMINI_CONV_VARIANT=transposed).
+bool takes_transposed(const ConvGeom& g) {
+  if (!plain_1x1(g.win) || g.win.out_size() <= 1) return false;
+  const ConvVariant v = conv_variant_override();
+  return v == ConvVariant::Transposed || (v == ConvVariant::Rule && conv1x1_transposed_wins(g));
 }
 
 // Spatial axes the convolution does not move along - input size 1, one kernel
@@ -397,6 +459,14 @@ const char* conv_fast(KernelContext& ctx, const ConvGeom& g, const T* x, const T
       return conv_depthwise_simd(ctx, g, x, w, ex.epilogue_with_residual(bias, mg, P), y);  // sets stats().isa
     }
   }
+  if constexpr (std::is_same_v<T, float>) {
+    if (takes_transposed(g)) {
+      static const std::vector<std::shared_ptr<gemm::PackedB>> none;
+      conv1x1_transposed(ctx, g, x, w, ex.packed_t ? *ex.packed_t : none, ex.epilogue_with_residual(bias, mg, P), y);
+      ctx.stats().isa = ctx.gemm().sgemm_path(gemm::SgemmArgs{}, false).isa;
+      return "conv1x1_transposed";
+    }
+  }
   const T* z = nullptr;
   if constexpr (std::is_same_v<T, float>) z = ex.residual;
   if (takes_direct2d(g)) {
@@ -406,12 +476,17 @@ const char* conv_fast(KernelContext& ctx, const ConvGeom& g, const T* x, const T
     return cg == 1 && mg == 1 ? "conv_depthwise" : "conv2d_direct";
   }
   if constexpr (std::is_same_v<T, float>) {
+    if (ex.row) {
+      conv1d_shifted(ctx, g, x, *ex.row, ex.epilogue_with_residual(bias, mg, P), ex.affine, y);
+      ctx.stats().isa = ctx.gemm().sgemm_path(gemm::SgemmArgs{}, false).isa;
+      return "conv1d_shifted_gemm";
+    }
     if (takes_implicit(g)) {
       static const std::vector<std::shared_ptr<gemm::PackedA>> none;
       conv2d_implicit(ctx, g, x, w, ex.packed ? *ex.packed : none, ex.epilogue_with_residual(bias, mg, P), ex.affine,
                       y);
       ctx.stats().isa = ctx.gemm().sgemm_path(gemm::SgemmArgs{}, false).isa;
-      return "conv2d_implicit_gemm";
+      return win.rank == 1 ? "conv1d_implicit_gemm" : "conv2d_implicit_gemm";
     }
   }
   bool one_by_one = KP == 1, unit_stride = true;
@@ -473,7 +548,12 @@ class ConvKernel : public Kernel {
       for (int64_t grp = 0; grp < group_; ++grp)
         packed_.push_back(engine.pack_a(false, mg, K, w->data<float>() + grp * mg * K, K));
       packed_m_ = M, packed_k_ = K;
+      if (w->numel() == M * w->dim(1)) packed_t_k_ = w->dim(1);  // a 1x1 filter: conv1x1_transposed may pack W^T
     }
+    // A 1-D, 1xK or Kx1 constant filter: conv1d_shifted may pack it per tap on first use.
+    if (w && info.mode == KernelMode::Fast && w->dtype() == DType::Float32 && w->numel() > 0 &&
+        (w->rank() == 3 || (w->rank() == 4 && (w->dim(2) == 1 || w->dim(3) == 1))) && w->dim(0) % group_ == 0)
+      row_cg_ = w->dim(1), row_taps_ = w->numel() / (w->dim(0) * w->dim(1));
     if (w && info.mode == KernelMode::Fast && w->dtype() == DType::Float32 && w->numel() > 0 &&
         lanes_filter_wanted(w->rank(), group_))
       lanes_ = pack_lanes_filter(w->data<float>(), w->dim(0), w->dim(1), w->dim(2), w->dim(3));
@@ -498,13 +578,25 @@ class ConvKernel : public Kernel {
                           "channels in the lanes, 4 output columns per step"};
       return KernelPlan{"conv_depthwise_simd", cpu::isa_name(dk.isa), "4 output rows x 1 vector of output columns"};
     }
+    if (f32 && takes_transposed(g)) {
+      gemm::SgemmArgs t;  // C^T = X^T W^T: P x mg, K = cg
+      t.trans_a = t.trans_b = true, t.M = g.win.out_size(), t.N = mg, t.K = cg;
+      const gemm::SgemmPath tp = gemm::engine(info.gemm, info.mode).sgemm_path(t, true);
+      return KernelPlan{"conv1x1_transposed", tp.isa, gemm::sgemm_blocking(tp)};
+    }
     if (takes_direct2d(g)) return KernelPlan{cg == 1 && mg == 1 ? "conv_depthwise" : "conv2d_direct", "portable", ""};
     gemm::SgemmArgs args;  // one group's product: mg x P, K = cg * kernel size
     args.M = mg, args.N = g.win.out_size(), args.K = cg * g.win.kernel_size();
     const gemm::SgemmPath path = gemm::engine(info.gemm, info.mode).sgemm_path(args, false);
     KernelPlan p{nullptr, f32 ? path.isa : "portable", f32 ? gemm::sgemm_blocking(path) : ""};
+    if (f32 && row_taps_ > 0 && takes_row(g) && g.C / g.group == row_cg_ && g.win.kernel[0] == row_taps_) {
+      gemm::SgemmArgs t;  // one tap: C^T = X_k^T W_k^T, P x mg, K = cg
+      t.trans_a = t.trans_b = true, t.M = g.win.out_size(), t.N = mg, t.K = cg;
+      const gemm::SgemmPath tp = gemm::engine(info.gemm, info.mode).sgemm_path(t, true);
+      return KernelPlan{"conv1d_shifted_gemm", tp.isa, gemm::sgemm_blocking(tp)};
+    }
     if (f32 && takes_implicit(g)) {
-      p.variant = "conv2d_implicit_gemm";
+      p.variant = g.win.rank == 1 ? "conv1d_implicit_gemm" : "conv2d_implicit_gemm";
       return p;
     }
     bool one_by_one = g.win.kernel_size() == 1, unit_stride = true;
@@ -578,12 +670,29 @@ class ConvKernel : public Kernel {
       if (!ctx.reference_mode() && lanes) ex.lanes = lanes_.get();
       if (!packed_.empty() && g.M == packed_m_ && g.M / g.group * (g.C / g.group) * g.win.kernel_size() == packed_k_)
         ex.packed = &packed_;
+      // conv1x1_transposed's W^T panels: packed on the first call that takes the path
+      // (only layers on small images pay the memory), under once_flag (concurrent runs).
+      if (!ctx.reference_mode() && packed_t_k_ > 0 && g.C / g.group == packed_t_k_ && !ex.lanes &&
+          takes_transposed(g)) {
+        std::call_once(packed_t_once_, [&] {
+          packed_t_ = pack_conv1x1_transposed(ctx.gemm(), ctx.input(1).data<float>(), g.M, packed_t_k_, g.group);
+        });
+        ex.packed_t = &packed_t_;
+      }
+      // conv1d_shifted's per-tap W^T panels, likewise packed on first use.
+      if (!ctx.reference_mode() && row_taps_ > 0 && g.C / g.group == row_cg_ && g.win.rank == 1 &&
+          g.win.kernel[0] == row_taps_ && takes_row(g)) {
+        std::call_once(row_once_, [&] {
+          row_ = pack_row_filter(ctx.gemm(), ctx.input(1).data<float>(), g.M, row_cg_, row_taps_, g.group);
+        });
+        if (row_conv_fits(g, row_.get())) ex.row = row_.get();
+      }
     } else if (fused) {
       ctx.unsupported("fused Conv is float32 only, got {}", dtype_name(ctx.input(0).dtype()));
     }
     // The input affine, when the chosen path cannot apply it on the fly: X' = scratch copy.
     Tensor xa;
-    const bool implicit = !ctx.reference_mode() && (ex.lanes || (!takes_direct2d(g) && takes_implicit(g)));
+    const bool implicit = !ctx.reference_mode() && (ex.lanes || ex.row || (!takes_direct2d(g) && takes_implicit(g)));
     if constexpr (std::is_same_v<T, float>) {
       if (ex.affine && !implicit) {
         xa = ctx.scratch(DType::Float32, ctx.input(0).shape());
@@ -644,6 +753,12 @@ class ConvKernel : public Kernel {
   std::vector<std::shared_ptr<gemm::PackedA>> packed_;  // constant filter, one per group
   std::shared_ptr<const LanesFilter> lanes_;            // constant filter in conv2d_lanes' layout
   int64_t packed_m_ = 0, packed_k_ = 0;
+  int64_t packed_t_k_ = 0;                              // constant 1x1 filter: its input channels per group
+  std::once_flag packed_t_once_;
+  std::vector<std::shared_ptr<gemm::PackedB>> packed_t_;  // its W^T per group (conv1x1_transposed)
+  int64_t row_cg_ = 0, row_taps_ = 0;                   // constant 1-D / 1xK / Kx1 filter, else 0
+  std::once_flag row_once_;
+  std::shared_ptr<const RowFilter> row_;                // its per-tap W^T panels (conv1d_shifted)
 };
 
 }  // namespace

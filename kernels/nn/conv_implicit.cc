@@ -1,5 +1,7 @@
 // Implicit-GEMM 2-D convolution (float32): the GEMM reads its B operand
 // straight from a zero-padded copy of the input instead of an im2col matrix.
+// 1-D convolutions (and 1xK / Kx1 ones, which drop_unit_axes makes 1-D) run as
+// the 2-D case with one input row: lift_to_2d.
 //
 // Layout. X[n] is C x H x W. For one image and group the padded buffer is
 //   xp[c][q][hp][t]   c < C/g, q < sw (column parity), hp < Hp, t < Wq
@@ -28,10 +30,21 @@ namespace onnxmini {
 namespace nn {
 
 bool implicit_conv_applies(const ConvGeom& g) {
-  if (g.win.rank != 2) return false;
+  if (g.win.rank != 1 && g.win.rank != 2) return false;
   bool one_by_one = g.win.kernel_size() == 1;
-  for (size_t d = 0; d < 2; ++d) one_by_one = one_by_one && g.win.pad_begin[d] == 0 && g.win.pad_end[d] == 0;
+  for (size_t d = 0; d < g.win.rank; ++d) one_by_one = one_by_one && g.win.pad_begin[d] == 0 && g.win.pad_end[d] == 0;
   return !one_by_one;
+}
+
+// A 1-D window as the 2-D window of a 1-row image (input, kernel and output height
+// 1, no vertical padding): the same memory layout, so the 2-D code runs it as is.
+Window lift_to_2d(const Window& w) {
+  if (w.rank != 1) return w;
+  Window l;
+  l.rank = 2;
+  l.in = {1, w.in[0]}, l.kernel = {1, w.kernel[0]}, l.stride = {1, w.stride[0]}, l.dilation = {1, w.dilation[0]};
+  l.pad_begin = {0, w.pad_begin[0]}, l.pad_end = {0, w.pad_end[0]}, l.out = {1, w.out[0]};
+  return l;
 }
 
 PaddedLayout padded_layout(const Window& win) {
@@ -99,7 +112,7 @@ void pad_input(const Window& win, const PaddedLayout& L, const float* xg, int64_
 void conv2d_implicit(KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,
                      const std::vector<std::shared_ptr<gemm::PackedA>>& packed, const gemm::Epilogue& epi,
                      const InputAffine& affine, float* y) {
-  const Window& win = g.win;
+  const Window win = lift_to_2d(g.win);  // 1-D: one row of a 2-D image
   const int64_t cg = g.C / g.group, mg = g.M / g.group;
   const int64_t KH = win.kernel[0], KW = win.kernel[1], K = cg * KH * KW;
   const int64_t OH = win.out[0], OW = win.out[1], P = OH * OW, IP = win.in_size();

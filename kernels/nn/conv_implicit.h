@@ -47,7 +47,7 @@ PaddedLayout padded_layout(const Window& win);
 void pad_input(const Window& win, const PaddedLayout& L, const float* xg, int64_t c0, int64_t channels,
                const InputAffine& affine, float* xp, ThreadPool* pool);
 
-// True when conv2d_implicit handles the geometry: 2-D and not a 1x1 kernel
+// True when conv2d_implicit handles the geometry: 1-D or 2-D and not a 1x1 kernel
 // without padding (that one is a plain GEMM on X or on a subsample).
 bool implicit_conv_applies(const ConvGeom& g);
 
@@ -61,6 +61,8 @@ bool implicit_conv_applies(const ConvGeom& g);
 // `epi` carries the bias / activation of output channel 0 of the whole Conv;
 // its per-channel arrays are offset per group here, and its residual (a fused Z
 // laid out as Y, residual_ld = OH*OW) per image and group.
+// 1-D windows run as 2-D ones with input height 1 (lift_to_2d).
+Window lift_to_2d(const Window& w);
 void conv2d_implicit(KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,
                      const std::vector<std::shared_ptr<gemm::PackedA>>& packed, const gemm::Epilogue& epi,
                      const InputAffine& affine, float* y);

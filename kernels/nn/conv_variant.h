@@ -7,13 +7,17 @@
 //   depthwise conv_depthwise_simd (2-D float32, one input and one output channel
 //             per group; also the rule's choice there)
 //   lanes     conv2d_lanes (2-D float32, one group, constant filter, AVX-512)
+//   transposed conv1x1_transposed (float32 1x1, stride 1, unpadded, over more than
+//             one pixel): Y^T = X^T W^T (conv1x1_transposed.h)
+//   row       conv1d_shifted (float32 1-D / 1xK / Kx1, stride 1, constant filter):
+//             one transposed GEMM per tap, X read in place (conv_row.h)
 // A path that cannot run the layer falls back to the rule.
 #pragma once
 
 namespace onnxmini {
 namespace nn {
 
-enum class ConvVariant { Rule, Im2col, Implicit, Direct, Lanes, Depthwise };
+enum class ConvVariant { Rule, Im2col, Implicit, Direct, Lanes, Depthwise, Transposed, Row };
 
 // The override, read from ONNXMINI_CONV_VARIANT once per process (an unknown value
 // logs a warning naming it and keeps the rule).

@@ -113,12 +113,13 @@ TEST(ConvVariant, FewOutputChannelsRule) {
 }
 
 TEST(ConvVariant, PathsThatCannotRunFallBackToTheRule) {
-  const Shape xs{1, 4, 20}, ws{8, 4, 3};  // 1-D: only im2col can run it
-  const ModelBuilder mb = conv_model(xs, ws, 1, {1, 1});
+  const Shape xs{1, 4, 5, 6, 7}, ws{8, 4, 3, 3, 3};  // 3-D: only im2col can run it
+  const ModelBuilder mb = conv_model(xs, ws, 1, {1, 1, 1, 1, 1, 1});
   const Tensor x = random_tensor(DType::Float32, xs, 11);
-  for (auto v : {nn::ConvVariant::Direct, nn::ConvVariant::Implicit, nn::ConvVariant::Lanes}) {
+  for (auto v : {nn::ConvVariant::Direct, nn::ConvVariant::Implicit, nn::ConvVariant::Lanes,
+                 nn::ConvVariant::Transposed, nn::ConvVariant::Row}) {
     VariantScope force(v);
-    EXPECT_EQ(run_and_check(mb, x, 12), "conv1d_im2col") << "forced " << static_cast<int>(v);
+    EXPECT_EQ(run_and_check(mb, x, 4 * 27), "conv3d_im2col") << "forced " << static_cast<int>(v);
   }
 }
 
