@@ -199,22 +199,39 @@ inline void dw_deinterleave_tail(const float* src, int64_t i, int64_t n, float* 
 // + l] (the zero-padded plane of channel c0 + l), the filters into V-wide tap
 // vectors, so each tap of an output pixel is one full-width load and one FMA
 // for V channels, whatever the plane width; results go to ob[p * V + l] and are
-// transposed back into the V output planes. Blocking: 4 output columns per step
-// (4 independent FMA chains sharing each tap's weight vector). Used for small
-// planes (7x7 .. 28x28 in MobileNetV3 / PP-LCNet), where the row-vectorised
-// plane kernel had a partly used, masked vector per row and per-plane overhead.
+// transposed back into the V output planes. A last block of fewer than V
+// channels (a.nch) runs with zero filters in the unused lanes, which are never
+// read from X nor written to Y. Used for small planes (7x7 .. 28x28 in
+// MobileNetV3 / PP-LCNet), where the row-vectorised plane kernel had a partly
+// used, masked vector per row and per-plane overhead.
+//
+// Blocking: the output pixels are taken in row-major order, 4 per step (4
+// independent FMA chains sharing each tap's weight vector), a step may span two
+// output rows, so a 7x7 plane is 12 steps of 4 + 1 pixel rather than 7 rows of
+// 4 + 3 single pixels (one dependent chain of 25 FMAs each: latency-bound).
+// Each step runs only the taps that reach inside X for at least one of its
+// pixels (the union of their valid tap rows / columns; the rest read the zero
+// border): on a 2 x 96 plane with a 5x5 kernel and pad 2 that is 10 of 25 taps,
+// on 7x7 with pad 2 about 70%.
+
 template <class T>
 void dw_block_channels(const DepthwisePlaneGeom& g, const DepthwiseBlockArgs& a) {
   using R = typename T::Reg;
   constexpr int V = T::V;
   const int64_t Wp = a.wp;
+  const int nch = a.nch;
   // Transpose in: V planes -> pixel-major, channel-minor (border already zero).
   for (int64_t ih = 0; ih < g.H; ++ih) {
     float* dst = a.xb + ((ih + g.ph) * Wp + g.pw) * V;
     const float* src = a.x + ih * g.W;
-    for (int64_t iw = 0; iw < g.W; ++iw) {
+    if (nch == V) {
+      for (int64_t iw = 0; iw < g.W; ++iw) {
 #pragma GCC unroll 16
-      for (int l = 0; l < V; ++l) dst[iw * V + l] = src[l * a.ip + iw];
+        for (int l = 0; l < V; ++l) dst[iw * V + l] = src[l * a.ip + iw];
+      }
+    } else {
+      for (int64_t iw = 0; iw < g.W; ++iw)
+        for (int l = 0; l < V; ++l) dst[iw * V + l] = l < nch ? src[l * a.ip + iw] : 0.0f;
     }
   }
   const int64_t KP = g.KH * g.KW;
@@ -222,7 +239,7 @@ void dw_block_channels(const DepthwisePlaneGeom& g, const DepthwiseBlockArgs& a)
   // OH * OW * V floats, the taps go after them; the caller sized it).
   float* wv = a.ob + g.OH * g.OW * V;
   for (int64_t k = 0; k < KP; ++k)
-    for (int l = 0; l < V; ++l) wv[k * V + l] = a.w[l * a.kp + k];
+    for (int l = 0; l < V; ++l) wv[k * V + l] = l < nch ? a.w[l * a.kp + k] : 0.0f;
   R bias = T::zero(), slope = T::zero();
   if (a.bias) bias = T::load(a.bias);
   if (a.slope) slope = T::load(a.slope);
@@ -232,47 +249,79 @@ void dw_block_channels(const DepthwisePlaneGeom& g, const DepthwiseBlockArgs& a)
     if (a.act == gemm::Epilogue::Activation::PRelu) return T::prelu(v, slope);
     return dw_activate_vec<T>(v, e);
   };
-  const int64_t pix_step = g.sw * V, tap_col = g.dw * V, tap_row = g.dh * Wp * V;
-  for (int64_t oh = 0; oh < g.OH; ++oh) {
-    const float* xrow = a.xb + oh * g.sh * Wp * V;
-    float* orow = a.ob + oh * g.OW * V;
-    int64_t ow = 0;
-    for (; ow + 4 <= g.OW; ow += 4) {
-      R c0 = bias, c1 = bias, c2 = bias, c3 = bias;
-      const float* p = xrow + ow * pix_step;
-      for (int64_t kh = 0; kh < g.KH; ++kh)
-        for (int64_t kw = 0; kw < g.KW; ++kw) {
-          const R wk = T::load(wv + (kh * g.KW + kw) * V);
-          const float* q = p + kh * tap_row + kw * tap_col;
-          c0 = T::fma(T::load(q), wk, c0);
-          c1 = T::fma(T::load(q + pix_step), wk, c1);
-          c2 = T::fma(T::load(q + 2 * pix_step), wk, c2);
-          c3 = T::fma(T::load(q + 3 * pix_step), wk, c3);
-        }
-      T::store(orow + ow * V, finish(c0));
-      T::store(orow + (ow + 1) * V, finish(c1));
-      T::store(orow + (ow + 2) * V, finish(c2));
-      T::store(orow + (ow + 3) * V, finish(c3));
-    }
-    for (; ow < g.OW; ++ow) {
-      R c0 = bias;
-      const float* p = xrow + ow * pix_step;
-      for (int64_t kh = 0; kh < g.KH; ++kh)
-        for (int64_t kw = 0; kw < g.KW; ++kw)
-          c0 = T::fma(T::load(p + kh * tap_row + kw * tap_col), T::load(wv + (kh * g.KW + kw) * V), c0);
-      T::store(orow + ow * V, finish(c0));
-    }
+  const int64_t tap_col = g.dw * V, tap_row = g.dh * Wp * V;
+  const int64_t OP = g.OH * g.OW;
+  const int32_t* st = a.step_taps;
+  int64_t q = 0;
+  for (; q + 4 <= OP; q += 4, st += 4) {
+    R c0 = bias, c1 = bias, c2 = bias, c3 = bias;
+    const float* p0 = a.xb + a.pix_off[q] * V;
+    const float* p1 = a.xb + a.pix_off[q + 1] * V;
+    const float* p2 = a.xb + a.pix_off[q + 2] * V;
+    const float* p3 = a.xb + a.pix_off[q + 3] * V;
+    for (int64_t kh = st[0]; kh < st[1]; ++kh)
+      for (int64_t kw = st[2]; kw < st[3]; ++kw) {
+        const R wk = T::load(wv + (kh * g.KW + kw) * V);
+        const int64_t off = kh * tap_row + kw * tap_col;
+        c0 = T::fma(T::load(p0 + off), wk, c0);
+        c1 = T::fma(T::load(p1 + off), wk, c1);
+        c2 = T::fma(T::load(p2 + off), wk, c2);
+        c3 = T::fma(T::load(p3 + off), wk, c3);
+      }
+    T::store(a.ob + q * V, finish(c0));
+    T::store(a.ob + (q + 1) * V, finish(c1));
+    T::store(a.ob + (q + 2) * V, finish(c2));
+    T::store(a.ob + (q + 3) * V, finish(c3));
+  }
+  for (; q < OP; ++q, st += 4) {
+    R c0 = bias;
+    const float* p = a.xb + a.pix_off[q] * V;
+    for (int64_t kh = st[0]; kh < st[1]; ++kh)
+      for (int64_t kw = st[2]; kw < st[3]; ++kw)
+        c0 = T::fma(T::load(p + kh * tap_row + kw * tap_col), T::load(wv + (kh * g.KW + kw) * V), c0);
+    T::store(a.ob + q * V, finish(c0));
   }
   // Transpose out: pixel-major -> V planes.
   // Pixel-outer: each pixel's V results are one contiguous read, stored to V
   // planes that are each written sequentially (lane-outer, the compiler built
   // the strided reads out of permutes, most of the kernel's time).
-  const int64_t OP = g.OH * g.OW;
-  for (int64_t q = 0; q < OP; ++q) {
-    const float* src = a.ob + q * V;
+  if (nch == V) {
+    for (int64_t p = 0; p < OP; ++p) {
+      const float* src = a.ob + p * V;
 #pragma GCC unroll 16
-    for (int l = 0; l < V; ++l) a.y[l * a.op + q] = src[l];
+      for (int l = 0; l < V; ++l) a.y[l * a.op + p] = src[l];
+    }
+  } else {
+    for (int64_t p = 0; p < OP; ++p)
+      for (int l = 0; l < nch; ++l) a.y[l * a.op + p] = a.ob[p * V + l];
   }
+}
+
+// dw_block_channels' per-layer plan (DepthwiseBlockArgs::pix_off / step_taps):
+// pix_off holds OH * OW entries, step_taps 4 * (OH * OW / 4 + OH * OW % 4).
+// Wp: the padded plane's row length. A step whose pixels all read only padding
+// gets an empty tap range (bias only).
+inline void dw_block_plan(const DepthwisePlaneGeom& g, int64_t Wp, int64_t* pix_off, int32_t* step_taps) {
+  const int64_t OP = g.OH * g.OW;
+  for (int64_t q = 0; q < OP; ++q) pix_off[q] = (q / g.OW) * g.sh * Wp + (q % g.OW) * g.sw;
+  auto step = [&](int64_t q0, int64_t n, int32_t* t) {
+    int64_t kh_lo = g.KH, kh_hi = 0, kw_lo = g.KW, kw_hi = 0;
+    for (int64_t q = q0; q < q0 + n; ++q) {
+      int64_t l0, h0, l1, h1;
+      dw_valid_taps(q / g.OW, g.H, g.KH, g.sh, g.dh, g.ph, l0, h0);
+      dw_valid_taps(q % g.OW, g.W, g.KW, g.sw, g.dw, g.pw, l1, h1);
+      if (l0 < h0 && l1 < h1) {
+        kh_lo = std::min(kh_lo, l0), kh_hi = std::max(kh_hi, h0);
+        kw_lo = std::min(kw_lo, l1), kw_hi = std::max(kw_hi, h1);
+      }
+    }
+    if (kh_lo >= kh_hi || kw_lo >= kw_hi) kh_lo = kh_hi = kw_lo = kw_hi = 0;
+    t[0] = static_cast<int32_t>(kh_lo), t[1] = static_cast<int32_t>(kh_hi);
+    t[2] = static_cast<int32_t>(kw_lo), t[3] = static_cast<int32_t>(kw_hi);
+  };
+  int64_t q = 0;
+  for (; q + 4 <= OP; q += 4, step_taps += 4) step(q, 4, step_taps);
+  for (; q < OP; ++q, step_taps += 4) step(q, 1, step_taps);
 }
 
 // The instantiation for g's kernel size and stride.

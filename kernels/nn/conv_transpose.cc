@@ -12,6 +12,7 @@
 
 #include "core/checked_math.h"
 #include "kernels/gemm_engine/gemm.h"
+#include "kernels/nn/conv_transpose.h"
 #include "kernels/nn/spatial.h"
 #include "kernels/registry.h"
 #include "core/thread_pool.h"
@@ -19,11 +20,6 @@
 namespace onnxmini {
 namespace nn {
 namespace {
-
-struct TGeom {
-  int64_t N, C, M, group;
-  std::vector<int64_t> in, kernel, stride, dilation, pad_begin, out;
-};
 
 // Python-style floor division (total padding may be negative with output_shape).
 int64_t floor_div2(int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
@@ -142,9 +138,10 @@ class ConvTransposeKernel : public Kernel {
     if (group_ <= 0) info.fail("group must be positive, got {}", group_);
   }
 
-  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>&) const override {
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>& shapes) const override {
     const bool f32 = !info.input_dtypes.empty() && info.input_dtypes[0] == DType::Float32;
-    return KernelPlan{"convtranspose_gemm_col2im",
+    const char* name = f32 && nonoverlap_planned(info, shapes) ? "conv_transpose_nonoverlap" : "convtranspose_gemm_col2im";
+    return KernelPlan{name,
                       f32 ? gemm::engine(info.gemm, info.mode).sgemm_path(gemm::SgemmArgs{}, false).isa : "portable", ""};
   }
 
@@ -177,11 +174,30 @@ class ConvTransposeKernel : public Kernel {
     if (ctx.reference_mode()) {
       convt_reference(g, x, w, b, y);
       ctx.stats().variant = "convtranspose_reference";
+    } else if (std::is_same_v<T, float> && convt_nonoverlap_fits(g)) {
+      convt_nonoverlap(ctx, g, reinterpret_cast<const float*>(x), reinterpret_cast<const float*>(w),
+                       reinterpret_cast<const float*>(b), reinterpret_cast<float*>(y));
+      ctx.stats().variant = "conv_transpose_nonoverlap";
+      ctx.stats().isa = ctx.gemm().sgemm_path(gemm::SgemmArgs{}, false).isa;
     } else {
       convt_fast(ctx, g, x, w, b, y);
       ctx.stats().variant = "convtranspose_gemm_col2im";
       if (std::is_same_v<T, float>) ctx.stats().isa = ctx.gemm().sgemm_path(gemm::SgemmArgs{}, false).isa;
     }
+  }
+
+  // Mirrors run(): the non-overlapping path where the weight's kernel equals the
+  // strides and dilations are 1 (1-D / 2-D, convt_nonoverlap_fits).
+  bool nonoverlap_planned(const KernelInfo&, const std::vector<const Shape*>& shapes) const {
+    if (shapes.size() < 2 || !shapes[1] || shapes[1]->size() < 3) return false;
+    TGeom g;
+    const size_t r = shapes[1]->size() - 2;
+    g.in.assign(r, 1);
+    g.kernel.assign(shapes[1]->begin() + 2, shapes[1]->end());
+    g.stride = attrs_.strides.empty() ? std::vector<int64_t>(r, 1) : attrs_.strides;
+    g.dilation = attrs_.dilations.empty() ? std::vector<int64_t>(r, 1) : attrs_.dilations;
+    if (g.stride.size() != r || g.dilation.size() != r) return false;
+    return convt_nonoverlap_fits(g);
   }
 
   TGeom geometry(const KernelContext& ctx) const {
