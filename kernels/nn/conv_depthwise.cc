@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -58,6 +59,10 @@ struct PortableLanes {
   static void store(float* p, Reg v) { store_part(p, v, Tail{V}); }
   static void store_part(float* p, Reg v, const Tail& t) {
     for (int l = 0; l < t.n; ++l) p[l] = v.v[l];
+  }
+  static void transpose(Reg (&r)[V]) {
+    for (int i = 0; i < V; ++i)
+      for (int j = i + 1; j < V; ++j) std::swap(r[i].v[j], r[j].v[i]);
   }
 };
 

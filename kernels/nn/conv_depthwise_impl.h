@@ -220,18 +220,24 @@ void dw_block_channels(const DepthwisePlaneGeom& g, const DepthwiseBlockArgs& a)
   constexpr int V = T::V;
   const int64_t Wp = a.wp;
   const int nch = a.nch;
-  // Transpose in: V planes -> pixel-major, channel-minor (border already zero).
-  for (int64_t ih = 0; ih < g.H; ++ih) {
-    float* dst = a.xb + ((ih + g.ph) * Wp + g.pw) * V;
-    const float* src = a.x + ih * g.W;
-    if (nch == V) {
-      for (int64_t iw = 0; iw < g.W; ++iw) {
-#pragma GCC unroll 16
-        for (int l = 0; l < V; ++l) dst[iw * V + l] = src[l * a.ip + iw];
+  // Transpose in: V planes -> pixel-major, channel-minor (border already zero),
+  // V input pixels at a time (a plane's pixels are contiguous whatever its rows):
+  // one load per channel, a V x V register transpose, one store per pixel into
+  // its padded position. Lanes past nch load zeros.
+  {
+    const int64_t IP = g.H * g.W;
+    int64_t ih = 0, iw = 0;  // the position of pixel p0
+    for (int64_t p0 = 0; p0 < IP; p0 += V) {
+      const int n = static_cast<int>(std::min<int64_t>(V, IP - p0));
+      const typename T::Tail t = T::tail(n);
+      R r[V];
+      for (int l = 0; l < V; ++l)
+        r[l] = l >= nch ? T::zero() : n == V ? T::load(a.x + l * a.ip + p0) : T::load_part(a.x + l * a.ip + p0, t);
+      T::transpose(r);
+      for (int j = 0; j < n; ++j) {
+        T::store(a.xb + ((ih + g.ph) * Wp + iw + g.pw) * V, r[j]);
+        if (++iw == g.W) iw = 0, ++ih;
       }
-    } else {
-      for (int64_t iw = 0; iw < g.W; ++iw)
-        for (int l = 0; l < V; ++l) dst[iw * V + l] = l < nch ? src[l * a.ip + iw] : 0.0f;
     }
   }
   const int64_t KP = g.KH * g.KW;
@@ -281,19 +287,19 @@ void dw_block_channels(const DepthwisePlaneGeom& g, const DepthwiseBlockArgs& a)
         c0 = T::fma(T::load(p + kh * tap_row + kw * tap_col), T::load(wv + (kh * g.KW + kw) * V), c0);
     T::store(a.ob + q * V, finish(c0));
   }
-  // Transpose out: pixel-major -> V planes.
-  // Pixel-outer: each pixel's V results are one contiguous read, stored to V
-  // planes that are each written sequentially (lane-outer, the compiler built
-  // the strided reads out of permutes, most of the kernel's time).
-  if (nch == V) {
-    for (int64_t p = 0; p < OP; ++p) {
-      const float* src = a.ob + p * V;
-#pragma GCC unroll 16
-      for (int l = 0; l < V; ++l) a.y[l * a.op + p] = src[l];
+  // Transpose out: pixel-major -> V planes, V output pixels at a time (one load
+  // per pixel, a register transpose, one store per channel; lanes past nch are
+  // not stored).
+  for (int64_t p0 = 0; p0 < OP; p0 += V) {
+    const int n = static_cast<int>(std::min<int64_t>(V, OP - p0));
+    const typename T::Tail t = T::tail(n);
+    R r[V];
+    for (int j = 0; j < V; ++j) r[j] = j < n ? T::load(a.ob + (p0 + j) * V) : T::zero();
+    T::transpose(r);
+    for (int l = 0; l < nch; ++l) {
+      if (n == V) T::store(a.y + l * a.op + p0, r[l]);
+      else T::store_part(a.y + l * a.op + p0, r[l], t);
     }
-  } else {
-    for (int64_t p = 0; p < OP; ++p)
-      for (int l = 0; l < nch; ++l) a.y[l * a.op + p] = a.ob[p * V + l];
   }
 }
 
