@@ -149,7 +149,8 @@ void set_depthwise_blocks(DepthwiseBlocks b) { g_blocks.store(static_cast<int>(b
 //   5x5 stride 2 51 -> 26), and 5x5 layers on inputs up to 20x20 (192 x 20x20
 //   105 -> 87, 256 x 14x14 68 -> 63); lost on 3x3 14x14 (35 -> 39), 28x28 (53 -> 70)
 //   and 5x5 on 28x28 / 40x40 inputs (87 -> 96, 146 -> 186);
-// - AVX2: 7x7 outputs only (50 -> 44, 32 -> 29, 34 -> 28); 5x5 20x20 lost (93 -> 101);
+// - AVX2: 7x7 outputs only (50 -> 44, 32 -> 29, 34 -> 28); 5x5 20x20 lost (93 -> 101)
+//   (before the transposes below; now as AVX-512);
 // - portable (8 scalar lanes): up to 14x14 outputs (256 x 14x14 5x5 702 -> 295,
 //   3x3 268 -> 132; 128 x 28 -> 14 157 -> 81); lost from 20x20 (397 -> 491).
 bool depthwise_blocks_wanted(const Window& win, int64_t channels, int lanes, cpu::Isa isa) {
@@ -161,9 +162,16 @@ bool depthwise_blocks_wanted(const Window& win, int64_t channels, int lanes, cpu
   }
   const int64_t out_px = win.out[0] * win.out[1], in_px = win.in[0] * win.in[1];
   const int64_t taps = win.kernel[0] * win.kernel[1];
+  // Since the block kernel's register transposes and per-step tap ranges
+  // (issue #14, docs/performance.md "ConvTranspose 2x2 and small-plane depthwise
+  // 5x5"), AVX2 wins where AVX-512 does (512 x 7x7 5x5 57 -> 34 us, 200 x 2x96
+  // 57 -> 35, 192 x 20x20 s2 56 -> 37), and both win on 5x5 layers with at most
+  // 256 outputs per plane (480 x 6x80 s2,1: AVX-512 121 -> 108, AVX2 171 -> 138);
+  // both still lose on 5x5 12x80 (AVX2 228 -> 274) and 3x3 layers from 28x28.
+  const bool small_5x5 = taps >= 25 && (in_px <= 400 || out_px <= 256);
   switch (isa) {
-    case cpu::Isa::Avx512: return out_px <= 49 || (taps >= 25 && in_px <= 400);
-    case cpu::Isa::Avx2: return out_px <= 49;
+    case cpu::Isa::Avx512:
+    case cpu::Isa::Avx2: return out_px <= 49 || small_5x5;
     default: return out_px <= 196;
   }
 }
