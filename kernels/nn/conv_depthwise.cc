@@ -165,10 +165,11 @@ bool depthwise_blocks_wanted(const Window& win, int64_t channels, int lanes, cpu
   // Since the block kernel's register transposes and per-step tap ranges
   // (issue #14, docs/performance.md "ConvTranspose 2x2 and small-plane depthwise
   // 5x5"), AVX2 wins where AVX-512 does (512 x 7x7 5x5 57 -> 34 us, 200 x 2x96
-  // 57 -> 35, 192 x 20x20 s2 56 -> 37), and both win on 5x5 layers with at most
-  // 256 outputs per plane (480 x 6x80 s2,1: AVX-512 121 -> 108, AVX2 171 -> 138);
-  // both still lose on 5x5 12x80 (AVX2 228 -> 274) and 3x3 layers from 28x28.
-  const bool small_5x5 = taps >= 25 && (in_px <= 400 || out_px <= 256);
+  // 57 -> 35, 192 x 20x20 s2 56 -> 37). Both still lose on 5x5 12x80 (AVX2 228 ->
+  // 274) and 3x3 layers from 28x28; 480 x 6x80 s2,1 (240 outputs per plane) went
+  // either way between runs (AVX-512 121 -> 108, then 121 -> 151 us; load ~12), so
+  // it stays on the plane kernel.
+  const bool small_5x5 = taps >= 25 && in_px <= 400;
   switch (isa) {
     case cpu::Isa::Avx512:
     case cpu::Isa::Avx2: return out_px <= 49 || small_5x5;

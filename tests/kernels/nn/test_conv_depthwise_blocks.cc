@@ -141,7 +141,7 @@ TEST(ConvDepthwiseBlocks, FusedActivationsOnEveryIsa) {
 
 // The measured rule (kernels/nn/conv_depthwise.cc) per ISA: 7x7 outputs take the
 // block kernel everywhere, a 56x56 3x3 layer nowhere, 5x5 layers on inputs up to
-// 400 pixels (or with up to 256 outputs) on AVX2 and AVX-512; 14x14 3x3 on portable
+// 400 pixels on AVX2 and AVX-512; 14x14 3x3 on portable
 // only. The profile and explain() agree.
 TEST(ConvDepthwiseBlocks, RulePerIsaNamesTheVariant) {
   struct RuleCase {
