@@ -88,6 +88,7 @@ void convt_nonoverlap(KernelContext& ctx, const TGeom& g, const float* x, const 
     for (int64_t n = 0; n < g.N; ++n)
       for (int64_t m = 0; m < g.M; ++m)
         std::fill(y + (n * g.M + m) * OP, y + (n * g.M + m + 1) * OP, bias ? bias[m] : 0.0f);
+  if (IP == 0 || rows == 0 || g.N == 0) return;  // an empty input: the bias (or nothing) is the output
   // Input rows per block: the col block within ~256 KiB, and at least one block per thread.
   const int threads = ctx.threads() ? ctx.threads()->num_threads() : 1;
   int64_t block_rows = std::max<int64_t>(1, (64 << 10) / std::max<int64_t>(1, rows * aw.in));

@@ -130,6 +130,7 @@ TEST(ConvTransposeNonoverlap, CropPaddingAndOutputShape) {
   v.push_back({{1, 3, 4, 5}, {3, 2, 2, 2}, 1, {2, 2}, {}, {}, {}, {}, "SAME_UPPER"});
   v.push_back({{1, 3, 4, 5}, {3, 2, 2, 2}, 1, {2, 2}, {}, {}, {}, {}, "VALID"});
   v.push_back({{1, 2, 7}, {2, 3, 3}, 1, {3}, {1, 2}, {1}});                          // 1-D crop + output_padding
+  v.push_back({{1, 3, 0, 4}, {3, 2, 2, 2}, 1, {2, 2}, {}, {}, {4, 8}});              // empty input: bias only
   uint32_t seed = 400;
   int i = 0;
   for (const auto& c : v) check(c, seed += 10, 1 + i++ % 2, kNonoverlap);
