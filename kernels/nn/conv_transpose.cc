@@ -7,7 +7,9 @@
 // position o = i*stride - pad_begin + k*dilation. Fast path, per image and group:
 //   col (M/g*Kprod x P_in) = W[g]^T (M/g*Kprod x C/g) * X[n, g] (C/g x P_in)   (one GEMM)
 //   Y[n, g] += col2im(col)                                                    (scatter-add)
-// Y starts as the bias (or 0).
+// Y starts as the bias (or 0). Float32 layers with kernel == stride (1-D / 2-D,
+// dilation 1) take conv_transpose_nonoverlap instead (conv_transpose_nonoverlap.cc):
+// no two taps share an output, so col is stored into Y without col2im.
 #include <algorithm>
 
 #include "core/checked_math.h"
