@@ -270,8 +270,9 @@ const char* conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const flo
     const int64_t wp = pg.W + win.pad_begin[1] + win.pad_end[1];
     const size_t steps = static_cast<size_t>(OP / 4 + OP % 4);
     if (t_block_pix.size() < static_cast<size_t>(OP)) t_block_pix.resize(static_cast<size_t>(OP));
-    if (t_block_steps.size() < 4 * steps) t_block_steps.resize(4 * steps);
-    dw_block_plan(pg, wp, t_block_pix.data(), t_block_steps.data());
+    const size_t axis = static_cast<size_t>(2 * (pg.OH + pg.OW));  // dw_block_plan's scratch, after the steps
+    if (t_block_steps.size() < 4 * steps + axis) t_block_steps.resize(4 * steps + axis);
+    dw_block_plan(pg, wp, t_block_pix.data(), t_block_steps.data(), t_block_steps.data() + 4 * steps);
     const int64_t* pix_off = t_block_pix.data();
     const int32_t* step_taps = t_block_steps.data();
     parallel_for(ctx.threads(), blocks, std::max<int64_t>(1, grain / k.lanes), [&](int64_t b0, int64_t b1) {

@@ -304,30 +304,48 @@ void dw_block_channels(const DepthwisePlaneGeom& g, const DepthwiseBlockArgs& a)
 }
 
 // dw_block_channels' per-layer plan (DepthwiseBlockArgs::pix_off / step_taps):
-// pix_off holds OH * OW entries, step_taps 4 * (OH * OW / 4 + OH * OW % 4).
-// Wp: the padded plane's row length. A step whose pixels all read only padding
-// gets an empty tap range (bias only).
-inline void dw_block_plan(const DepthwisePlaneGeom& g, int64_t Wp, int64_t* pix_off, int32_t* step_taps) {
+// pix_off holds OH * OW entries, step_taps 4 * (OH * OW / 4 + OH * OW % 4), and
+// axis_taps (scratch) 2 * (OH + OW). Wp: the padded plane's row length. A step
+// whose pixels all read only padding gets an empty tap range (bias only). The
+// valid taps are separable (rows by oh, columns by ow), so they are found once
+// per output row and column and the steps only take unions (no division per pixel).
+inline void dw_block_plan(const DepthwisePlaneGeom& g, int64_t Wp, int64_t* pix_off, int32_t* step_taps,
+                          int32_t* axis_taps) {
   const int64_t OP = g.OH * g.OW;
-  for (int64_t q = 0; q < OP; ++q) pix_off[q] = (q / g.OW) * g.sh * Wp + (q % g.OW) * g.sw;
-  auto step = [&](int64_t q0, int64_t n, int32_t* t) {
-    int64_t kh_lo = g.KH, kh_hi = 0, kw_lo = g.KW, kw_hi = 0;
-    for (int64_t q = q0; q < q0 + n; ++q) {
-      int64_t l0, h0, l1, h1;
-      dw_valid_taps(q / g.OW, g.H, g.KH, g.sh, g.dh, g.ph, l0, h0);
-      dw_valid_taps(q % g.OW, g.W, g.KW, g.sw, g.dw, g.pw, l1, h1);
+  int32_t* rows = axis_taps;              // [lo, hi) per output row
+  int32_t* cols = axis_taps + 2 * g.OH;   // [lo, hi) per output column
+  for (int64_t o = 0; o < g.OH; ++o) {
+    int64_t lo, hi;
+    dw_valid_taps(o, g.H, g.KH, g.sh, g.dh, g.ph, lo, hi);
+    rows[2 * o] = static_cast<int32_t>(lo), rows[2 * o + 1] = static_cast<int32_t>(hi);
+  }
+  for (int64_t o = 0; o < g.OW; ++o) {
+    int64_t lo, hi;
+    dw_valid_taps(o, g.W, g.KW, g.sw, g.dw, g.pw, lo, hi);
+    cols[2 * o] = static_cast<int32_t>(lo), cols[2 * o + 1] = static_cast<int32_t>(hi);
+  }
+  int64_t oh = 0, ow = 0;
+  for (int64_t q = 0; q < OP; ++q) {
+    pix_off[q] = oh * g.sh * Wp + ow * g.sw;
+    if (++ow == g.OW) ow = 0, ++oh;
+  }
+  oh = 0, ow = 0;  // the position of the step's first pixel
+  auto step = [&](int64_t n, int32_t* t) {
+    int32_t kh_lo = static_cast<int32_t>(g.KH), kh_hi = 0, kw_lo = static_cast<int32_t>(g.KW), kw_hi = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const int32_t l0 = rows[2 * oh], h0 = rows[2 * oh + 1], l1 = cols[2 * ow], h1 = cols[2 * ow + 1];
       if (l0 < h0 && l1 < h1) {
         kh_lo = std::min(kh_lo, l0), kh_hi = std::max(kh_hi, h0);
         kw_lo = std::min(kw_lo, l1), kw_hi = std::max(kw_hi, h1);
       }
+      if (++ow == g.OW) ow = 0, ++oh;
     }
     if (kh_lo >= kh_hi || kw_lo >= kw_hi) kh_lo = kh_hi = kw_lo = kw_hi = 0;
-    t[0] = static_cast<int32_t>(kh_lo), t[1] = static_cast<int32_t>(kh_hi);
-    t[2] = static_cast<int32_t>(kw_lo), t[3] = static_cast<int32_t>(kw_hi);
+    t[0] = kh_lo, t[1] = kh_hi, t[2] = kw_lo, t[3] = kw_hi;
   };
   int64_t q = 0;
-  for (; q + 4 <= OP; q += 4, step_taps += 4) step(q, 4, step_taps);
-  for (; q < OP; ++q, step_taps += 4) step(q, 1, step_taps);
+  for (; q + 4 <= OP; q += 4, step_taps += 4) step(4, step_taps);
+  for (; q < OP; ++q, step_taps += 4) step(1, step_taps);
 }
 
 // The instantiation for g's kernel size and stride.
