@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -59,6 +60,10 @@ struct PortableLanes {
   static void store_part(float* p, Reg v, const Tail& t) {
     for (int l = 0; l < t.n; ++l) p[l] = v.v[l];
   }
+  static void transpose(Reg (&r)[V]) {
+    for (int i = 0; i < V; ++i)
+      for (int j = i + 1; j < V; ++j) std::swap(r[i].v[j], r[j].v[i]);
+  }
 };
 
 void deinterleave_portable(const float* src, int64_t n, float* even, float* odd) {
@@ -82,6 +87,9 @@ thread_local std::vector<float> t_padded;
 
 // The block kernel's transposed input block and output block + tap vectors, per thread.
 thread_local std::vector<float> t_block_in, t_block_out;
+// The block kernel's per-layer plan (dw_block_plan), made by the calling thread.
+thread_local std::vector<int64_t> t_block_pix;
+thread_local std::vector<int32_t> t_block_steps;
 
 // ONNXMINI_DEPTHWISE_BLOCKS (read once): "0" = never, "1" = always, otherwise the rule.
 int blocks_from_env() {
@@ -141,7 +149,8 @@ void set_depthwise_blocks(DepthwiseBlocks b) { g_blocks.store(static_cast<int>(b
 //   5x5 stride 2 51 -> 26), and 5x5 layers on inputs up to 20x20 (192 x 20x20
 //   105 -> 87, 256 x 14x14 68 -> 63); lost on 3x3 14x14 (35 -> 39), 28x28 (53 -> 70)
 //   and 5x5 on 28x28 / 40x40 inputs (87 -> 96, 146 -> 186);
-// - AVX2: 7x7 outputs only (50 -> 44, 32 -> 29, 34 -> 28); 5x5 20x20 lost (93 -> 101);
+// - AVX2: 7x7 outputs only (50 -> 44, 32 -> 29, 34 -> 28); 5x5 20x20 lost (93 -> 101)
+//   (before the transposes below; now as AVX-512);
 // - portable (8 scalar lanes): up to 14x14 outputs (256 x 14x14 5x5 702 -> 295,
 //   3x3 268 -> 132; 128 x 28 -> 14 157 -> 81); lost from 20x20 (397 -> 491).
 bool depthwise_blocks_wanted(const Window& win, int64_t channels, int lanes, cpu::Isa isa) {
@@ -153,9 +162,17 @@ bool depthwise_blocks_wanted(const Window& win, int64_t channels, int lanes, cpu
   }
   const int64_t out_px = win.out[0] * win.out[1], in_px = win.in[0] * win.in[1];
   const int64_t taps = win.kernel[0] * win.kernel[1];
+  // Since the block kernel's register transposes and per-step tap ranges
+  // (issue #14, docs/performance.md "ConvTranspose 2x2 and small-plane depthwise
+  // 5x5"), AVX2 wins where AVX-512 does (512 x 7x7 5x5 57 -> 34 us, 200 x 2x96
+  // 57 -> 35, 192 x 20x20 s2 56 -> 37). Both still lose on 5x5 12x80 (AVX2 228 ->
+  // 274) and 3x3 layers from 28x28; 480 x 6x80 s2,1 (240 outputs per plane) went
+  // either way between runs (AVX-512 121 -> 108, then 121 -> 151 us; load ~12), so
+  // it stays on the plane kernel.
+  const bool small_5x5 = taps >= 25 && in_px <= 400;
   switch (isa) {
-    case cpu::Isa::Avx512: return out_px <= 49 || (taps >= 25 && in_px <= 400);
-    case cpu::Isa::Avx2: return out_px <= 49;
+    case cpu::Isa::Avx512:
+    case cpu::Isa::Avx2: return out_px <= 49 || small_5x5;
     default: return out_px <= 196;
   }
 }
@@ -164,10 +181,11 @@ namespace {
 // The block kernel over channel blocks [b0, b1) of n * (C / V) blocks; the
 // activations the kernels do not apply run per plane afterwards, as in the plane path.
 void run_blocks(const DepthwiseKernels& k, const ConvGeom& g, const DepthwisePlaneGeom& pg, const float* x,
-                const float* w, const gemm::Epilogue& epi, float* y, int64_t b0, int64_t b1, bool post_pass) {
+                const float* w, const gemm::Epilogue& epi, float* y, int64_t b0, int64_t b1, bool post_pass,
+                const int64_t* pix_off, const int32_t* step_taps) {
   const Window& win = g.win;
   const int V = k.lanes;
-  const int64_t nblk = g.C / V, IP = pg.H * pg.W, OP = pg.OH * pg.OW, KP = pg.KH * pg.KW;
+  const int64_t nblk = (g.C + V - 1) / V, IP = pg.H * pg.W, OP = pg.OH * pg.OW, KP = pg.KH * pg.KW;
   const int64_t hp = pg.H + win.pad_begin[0] + win.pad_end[0], wp = pg.W + win.pad_begin[1] + win.pad_end[1];
   const size_t in_need = static_cast<size_t>(hp * wp * V), out_need = static_cast<size_t>((OP + KP) * V);
   if (t_block_in.size() < in_need) t_block_in.resize(in_need);
@@ -186,13 +204,15 @@ void run_blocks(const DepthwiseKernels& k, const ConvGeom& g, const DepthwisePla
   float bias_v[16], slope_v[16];
   for (int64_t b = b0; b < b1; ++b) {
     const int64_t n = b / nblk, c0 = (b % nblk) * V;
+    const int nch = static_cast<int>(std::min<int64_t>(V, g.C - c0));
     DepthwiseBlockArgs a;
+    a.nch = nch;
     a.x = x + (n * g.C + c0) * IP, a.ip = IP;
     a.w = w + c0 * KP, a.kp = KP;
     a.y = y + (n * g.C + c0) * OP, a.op = OP;
     for (int l = 0; l < V; ++l) {
-      bias_v[l] = epi.bias ? epi.bias[c0 + l] : 0.0f;
-      slope_v[l] = epi.prelu_slope ? epi.prelu_slope[c0 + l] : 0.0f;
+      bias_v[l] = epi.bias && l < nch ? epi.bias[c0 + l] : 0.0f;
+      slope_v[l] = epi.prelu_slope && l < nch ? epi.prelu_slope[c0 + l] : 0.0f;
     }
     a.bias = bias_v, a.slope = slope_v;
     a.act = epi.residual ? gemm::Epilogue::Activation::None : epi.activation;
@@ -200,9 +220,10 @@ void run_blocks(const DepthwiseKernels& k, const ConvGeom& g, const DepthwisePla
     a.alpha = epi.hard_alpha, a.beta = epi.hard_beta;
     a.hp = hp, a.wp = wp;
     a.xb = t_block_in.data(), a.ob = t_block_out.data();
+    a.pix_off = pix_off, a.step_taps = step_taps;
     k.block(pg, a);
     if (post_pass)  // as the plane path's: [+ Z,] then the activation, per plane of the block
-      for (int l = 0; l < V; ++l) {
+      for (int l = 0; l < nch; ++l) {
         gemm::Epilogue s = epi;
         s.bias = nullptr, s.bias2 = nullptr;
         s.bias_per_row = true;  // PRelu slope of channel c0 + l (row c0 + l below)
@@ -242,19 +263,24 @@ const char* conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const flo
   // ~64 KFLOP per task at least: a 7x7 plane of a 3x3 layer alone is ~1 KFLOP,
   // too little to pay for a hand-off between threads.
   const int64_t grain = std::max<int64_t>(1, (64 << 10) / std::max<int64_t>(1, 2 * OP * KP));
-  // Full blocks of k.lanes channels on the block kernel where the rule says so;
-  // the plane kernel takes the channels past the last full block.
-  const int64_t c_first = depthwise_blocks_wanted(win, g.C, k.lanes, k.isa) ? g.C / k.lanes * k.lanes : 0;
-  if (c_first > 0) {
-    const int64_t blocks = g.N * (g.C / k.lanes);
+  // Blocks of k.lanes channels on the block kernel where the rule says so (the
+  // last one partial when C is not a multiple of the lanes); else the plane kernel.
+  if (depthwise_blocks_wanted(win, g.C, k.lanes, k.isa)) {
+    const int64_t blocks = g.N * ((g.C + k.lanes - 1) / k.lanes);
+    const int64_t wp = pg.W + win.pad_begin[1] + win.pad_end[1];
+    const size_t steps = static_cast<size_t>(OP / 4 + OP % 4);
+    if (t_block_pix.size() < static_cast<size_t>(OP)) t_block_pix.resize(static_cast<size_t>(OP));
+    const size_t axis = static_cast<size_t>(2 * (pg.OH + pg.OW));  // dw_block_plan's scratch, after the steps
+    if (t_block_steps.size() < 4 * steps + axis) t_block_steps.resize(4 * steps + axis);
+    dw_block_plan(pg, wp, t_block_pix.data(), t_block_steps.data(), t_block_steps.data() + 4 * steps);
+    const int64_t* pix_off = t_block_pix.data();
+    const int32_t* step_taps = t_block_steps.data();
     parallel_for(ctx.threads(), blocks, std::max<int64_t>(1, grain / k.lanes), [&](int64_t b0, int64_t b1) {
-      run_blocks(k, g, pg, x, w, epi, y, b0, b1, post_pass);
+      run_blocks(k, g, pg, x, w, epi, y, b0, b1, post_pass, pix_off, step_taps);
     });
-    if (c_first == g.C) return "conv_depthwise_blocks";
+    return "conv_depthwise_blocks";
   }
-  const int64_t rest = g.C - c_first;  // planes per image left to the plane kernel
-  parallel_for(ctx.threads(), g.N * rest, grain, [&](int64_t q0, int64_t q1) {
-    const int64_t p0 = 0, p1 = q1 - q0;  // planes below are q0 + i -> (n, c_first + c)
+  parallel_for(ctx.threads(), g.N * g.C, grain, [&](int64_t q0, int64_t q1) {
     float* buf = nullptr;
     if (copy) {  // zero once per task: the border stays zero, each plane rewrites the inside
       const size_t need = static_cast<size_t>(padded.H * padded.W);
@@ -262,8 +288,8 @@ const char* conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const flo
       buf = t_padded.data();
       std::fill(buf, buf + need, 0.0f);
     }
-    for (int64_t i = p0; i < p1; ++i) {
-      const int64_t q = q0 + i, c = c_first + q % rest, p = q / rest * g.C + c;
+    for (int64_t p = q0; p < q1; ++p) {  // plane p = n * C + c
+      const int64_t c = p % g.C;
       DepthwisePlaneEpi e;
       e.bias = epi.bias ? epi.bias[c] : 0.0f;
       e.act = epi.residual ? A::None : epi.activation;
@@ -295,7 +321,7 @@ const char* conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const flo
       }
     }
   });
-  return c_first > 0 ? "conv_depthwise_blocks" : "conv_depthwise_simd";
+  return "conv_depthwise_simd";
 }
 
 }  // namespace nn

@@ -69,6 +69,12 @@ struct DepthwiseBlockArgs {
   int64_t hp, wp;  // xb's padded plane: H + top + bottom pads, W + left + right pads
   float* xb;
   float* ob;  // OH * OW * V outputs, then KH * KW * V tap vectors
+  int nch;    // channels in this block (<= V; the last block of a layer may be partial)
+  // The same for every block of a layer (dw_block_plan): xb offset (floats / V) of
+  // output pixel q's tap (0, 0), and per step of pixels (full steps of 4, then one
+  // per remaining pixel) the taps [kh_lo, kh_hi) x [kw_lo, kw_hi) that reach X.
+  const int64_t* pix_off;
+  const int32_t* step_taps;  // 4 per step
 };
 using DepthwiseBlockFn = void (*)(const DepthwisePlaneGeom& g, const DepthwiseBlockArgs& a);
 
@@ -107,8 +113,8 @@ enum class DepthwisePadCopy { Rule, Always, Never };
 void set_depthwise_pad_copy(DepthwisePadCopy p);
 bool depthwise_pad_copy_wanted(const Window& win);
 
-// Whether the channels-in-lanes block kernel of `isa` takes the layer's full
-// blocks of `lanes` channels (the rest stay on the plane kernel): small planes,
+// Whether the channels-in-lanes block kernel of `isa` takes the layer (all its
+// channels, the last block partial when C is not a multiple of `lanes`): small planes,
 // a measured rule per ISA (conv_depthwise.cc). ONNXMINI_DEPTHWISE_BLOCKS=0 / 1
 // (read once) or set_depthwise_blocks force either way for tests and benchmarks.
 enum class DepthwiseBlocks { Rule, Never, Always };
@@ -123,8 +129,7 @@ inline bool depthwise_simd_fits(const ConvGeom& g) {
 // Y = depthwise conv(X, W) + bias [+ epi.residual, laid out as Y], then epi's
 // activation (bias and PRelu slopes indexed by channel; epi.bias_per_row is
 // ignored). Threads over N*C planes (or channel blocks). Returns the kernel_variant:
-// "conv_depthwise_blocks" when the block kernel ran (all or the full blocks of
-// channels), else "conv_depthwise_simd".
+// "conv_depthwise_blocks" when the block kernel ran, else "conv_depthwise_simd".
 const char* conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,
                                 const gemm::Epilogue& epi, float* y);
 

@@ -38,6 +38,24 @@ struct Avx2Lanes {
   }
   static void store(float* p, Reg v) { _mm256_storeu_ps(p, v); }
   static void store_part(float* p, Reg v, const Tail& t) { _mm256_maskstore_ps(p, t.m, v); }
+  // r[i] lane j -> r[j] lane i: vunpck*ps, vshufps, then vperm2f128 across the halves.
+  static void transpose(Reg (&r)[8]) {
+    __m256 t[8], s[8];
+    for (int i = 0; i < 4; ++i) {
+      t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+      t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int h = 0; h < 2; ++h) {  // rows 4h..4h+3
+      s[4 * h] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], _MM_SHUFFLE(1, 0, 1, 0));
+      s[4 * h + 1] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], _MM_SHUFFLE(3, 2, 3, 2));
+      s[4 * h + 2] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], _MM_SHUFFLE(1, 0, 1, 0));
+      s[4 * h + 3] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int j = 0; j < 4; ++j) {
+      r[j] = _mm256_permute2f128_ps(s[j], s[4 + j], 0x20);
+      r[j + 4] = _mm256_permute2f128_ps(s[j], s[4 + j], 0x31);
+    }
+  }
 };
 
 // 16 floats -> 8 even + 8 odd: vshufps picks them per 128-bit lane, vpermpd

@@ -38,6 +38,32 @@ struct Avx512Lanes {
   }
   static void store(float* p, Reg v) { _mm512_storeu_ps(p, v); }
   static void store_part(float* p, Reg v, const Tail& t) { _mm512_mask_storeu_ps(p, t.m, v); }
+  // r[i] lane j -> r[j] lane i: pairs interleaved (vunpck*ps), then pairs of
+  // pairs (vunpck*pd), then 128-bit lanes gathered in two vshuff32x4 rounds.
+  static void transpose(Reg (&r)[16]) {
+    __m512 t[16];
+    for (int i = 0; i < 8; ++i) {
+      t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+      t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; ++i) {  // r[4i + j], 128-bit lane L: rows 4i..4i+3 of column 4L + j
+      const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+      const __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
+      r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+      r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+      r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+      r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+    }
+    for (int j = 0; j < 4; ++j) {
+      const __m512 u0 = _mm512_shuffle_f32x4(r[j], r[4 + j], 0x88), u1 = _mm512_shuffle_f32x4(r[j], r[4 + j], 0xDD);
+      const __m512 u2 = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0x88), u3 = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0xDD);
+      t[j] = _mm512_shuffle_f32x4(u0, u2, 0x88);
+      t[j + 8] = _mm512_shuffle_f32x4(u0, u2, 0xDD);
+      t[j + 4] = _mm512_shuffle_f32x4(u1, u3, 0x88);
+      t[j + 12] = _mm512_shuffle_f32x4(u1, u3, 0xDD);
+    }
+    for (int i = 0; i < 16; ++i) r[i] = t[i];
+  }
 };
 
 // 32 floats -> 16 even + 16 odd: two loads, two vpermt2ps, two stores; the

@@ -199,22 +199,45 @@ inline void dw_deinterleave_tail(const float* src, int64_t i, int64_t n, float* 
 // + l] (the zero-padded plane of channel c0 + l), the filters into V-wide tap
 // vectors, so each tap of an output pixel is one full-width load and one FMA
 // for V channels, whatever the plane width; results go to ob[p * V + l] and are
-// transposed back into the V output planes. Blocking: 4 output columns per step
-// (4 independent FMA chains sharing each tap's weight vector). Used for small
-// planes (7x7 .. 28x28 in MobileNetV3 / PP-LCNet), where the row-vectorised
-// plane kernel had a partly used, masked vector per row and per-plane overhead.
+// transposed back into the V output planes. A last block of fewer than V
+// channels (a.nch) runs with zero filters in the unused lanes, which are never
+// read from X nor written to Y. Used for small planes (7x7 .. 28x28 in
+// MobileNetV3 / PP-LCNet), where the row-vectorised plane kernel had a partly
+// used, masked vector per row and per-plane overhead.
+//
+// Blocking: the output pixels are taken in row-major order, 4 per step (4
+// independent FMA chains sharing each tap's weight vector), a step may span two
+// output rows, so a 7x7 plane is 12 steps of 4 + 1 pixel rather than 7 rows of
+// 4 + 3 single pixels (one dependent chain of 25 FMAs each: latency-bound).
+// Each step runs only the taps that reach inside X for at least one of its
+// pixels (the union of their valid tap rows / columns; the rest read the zero
+// border): on a 2 x 96 plane with a 5x5 kernel and pad 2 that is 10 of 25 taps,
+// on 7x7 with pad 2 about 70%.
+
 template <class T>
 void dw_block_channels(const DepthwisePlaneGeom& g, const DepthwiseBlockArgs& a) {
   using R = typename T::Reg;
   constexpr int V = T::V;
   const int64_t Wp = a.wp;
-  // Transpose in: V planes -> pixel-major, channel-minor (border already zero).
-  for (int64_t ih = 0; ih < g.H; ++ih) {
-    float* dst = a.xb + ((ih + g.ph) * Wp + g.pw) * V;
-    const float* src = a.x + ih * g.W;
-    for (int64_t iw = 0; iw < g.W; ++iw) {
-#pragma GCC unroll 16
-      for (int l = 0; l < V; ++l) dst[iw * V + l] = src[l * a.ip + iw];
+  const int nch = a.nch;
+  // Transpose in: V planes -> pixel-major, channel-minor (border already zero),
+  // V input pixels at a time (a plane's pixels are contiguous whatever its rows):
+  // one load per channel, a V x V register transpose, one store per pixel into
+  // its padded position. Lanes past nch load zeros.
+  {
+    const int64_t IP = g.H * g.W;
+    int64_t ih = 0, iw = 0;  // the position of pixel p0
+    for (int64_t p0 = 0; p0 < IP; p0 += V) {
+      const int n = static_cast<int>(std::min<int64_t>(V, IP - p0));
+      const typename T::Tail t = T::tail(n);
+      R r[V];
+      for (int l = 0; l < V; ++l)
+        r[l] = l >= nch ? T::zero() : n == V ? T::load(a.x + l * a.ip + p0) : T::load_part(a.x + l * a.ip + p0, t);
+      T::transpose(r);
+      for (int j = 0; j < n; ++j) {
+        T::store(a.xb + ((ih + g.ph) * Wp + iw + g.pw) * V, r[j]);
+        if (++iw == g.W) iw = 0, ++ih;
+      }
     }
   }
   const int64_t KP = g.KH * g.KW;
@@ -222,7 +245,7 @@ void dw_block_channels(const DepthwisePlaneGeom& g, const DepthwiseBlockArgs& a)
   // OH * OW * V floats, the taps go after them; the caller sized it).
   float* wv = a.ob + g.OH * g.OW * V;
   for (int64_t k = 0; k < KP; ++k)
-    for (int l = 0; l < V; ++l) wv[k * V + l] = a.w[l * a.kp + k];
+    for (int l = 0; l < V; ++l) wv[k * V + l] = l < nch ? a.w[l * a.kp + k] : 0.0f;
   R bias = T::zero(), slope = T::zero();
   if (a.bias) bias = T::load(a.bias);
   if (a.slope) slope = T::load(a.slope);
@@ -232,47 +255,97 @@ void dw_block_channels(const DepthwisePlaneGeom& g, const DepthwiseBlockArgs& a)
     if (a.act == gemm::Epilogue::Activation::PRelu) return T::prelu(v, slope);
     return dw_activate_vec<T>(v, e);
   };
-  const int64_t pix_step = g.sw * V, tap_col = g.dw * V, tap_row = g.dh * Wp * V;
-  for (int64_t oh = 0; oh < g.OH; ++oh) {
-    const float* xrow = a.xb + oh * g.sh * Wp * V;
-    float* orow = a.ob + oh * g.OW * V;
-    int64_t ow = 0;
-    for (; ow + 4 <= g.OW; ow += 4) {
-      R c0 = bias, c1 = bias, c2 = bias, c3 = bias;
-      const float* p = xrow + ow * pix_step;
-      for (int64_t kh = 0; kh < g.KH; ++kh)
-        for (int64_t kw = 0; kw < g.KW; ++kw) {
-          const R wk = T::load(wv + (kh * g.KW + kw) * V);
-          const float* q = p + kh * tap_row + kw * tap_col;
-          c0 = T::fma(T::load(q), wk, c0);
-          c1 = T::fma(T::load(q + pix_step), wk, c1);
-          c2 = T::fma(T::load(q + 2 * pix_step), wk, c2);
-          c3 = T::fma(T::load(q + 3 * pix_step), wk, c3);
-        }
-      T::store(orow + ow * V, finish(c0));
-      T::store(orow + (ow + 1) * V, finish(c1));
-      T::store(orow + (ow + 2) * V, finish(c2));
-      T::store(orow + (ow + 3) * V, finish(c3));
-    }
-    for (; ow < g.OW; ++ow) {
-      R c0 = bias;
-      const float* p = xrow + ow * pix_step;
-      for (int64_t kh = 0; kh < g.KH; ++kh)
-        for (int64_t kw = 0; kw < g.KW; ++kw)
-          c0 = T::fma(T::load(p + kh * tap_row + kw * tap_col), T::load(wv + (kh * g.KW + kw) * V), c0);
-      T::store(orow + ow * V, finish(c0));
-    }
-  }
-  // Transpose out: pixel-major -> V planes.
-  // Pixel-outer: each pixel's V results are one contiguous read, stored to V
-  // planes that are each written sequentially (lane-outer, the compiler built
-  // the strided reads out of permutes, most of the kernel's time).
+  const int64_t tap_col = g.dw * V, tap_row = g.dh * Wp * V;
   const int64_t OP = g.OH * g.OW;
-  for (int64_t q = 0; q < OP; ++q) {
-    const float* src = a.ob + q * V;
-#pragma GCC unroll 16
-    for (int l = 0; l < V; ++l) a.y[l * a.op + q] = src[l];
+  const int32_t* st = a.step_taps;
+  int64_t q = 0;
+  for (; q + 4 <= OP; q += 4, st += 4) {
+    R c0 = bias, c1 = bias, c2 = bias, c3 = bias;
+    const float* p0 = a.xb + a.pix_off[q] * V;
+    const float* p1 = a.xb + a.pix_off[q + 1] * V;
+    const float* p2 = a.xb + a.pix_off[q + 2] * V;
+    const float* p3 = a.xb + a.pix_off[q + 3] * V;
+    for (int64_t kh = st[0]; kh < st[1]; ++kh)
+      for (int64_t kw = st[2]; kw < st[3]; ++kw) {
+        const R wk = T::load(wv + (kh * g.KW + kw) * V);
+        const int64_t off = kh * tap_row + kw * tap_col;
+        c0 = T::fma(T::load(p0 + off), wk, c0);
+        c1 = T::fma(T::load(p1 + off), wk, c1);
+        c2 = T::fma(T::load(p2 + off), wk, c2);
+        c3 = T::fma(T::load(p3 + off), wk, c3);
+      }
+    T::store(a.ob + q * V, finish(c0));
+    T::store(a.ob + (q + 1) * V, finish(c1));
+    T::store(a.ob + (q + 2) * V, finish(c2));
+    T::store(a.ob + (q + 3) * V, finish(c3));
   }
+  for (; q < OP; ++q, st += 4) {
+    R c0 = bias;
+    const float* p = a.xb + a.pix_off[q] * V;
+    for (int64_t kh = st[0]; kh < st[1]; ++kh)
+      for (int64_t kw = st[2]; kw < st[3]; ++kw)
+        c0 = T::fma(T::load(p + kh * tap_row + kw * tap_col), T::load(wv + (kh * g.KW + kw) * V), c0);
+    T::store(a.ob + q * V, finish(c0));
+  }
+  // Transpose out: pixel-major -> V planes, V output pixels at a time (one load
+  // per pixel, a register transpose, one store per channel; lanes past nch are
+  // not stored).
+  for (int64_t p0 = 0; p0 < OP; p0 += V) {
+    const int n = static_cast<int>(std::min<int64_t>(V, OP - p0));
+    const typename T::Tail t = T::tail(n);
+    R r[V];
+    for (int j = 0; j < V; ++j) r[j] = j < n ? T::load(a.ob + (p0 + j) * V) : T::zero();
+    T::transpose(r);
+    for (int l = 0; l < nch; ++l) {
+      if (n == V) T::store(a.y + l * a.op + p0, r[l]);
+      else T::store_part(a.y + l * a.op + p0, r[l], t);
+    }
+  }
+}
+
+// dw_block_channels' per-layer plan (DepthwiseBlockArgs::pix_off / step_taps):
+// pix_off holds OH * OW entries, step_taps 4 * (OH * OW / 4 + OH * OW % 4), and
+// axis_taps (scratch) 2 * (OH + OW). Wp: the padded plane's row length. A step
+// whose pixels all read only padding gets an empty tap range (bias only). The
+// valid taps are separable (rows by oh, columns by ow), so they are found once
+// per output row and column and the steps only take unions (no division per pixel).
+inline void dw_block_plan(const DepthwisePlaneGeom& g, int64_t Wp, int64_t* pix_off, int32_t* step_taps,
+                          int32_t* axis_taps) {
+  const int64_t OP = g.OH * g.OW;
+  int32_t* rows = axis_taps;              // [lo, hi) per output row
+  int32_t* cols = axis_taps + 2 * g.OH;   // [lo, hi) per output column
+  for (int64_t o = 0; o < g.OH; ++o) {
+    int64_t lo, hi;
+    dw_valid_taps(o, g.H, g.KH, g.sh, g.dh, g.ph, lo, hi);
+    rows[2 * o] = static_cast<int32_t>(lo), rows[2 * o + 1] = static_cast<int32_t>(hi);
+  }
+  for (int64_t o = 0; o < g.OW; ++o) {
+    int64_t lo, hi;
+    dw_valid_taps(o, g.W, g.KW, g.sw, g.dw, g.pw, lo, hi);
+    cols[2 * o] = static_cast<int32_t>(lo), cols[2 * o + 1] = static_cast<int32_t>(hi);
+  }
+  int64_t oh = 0, ow = 0;
+  for (int64_t q = 0; q < OP; ++q) {
+    pix_off[q] = oh * g.sh * Wp + ow * g.sw;
+    if (++ow == g.OW) ow = 0, ++oh;
+  }
+  oh = 0, ow = 0;  // the position of the step's first pixel
+  auto step = [&](int64_t n, int32_t* t) {
+    int32_t kh_lo = static_cast<int32_t>(g.KH), kh_hi = 0, kw_lo = static_cast<int32_t>(g.KW), kw_hi = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const int32_t l0 = rows[2 * oh], h0 = rows[2 * oh + 1], l1 = cols[2 * ow], h1 = cols[2 * ow + 1];
+      if (l0 < h0 && l1 < h1) {
+        kh_lo = std::min(kh_lo, l0), kh_hi = std::max(kh_hi, h0);
+        kw_lo = std::min(kw_lo, l1), kw_hi = std::max(kw_hi, h1);
+      }
+      if (++ow == g.OW) ow = 0, ++oh;
+    }
+    if (kh_lo >= kh_hi || kw_lo >= kw_hi) kh_lo = kh_hi = kw_lo = kw_hi = 0;
+    t[0] = kh_lo, t[1] = kh_hi, t[2] = kw_lo, t[3] = kw_hi;
+  };
+  int64_t q = 0;
+  for (; q + 4 <= OP; q += 4, step_taps += 4) step(4, step_taps);
+  for (; q < OP; ++q, step_taps += 4) step(1, step_taps);
 }
 
 // The instantiation for g's kernel size and stride.

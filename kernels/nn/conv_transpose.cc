@@ -7,11 +7,14 @@
 // position o = i*stride - pad_begin + k*dilation. Fast path, per image and group:
 //   col (M/g*Kprod x P_in) = W[g]^T (M/g*Kprod x C/g) * X[n, g] (C/g x P_in)   (one GEMM)
 //   Y[n, g] += col2im(col)                                                    (scatter-add)
-// Y starts as the bias (or 0).
+// Y starts as the bias (or 0). Float32 layers with kernel == stride (1-D / 2-D,
+// dilation 1) take conv_transpose_nonoverlap instead (conv_transpose_nonoverlap.cc):
+// no two taps share an output, so col is stored into Y without col2im.
 #include <algorithm>
 
 #include "core/checked_math.h"
 #include "kernels/gemm_engine/gemm.h"
+#include "kernels/nn/conv_transpose.h"
 #include "kernels/nn/spatial.h"
 #include "kernels/registry.h"
 #include "core/thread_pool.h"
@@ -19,11 +22,6 @@
 namespace onnxmini {
 namespace nn {
 namespace {
-
-struct TGeom {
-  int64_t N, C, M, group;
-  std::vector<int64_t> in, kernel, stride, dilation, pad_begin, out;
-};
 
 // Python-style floor division (total padding may be negative with output_shape).
 int64_t floor_div2(int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
@@ -94,10 +92,18 @@ void col2im(const TGeom& g, int64_t channels, const T* col, T* y, ThreadPool* po
             base += o * out_st[d];
           }
           if (!inside) continue;
+          // The input columns whose output o = iw * s + off lies in [0, OW), found
+          // once per row so the loop has no bounds checks (stride 1: a contiguous
+          // add the compiler vectorises).
+          const int64_t s = g.stride[r - 1], OW = g.out[r - 1];
+          const int64_t off = kc[r - 1] * g.dilation[r - 1] - g.pad_begin[r - 1];
+          const int64_t lo = std::max<int64_t>(0, off >= 0 ? 0 : (-off + s - 1) / s);
+          const int64_t hi = std::min<int64_t>(IW, OW - off <= 0 ? 0 : (OW - off + s - 1) / s);
           T* dst = y + m * OP + base;
-          for (int64_t iw = 0; iw < IW; ++iw) {
-            const int64_t o = out_index(g, r - 1, iw, kc[r - 1]);
-            if (o >= 0) dst[o] += src[iw];
+          if (s == 1) {
+            for (int64_t iw = lo; iw < hi; ++iw) dst[iw + off] += src[iw];
+          } else {
+            for (int64_t iw = lo; iw < hi; ++iw) dst[iw * s + off] += src[iw];
           }
         }
       }
@@ -142,9 +148,10 @@ class ConvTransposeKernel : public Kernel {
     if (group_ <= 0) info.fail("group must be positive, got {}", group_);
   }
 
-  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>&) const override {
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>& shapes) const override {
     const bool f32 = !info.input_dtypes.empty() && info.input_dtypes[0] == DType::Float32;
-    return KernelPlan{"convtranspose_gemm_col2im",
+    const char* name = f32 && nonoverlap_planned(info, shapes) ? "conv_transpose_nonoverlap" : "convtranspose_gemm_col2im";
+    return KernelPlan{name,
                       f32 ? gemm::engine(info.gemm, info.mode).sgemm_path(gemm::SgemmArgs{}, false).isa : "portable", ""};
   }
 
@@ -177,11 +184,30 @@ class ConvTransposeKernel : public Kernel {
     if (ctx.reference_mode()) {
       convt_reference(g, x, w, b, y);
       ctx.stats().variant = "convtranspose_reference";
+    } else if (std::is_same_v<T, float> && convt_nonoverlap_fits(g)) {
+      convt_nonoverlap(ctx, g, reinterpret_cast<const float*>(x), reinterpret_cast<const float*>(w),
+                       reinterpret_cast<const float*>(b), reinterpret_cast<float*>(y));
+      ctx.stats().variant = "conv_transpose_nonoverlap";
+      ctx.stats().isa = ctx.gemm().sgemm_path(gemm::SgemmArgs{}, false).isa;
     } else {
       convt_fast(ctx, g, x, w, b, y);
       ctx.stats().variant = "convtranspose_gemm_col2im";
       if (std::is_same_v<T, float>) ctx.stats().isa = ctx.gemm().sgemm_path(gemm::SgemmArgs{}, false).isa;
     }
+  }
+
+  // Mirrors run(): the non-overlapping path where the weight's kernel equals the
+  // strides and dilations are 1 (1-D / 2-D, convt_nonoverlap_fits).
+  bool nonoverlap_planned(const KernelInfo&, const std::vector<const Shape*>& shapes) const {
+    if (shapes.size() < 2 || !shapes[1] || shapes[1]->size() < 3) return false;
+    TGeom g;
+    const size_t r = shapes[1]->size() - 2;
+    g.in.assign(r, 1);
+    g.kernel.assign(shapes[1]->begin() + 2, shapes[1]->end());
+    g.stride = attrs_.strides.empty() ? std::vector<int64_t>(r, 1) : attrs_.strides;
+    g.dilation = attrs_.dilations.empty() ? std::vector<int64_t>(r, 1) : attrs_.dilations;
+    if (g.stride.size() != r || g.dilation.size() != r) return false;
+    return convt_nonoverlap_fits(g);
   }
 
   TGeom geometry(const KernelContext& ctx) const {

@@ -110,6 +110,18 @@ TEST(ConvDepthwiseBlocks, ShapesOnEveryIsaMatchReference) {
     check(b, seed += 10, 1, isa);
     Case u{{1, 16, 6, 6}, 3, 3, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, ""};  // no padding
     check(u, seed += 10, 1, isa);
+    // Planes where most taps read padding (steps with short tap ranges), fewer
+    // than 4 output pixels, and steps spanning output rows with partial blocks.
+    Case two_rows{{1, 21, 2, 30}, 5, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, ""};
+    check(two_rows, seed += 10, 2, isa);
+    Case one_px{{2, 17, 1, 1}, 5, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, ""};
+    check(one_px, seed += 10, 1, isa);
+    Case three_px{{1, 33, 1, 3}, 3, 5, {1, 1}, {1, 1}, {1, 2, 1, 2}, false, ""};
+    check(three_px, seed += 10, 2, isa);
+    Case far_pad{{1, 18, 3, 4}, 3, 3, {2, 2}, {1, 1}, {3, 3, 3, 3}, true, ""};  // whole steps in the padding
+    check(far_pad, seed += 10, 1, isa);
+    Case big{{2, 35, 20, 20}, 5, 5, {2, 2}, {1, 1}, {2, 2, 2, 2}, true, ""};  // more than 16 pixels a row
+    check(big, seed += 10, 2, isa);
   }
 }
 
@@ -121,13 +133,16 @@ TEST(ConvDepthwiseBlocks, FusedActivationsOnEveryIsa) {
     for (const char* act : {"Relu", "Clip", "PRelu", "HardSigmoid", "HardSwish", "Sigmoid"}) {
       Case c{{2, 20, 7, 7}, 5, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, act};
       check(c, seed += 10, 2, isa);
+      Case d{{1, 37, 2, 19}, 5, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, act};  // partial block, padded rows
+      check(d, seed += 10, 1, isa);
     }
   }
 }
 
 // The measured rule (kernels/nn/conv_depthwise.cc) per ISA: 7x7 outputs take the
-// block kernel everywhere, a 56x56 3x3 layer nowhere, a 5x5 layer on a 20x20 input
-// on AVX-512 only; 14x14 3x3 on portable only. The profile and explain() agree.
+// block kernel everywhere, a 56x56 3x3 layer nowhere, 5x5 layers on inputs up to
+// 400 pixels on AVX2 and AVX-512; 14x14 3x3 on portable
+// only. The profile and explain() agree.
 TEST(ConvDepthwiseBlocks, RulePerIsaNamesTheVariant) {
   struct RuleCase {
     Shape x;
@@ -136,7 +151,10 @@ TEST(ConvDepthwiseBlocks, RulePerIsaNamesTheVariant) {
   } cases[] = {
       {{1, 32, 7, 7}, 5, true, true, true},
       {{1, 32, 56, 56}, 3, false, false, false},
-      {{1, 32, 20, 20}, 5, false, false, true},
+      {{1, 32, 20, 20}, 5, false, true, true},
+      {{1, 20, 2, 96}, 5, true, true, true},     // 5x5 on a 2-row plane (partial last block on AVX-512)
+      {{1, 16, 6, 60}, 5, false, true, true},    // 5x5, 360 inputs
+      {{1, 16, 12, 80}, 5, false, false, false},  // 5x5, 960 outputs: the plane kernel
       {{1, 32, 14, 14}, 3, true, false, false},
       {{1, 7, 7, 7}, 3, false, false, false},  // fewer channels than a vector
   };
