@@ -3,8 +3,8 @@
 // Not, BitwiseNot. Each op is a functor run by UnaryKernel over a dense input
 // (one flat loop, chunks of kGrain elements per thread). float16/bfloat16 are
 // computed in float; float and double call the <cmath> function of their type,
-// except the float32 fast path of Exp, Tanh and Sigmoid (fast_math.h) and Sqrt
-// (SIMD square root, exact).
+// except the float32 fast path of Exp, Tanh and Sigmoid (fast_math.h), Erf (SIMD
+// erf, kernels/simd/erf_impl.h) and Sqrt (SIMD square root, exact).
 #include <cmath>
 #include <type_traits>
 #if defined(__SSE2__)
@@ -33,7 +33,6 @@ ONNXMINI_FLOAT_UNARY(Reciprocal, C(1) / x)
 ONNXMINI_FLOAT_UNARY(Floor, std::floor(x))
 ONNXMINI_FLOAT_UNARY(Ceil, std::ceil(x))
 ONNXMINI_FLOAT_UNARY(Round, std::nearbyint(x))  // default FP mode: ties to even, as ONNX requires
-ONNXMINI_FLOAT_UNARY(Erf, std::erf(x))
 ONNXMINI_FLOAT_UNARY(Sin, std::sin(x))
 ONNXMINI_FLOAT_UNARY(Cos, std::cos(x))
 ONNXMINI_FLOAT_UNARY(Tan, std::tan(x))
@@ -64,6 +63,20 @@ struct SqrtOp : UnaryOpDefaults {
     for (; i + 4 <= n; i += 4) _mm_storeu_ps(y + i, _mm_sqrt_ps(_mm_loadu_ps(x + i)));
 #endif
     for (; i < n; ++i) y[i] = std::sqrt(x[i]);
+  }
+};
+
+// Erf, float32 fast path: the SIMD erf of kernels/simd/erf_impl.h on AVX2 / AVX-512
+// (within 4 ulp of std::erf, tests/kernels/simd/test_erf.cc); the portable level keeps
+// std::erf. float16 / bfloat16 reach it through float32 blocks (UnaryKernel).
+struct ErfOp : UnaryOpDefaults {
+  using Types = FloatTypes;
+  static constexpr bool kFastFloat = true;
+  explicit ErfOp(const KernelInfo&) {}
+  template <class C> C operator()(C x) const { return std::erf(x); }
+  static void fast_run(const float* x, float* y, int64_t n) {
+    if (const simd::UnaryFn fn = simd::f32_kernels().erf) return fn(x, y, n);
+    for (int64_t i = 0; i < n; ++i) y[i] = std::erf(x[i]);
   }
 };
 

@@ -25,6 +25,7 @@
 // Included by f32_kernels_impl.h (it uses exp and map_n from there): ISA
 // files include that header and their vec header, never this one directly.
 #pragma once
+#include <algorithm>
 
 namespace onnxmini {
 namespace simd {
@@ -118,6 +119,47 @@ void gelu_erf_n(const float* x, float* y, int64_t n) {
 template <class V>
 void gelu_tanh_n(const float* x, float* y, int64_t n) {
   map_n<V>(x, y, n, [](typename V::reg v) { return gelu_tanh_reg<V>(v); });
+}
+
+// f(x + bias) over n floats, bias column of x[0] = col0 (f32_kernels.h's BiasUnaryFn).
+// Layout: x and y dense; bias_len == 1 is one broadcast register; otherwise x is
+// walked in row segments (from col0 to the row's end, then whole rows), each W
+// floats per step with the bias loaded at the same column and one masked tail, so
+// a row of H floats costs H / W steps plus one tail (H = 768, 3072: no tail).
+template <class V, class F>
+inline void map_bias_n(const float* x, const float* bias, int64_t bias_len, int64_t col0, float* y, int64_t n, F f) {
+  using R = typename V::reg;
+  if (bias_len == 1) {
+    const R b = V::set1(bias[0]);
+    map_n<V>(x, y, n, [&](R v) { return f(V::add(v, b)); });
+    return;
+  }
+  int64_t i = 0, c = col0 % bias_len;
+  while (i < n) {
+    const int64_t m = std::min(bias_len - c, n - i);
+    const float* xs = x + i;
+    const float* bs = bias + c;
+    float* ys = y + i;
+    const int64_t full = m - m % V::W;
+    int64_t j = 0;
+    for (; j < full; j += V::W) V::store(ys + j, f(V::add(V::load(xs + j), V::load(bs + j))));
+    if (j < m) {
+      const auto tail = V::tail(m - j);
+      const R zero = V::set1(0.0f);
+      V::store_mask(ys + j, tail, f(V::add(V::load_fill(xs + j, tail, zero), V::load_fill(bs + j, tail, zero))));
+    }
+    i += m;
+    c = 0;
+  }
+}
+
+template <class V>
+void gelu_erf_bias_n(const float* x, const float* bias, int64_t bias_len, int64_t col0, float* y, int64_t n) {
+  map_bias_n<V>(x, bias, bias_len, col0, y, n, [](typename V::reg v) { return gelu_erf_reg<V>(v); });
+}
+template <class V>
+void gelu_tanh_bias_n(const float* x, const float* bias, int64_t bias_len, int64_t col0, float* y, int64_t n) {
+  map_bias_n<V>(x, bias, bias_len, col0, y, n, [](typename V::reg v) { return gelu_tanh_reg<V>(v); });
 }
 
 }  // namespace

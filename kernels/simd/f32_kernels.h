@@ -57,6 +57,11 @@ using DotRowsFn = void (*)(const float* a, int64_t lda, const float* x, int64_t 
 // y[i] = f(x[i]) over n contiguous floats.
 using UnaryFn = void (*)(const float* x, float* y, int64_t n);
 
+// y[i] = f(x[i] + bias[(col0 + i) % bias_len]) over n contiguous floats: a bias of
+// bias_len floats (the last dimension, or 1 for a scalar) added in the same pass;
+// col0 is the bias column of x[0], so callers can split a tensor anywhere.
+using BiasUnaryFn = void (*)(const float* x, const float* bias, int64_t bias_len, int64_t col0, float* y, int64_t n);
+
 struct F32Kernels {
   cpu::Isa isa;
   UnaryFn sqrt;     // IEEE, correctly rounded: the same bits as std::sqrt
@@ -68,6 +73,9 @@ struct F32Kernels {
   UnaryFn erf;
   UnaryFn gelu_erf;
   UnaryFn gelu_tanh;
+  // The same two Gelus of x + bias (com.microsoft BiasGelu / FastGelu).
+  BiasUnaryFn gelu_erf_bias;
+  BiasUnaryFn gelu_tanh_bias;
   BinaryRowsFn binary[kNumBinOps];
   ReduceRowsFn reduce_rows[kNumRowKinds];
   ArgRowsFn arg_rows[2];  // [0] ArgMin, [1] ArgMax

@@ -488,6 +488,8 @@ F32Kernels make_table(cpu::Isa isa) {
   k.erf = erf_n<V>;
   k.gelu_erf = gelu_erf_n<V>;
   k.gelu_tanh = gelu_tanh_n<V>;
+  k.gelu_erf_bias = gelu_erf_bias_n<V>;
+  k.gelu_tanh_bias = gelu_tanh_bias_n<V>;
   k.binary[kAdd] = binary_rows<V, AddC>;
   k.binary[kSub] = binary_rows<V, SubC>;
   k.binary[kMul] = binary_rows<V, MulC>;

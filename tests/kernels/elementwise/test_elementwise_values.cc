@@ -187,7 +187,7 @@ TEST(ElementwiseValues, UnaryFloatOpsMatchDoubleFormulas) {
     // Exp, Tanh, Sigmoid, Gelu: the float32 fast path is a vectorised approximation
     // (fast_math.h; Gelu's erf form through erfc, activations.cc).
     const std::string op = c.op;
-    const bool approx = op == "Exp" || op == "Tanh" || op == "Sigmoid" || op == "Gelu";
+    const bool approx = op == "Exp" || op == "Tanh" || op == "Sigmoid" || op == "Gelu" || op == "Erf";
     EXPECT_TRUE(fast_matches_reference(c.opset, c.op, {x}, nullptr, approx ? 1e-7 : 0, approx ? 1e-6 : 0)) << c.op;
     Tensor xd = random_values(DType::Float64, {1000}, seed++, c.lo, c.hi);
     Tensor xh = random_values(DType::Float16, {1000}, seed++, c.lo, c.hi);
@@ -195,7 +195,8 @@ TEST(ElementwiseValues, UnaryFloatOpsMatchDoubleFormulas) {
     // Gelu: the reference's 1 + erf(z) cancels for negative x (erf's float32 spacing near -1 is
     // 6e-8, times 0.5 |x| <= 2.5: 1.5e-7 absolute) where the fast path's erfc does not; plus one
     // float16 ulp of rounding (2^-10 relative, 6e-8 in the subnormals).
-    const bool half_ulp = op == "Gelu";
+    // Erf: the SIMD erf (4 float ulp) can round to the neighbouring float16 value.
+    const bool half_ulp = op == "Gelu" || op == "Erf";
     EXPECT_TRUE(fast_matches_reference(c.opset, c.op, {xh}, nullptr, half_ulp ? 2.1e-7 : 0, half_ulp ? 9.8e-4 : 0))
         << c.op << " float16";
   }
@@ -259,6 +260,34 @@ TEST(ElementwiseValues, GeluErfFastPath) {
   }
   EXPECT_TRUE(tensors_near(run_op(20, "Gelu", {x}, nullptr, KernelMode::Fast, 2), expected, 4e-7, 1e-5));
   EXPECT_TRUE(tensors_near(run_op(20, "Gelu", {x}, nullptr, KernelMode::Reference), expected, 1e-6, 1e-6));
+}
+
+// The Erf op's float32 fast path (the SIMD erf of kernels/simd/erf_impl.h on AVX2 /
+// AVX-512, std::erf on the portable level) within test_erf.cc's 4 ulp of erf in double,
+// 4 threads over a long input, every tail length 1..40 and the special values.
+TEST(ElementwiseValues, ErfFastPathWithin4Ulp) {
+  auto check = [](const Tensor& x, const Tensor& y) {
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const float v = x.data<float>()[i], got = y.data<float>()[i];
+      if (std::isnan(v)) {
+        EXPECT_TRUE(std::isnan(got));
+        continue;
+      }
+      const double ref = std::erf(static_cast<double>(v));
+      int e;
+      std::frexp(std::fabs(ref), &e);
+      const double ulp = std::fabs(ref) < 1.1754943508222875e-38 ? 1.401298464324817e-45 : std::ldexp(1.0, e - 24);
+      ASSERT_LE(std::fabs(got - ref), 4 * ulp) << "x = " << v;
+    }
+  };
+  Tensor x = random_values(DType::Float32, {50001}, 61, -6, 6);
+  const std::vector<float> specials = {0.f, -0.f, 1e-40f, -1e-30f, 1.f, -1.f, 0.99999994f, 4.f, -9.f, kInf, -kInf, kNaN};
+  for (size_t i = 0; i < specials.size(); ++i) x.mutable_data<float>()[i * 997] = specials[i];
+  check(x, run_op(13, "Erf", {x}, nullptr, KernelMode::Fast, 4));
+  for (int64_t n = 1; n <= 40; ++n) {
+    Tensor xs = random_values(DType::Float32, {n}, 62 + static_cast<uint32_t>(n), -3, 3);
+    check(xs, run_op(13, "Erf", {xs}, nullptr, KernelMode::Fast, 1));
+  }
 }
 
 TEST(ElementwiseValues, SwishAlpha) {

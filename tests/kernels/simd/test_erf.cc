@@ -174,6 +174,28 @@ TEST(SimdErf, TailsTouchOnlyN) {
     }
 }
 
+// The bias rows (BiasGelu / FastGelu) are the plain rows applied to the float sum x + bias:
+// the same bits as gelu(x + b) computed first, for scalar and vector biases, any starting
+// column, row segments shorter and longer than a register; nothing past n is written.
+TEST(SimdErf, BiasRowsEqualRowsOfTheSum) {
+  for (const F32Kernels* k : test::simd_tables())
+    for (int64_t bias_len : {1, 3, 16, 37, 768})
+      for (int64_t col0 : {int64_t{0}, int64_t{1}, bias_len - 1})
+        for (int64_t n : {0, 1, 15, 17, 100, 2000}) {
+          std::vector<float> x(n), bias(bias_len), sum(n), want(n + 1, 7.0f), got(n + 1, 7.0f);
+          for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>((i * 37 % 101) - 50) * 0.13f;
+          for (int64_t j = 0; j < bias_len; ++j) bias[j] = static_cast<float>(j % 11) * 0.29f - 1.4f;
+          for (int64_t i = 0; i < n; ++i) sum[i] = x[i] + bias[(col0 + i) % bias_len];
+          for (bool tanh_form : {false, true}) {
+            (tanh_form ? k->gelu_tanh : k->gelu_erf)(sum.data(), want.data(), n);
+            (tanh_form ? k->gelu_tanh_bias : k->gelu_erf_bias)(x.data(), bias.data(), bias_len, col0, got.data(), n);
+            for (int64_t i = 0; i <= n; ++i)
+              ASSERT_EQ(got[i], want[i]) << test::isa_of(*k) << (tanh_form ? " tanh" : " erf") << " bias_len " << bias_len
+                                         << " col0 " << col0 << " n " << n << " i " << i;
+          }
+        }
+}
+
 }  // namespace
 }  // namespace simd
 }  // namespace onnxmini
