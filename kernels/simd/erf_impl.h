@@ -11,9 +11,9 @@
 //           down to the subnormals.
 //   a >= 1: sign(z) * (1 - erfc(a)), erfc(a) = t exp(-a^2 + P(t)), t = 1 / (1 + a/2):
 //           P the degree-10 fit of kernels/elementwise/activations.cc's Gelu fast path.
-// Gelu(x) = 0.5 x (1 + erf(x / sqrt 2)); for z = x / sqrt 2 <= -1 it is
-// 0.5 x erfc(|z|) directly, so the negative tail keeps its relative precision
-// instead of cancelling in 1 + erf.
+// Gelu(x) = 0.5 x (1 + erf(x / sqrt 2)); 1 + erf(z) is erfc(|z|) for z < 0 and
+// 2 - erfc(|z|) above, for every z (no small-|z| branch: see gelu_erf_reg), so the
+// negative tail keeps its relative precision instead of cancelling in 1 + erf.
 // Gelu tanh: 0.5 x (1 + tanh(u)) = x sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3),
 // the same identity without the cancellation of 1 + tanh for negative x.
 // Subnormals: an exp argument below -80 gives 0 (kExpFloor): erfc and the negative tails
@@ -39,7 +39,7 @@ inline typename V::reg exp_floored(typename V::reg arg) {
   return V::blend(V::lt(arg, V::set1(kExpFloor)), V::set1(0.0f), exp<V, true>(arg));
 }
 
-// erfc(a) for a >= 1. a is clamped to 12 (erfc(12) ~ 1e-64 rounds to 0, as does
+// erfc(a) for a >= 0 (erf uses it for a >= 1, Gelu for all a). a is clamped to 12 (erfc(12) ~ 1e-64 rounds to 0, as does
 // everything past it), which keeps rcp's Newton step away from inf; min takes a as
 // its second operand, returned when a is NaN, so NaN flows through.
 template <class V>
@@ -83,16 +83,16 @@ inline typename V::reg erf_reg(typename V::reg z) {
   return V::blend(V::lt(a, V::set1(1.0f)), small, big);  // NaN: a < 1 is false, big is NaN
 }
 
-// 0.5 x (1 + erf(x / sqrt 2)).
+// 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x (z < 0 ? erfc(|z|) : 2 - erfc(|z|)), z = x / sqrt 2, with
+// erfc_big for every |z| (its fit P covers [0, 10]): no small-|z| polynomial, since 1 + erf
+// needs only absolute accuracy there (its value is >= 0.157 on |z| < 1), which erfc's few
+// ulp give; a quarter fewer operations than erf_reg's two branches.
 template <class V>
 inline typename V::reg gelu_erf_reg(typename V::reg x) {
   using R = typename V::reg;
   const R z = V::mul(x, V::set1(0.7071067811865476f));
-  const R a = V::abs(z);
-  const R one_plus_small = V::fmadd(z, erf_small_ratio<V>(V::mul(z, z)), V::set1(1.0f));
-  const R ec = erfc_big<V>(a);
-  const R one_plus_big = V::blend(V::lt(z, V::set1(0.0f)), ec, V::sub(V::set1(2.0f), ec));
-  const R one_plus = V::blend(V::lt(a, V::set1(1.0f)), one_plus_small, one_plus_big);
+  const R ec = erfc_big<V>(V::abs(z));
+  const R one_plus = V::blend(V::lt(z, V::set1(0.0f)), ec, V::sub(V::set1(2.0f), ec));
   return V::mul(V::mul(V::set1(0.5f), x), one_plus);
 }
 

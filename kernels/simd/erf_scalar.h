@@ -9,7 +9,7 @@
 namespace onnxmini {
 namespace simd {
 
-// erfc(a), a >= 1 (NaN stays NaN; a clamped to 12, past which erfc rounds to 0).
+// erfc(a), a >= 0 (NaN stays NaN; a clamped to 12, past which erfc rounds to 0).
 inline float erfc_big_scalar(float a) {
   a = a > 12.0f ? 12.0f : a;
   const float t = 1.0f / (1.0f + 0.5f * a);
@@ -47,12 +47,11 @@ inline float erf_scalar(float z) {
   return z < 0.0f ? -r : r;
 }
 
-// 0.5 x (1 + erf(x / sqrt 2)), the negative tail as 0.5 x erfc(|z|).
+// 0.5 x (1 + erf(x / sqrt 2)) through erfc(|z|) for every z, as erf_impl.h's gelu_erf_reg:
+// the negative tail is 0.5 x erfc(|z|).
 inline float gelu_erf_scalar(float x) {
   const float z = x * 0.7071067811865476f;
-  const float a = std::fabs(z);
-  if (a < 1.0f) return 0.5f * x * (z * erf_small_ratio_scalar(z * z) + 1.0f);
-  const float ec = erfc_big_scalar(a);
+  const float ec = erfc_big_scalar(std::fabs(z));
   return 0.5f * x * (z < 0.0f ? ec : 2.0f - ec);
 }
 
