@@ -33,10 +33,13 @@ namespace {
 
 constexpr float kExpFloor = -80.0f;
 
-// exp(arg), 0 below kExpFloor (exp's flushing variant, so no subnormal is formed inside).
+// exp(arg), 0 below kExpFloor, for arg <= ~0 (erfc's and the Gelus' exponents): one clamp
+// from below (max takes arg second, so NaN flows) instead of exp's two clamps and flush;
+// e^-80 ~ 1.8e-35 is normal, so no subnormal is formed inside.
 template <class V>
 inline typename V::reg exp_floored(typename V::reg arg) {
-  return V::blend(V::lt(arg, V::set1(kExpFloor)), V::set1(0.0f), exp<V, true>(arg));
+  const typename V::reg floor = V::set1(kExpFloor);
+  return V::blend(V::lt(arg, floor), V::set1(0.0f), exp_clamped<V>(V::max(floor, arg)));
 }
 
 // erfc(a) for a >= 0 (erf uses it for a >= 1, Gelu for all a). a is clamped to 12 (erfc(12) ~ 1e-64 rounds to 0, as does

@@ -65,11 +65,11 @@ struct MinNanC {
 // a multiply with a subnormal result takes a microcode assist (~100x slower),
 // and softmax's padding lanes (exp(-inf)) would hit it on every row. Without
 // it (the Exp op) subnormal results are kept, as fast_expf's.
-template <class V, bool kFlush = true>
-inline typename V::reg exp(typename V::reg x) {
+// exp(c) for c already clamped to the range exp() below allows (shared with erf_impl.h's
+// exp_floored, whose arguments are never large).
+template <class V>
+inline typename V::reg exp_clamped(typename V::reg c) {
   using R = typename V::reg;
-  const R hi = V::set1(89.5f), lo = V::set1(kFlush ? -87.0f : -104.0f);
-  const R c = V::max(lo, V::min(hi, x));
   const R shifter = V::set1(12582912.0f);
   const R n = V::sub(V::fmadd(c, V::set1(1.44269504088896341f), shifter), shifter);
   R r = V::fmadd(n, V::set1(-0.693359375f), c);
@@ -81,7 +81,14 @@ inline typename V::reg exp(typename V::reg x) {
   p = V::fmadd(p, r, V::set1(1.6666665459e-1f));
   p = V::fmadd(p, r, V::set1(5.0000001201e-1f));
   const R er = V::add(V::fmadd(V::mul(p, r), r, r), V::set1(1.0f));
-  const R y = V::scale_pow2(er, n);
+  return V::scale_pow2(er, n);
+}
+
+template <class V, bool kFlush = true>
+inline typename V::reg exp(typename V::reg x) {
+  using R = typename V::reg;
+  const R hi = V::set1(89.5f), lo = V::set1(kFlush ? -87.0f : -104.0f);
+  const R y = exp_clamped<V>(V::max(lo, V::min(hi, x)));
   return kFlush ? V::blend(V::lt(x, lo), V::set1(0.0f), y) : y;
 }
 
