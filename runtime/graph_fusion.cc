@@ -448,7 +448,7 @@ struct Pass : FusionPass {
           n.outputs.size() != 1 || n.outputs[0] != id)
         continue;
       const Tensor* s = constant(n.inputs[1]);
-      return s && s->rank() == 1 && !g.overridable.count(n.inputs[1]) ? s->numel() : -1;
+      return s && s->rank() == 1 ? s->numel() : -1;
     }
     return -1;
   }

@@ -469,6 +469,7 @@ struct Sinker : FusionPass {
       chain.push_back(static_cast<size_t>(j));
       v = u.outputs[0];
     }
+    if (*std::min_element(chain.begin(), chain.end()) < i) return false;  // not in execution order
     std::string what = label(g.nodes[i]);
     for (size_t c : chain) what += " -> " + label(g.nodes[c]);
     int row = bias_id;
