@@ -12,11 +12,12 @@
 //     reading Q and K in place (3-D or 4-D layouts are just row strides;
 //     trans_b reads K's rows as columns) and [c0, c1) the union of the rows'
 //     allowed key ranges (causal / window / nonpad / mask length), n = c1 - c0;
-//   - per row: softcap, -inf outside the row's range, the mask row added;
-//     then the block's rows go through kernels/simd's softmax_rows (short
-//     rows W at a time with shared reductions; a per-row online-softmax step
-//     cost 2.5x as much at 32 keys); portable: softmax_block per row, whose
-//     unnormalised exp leaves a 1 / sum to apply to Y;
+//   - softcap and the mask over the whole block (block-wide SIMD passes),
+//     then per row -inf outside its range; then kernels/simd's softmax_rows
+//     writes P into a second per-thread buffer (short rows W at a time with
+//     shared reductions; a per-row online-softmax step cost 2.5x as much at
+//     32 keys); portable: softmax_block per row in place, whose unnormalised
+//     exp leaves a 1 / sum to apply to Y;
 //   - Y[b, h, i0:i0+rows, :] = P V[b, g, c0:c1, :] written in place by the
 //     engine (ldc = Y's position stride).
 //   `rows` keeps S around 32 KiB (L1/L2) and is halved while there are fewer
@@ -26,8 +27,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
-#include <string>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "core/logging.h"
@@ -49,7 +50,7 @@ std::atomic<int> g_path_override{-1};  // -1: not read from the environment yet
 
 // Per-thread scratch, grown once and reused across runs.
 struct ShortScratch {
-  std::vector<float> s, inv;
+  std::vector<float> s, p, inv;  // scores, probabilities, per-row 1 / sum (0: fully masked)
   std::vector<int64_t> lo, hi;
 };
 
@@ -203,13 +204,21 @@ const char* run_attention_short(const AttentionPlan& p, const AttentionIo& io, c
       }
       // The SIMD softmax normalises whole blocks of rows at once (W short rows
       // share their reductions); fully masked rows come out NaN and are cleared.
-      if (softmax_rows) softmax_rows(s, ni, n, s);
+      // Out of place: in place, a row's masked tail store and the next row's
+      // first load share a cache line and the load stalls on store forwarding
+      // (2.4x the softmax time at 40 keys).
+      float* prob = s;
+      if (softmax_rows) {
+        if (static_cast<int64_t>(sc.p.size()) < ni * n) sc.p.resize(ni * n);
+        prob = sc.p.data();
+        softmax_rows(s, ni, n, prob);
+      }
       for (int64_t r = 0; r < ni; ++r)
-        if (sc.inv[r] == 0.f) std::fill(s + r * n, s + (r + 1) * n, 0.f);  // P = 0: Y's row comes out 0
+        if (sc.inv[r] == 0.f) std::fill(prob + r * n, prob + (r + 1) * n, 0.f);  // P = 0: Y's row comes out 0
 
       gemm::SgemmArgs pv;
       pv.M = ni, pv.N = Dv, pv.K = n;
-      pv.A = s, pv.lda = n;
+      pv.A = prob, pv.lda = n;
       pv.B = v + p.v.row(b, g, c0), pv.ldb = p.v.seq_stride();
       pv.C = y0, pv.ldc = y_stride;
       engine.sgemm(pv, nullptr);
