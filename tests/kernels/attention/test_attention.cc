@@ -305,7 +305,7 @@ TEST(Attention, ShapeErrorsNameTheNodeAndTheValues) {
 // Long rows forced through the short path (several row blocks, S wider than
 // L1) and short rows forced through the flash path: both match the reference.
 TEST(AttentionShort, EitherPathAtShortAndLongLengths) {
-  for (int64_t lkv : {1, 15, 40, 257, 300})
+  for (int64_t lkv : {1, 15, 40, 257, 300, 700})
     for (bool rank3 : {false, true}) {
       Case c;
       c.q_heads = 6, c.kv_heads = 2, c.q_len = 37, c.kv_len = lkv, c.d = 15, c.dv = 20, c.rank3 = rank3;
