@@ -209,7 +209,6 @@ TEST(AttentionFusion, BeforeOpset23UsesTheOpset23Kernel) {
   EXPECT_EQ(rules_applied(v), std::vector<std::string>{"attention"});
 }
 
-// A declared key length below 256 keeps the unfused nodes (faster there, docs/optimizer.md).
 // A declared short key length fuses too (the kernel's short-sequence path; a threshold of
 // 256 declared keys kept such blocks unfused before it).
 TEST(AttentionFusion, DeclaredShortKeyLengthFuses) {
