@@ -266,7 +266,7 @@ struct Pass : FusionPass {
     }
   }
 
-  // MatMul(A, B constant 2-D [K, N]) -> Add(bias constant [N]) -> activation, A of any rank
+  // MatMul(A, B constant 2-D [K, N]) -> Add(bias constant [N]) [-> activation], A of any rank
   // (a transformer MLP's [B, S, K] x [K, N] + bias -> Gelu, which matmul_add_gemm leaves
   // alone as Gemm needs A 2-D): the bias becomes MatMul input 2 and the activation its
   // fused attribute, both applied in the epilogue of the one folded GEMM over B * S rows
@@ -285,14 +285,24 @@ struct Pass : FusionPass {
       const int other = add.inputs[0] == mm.outputs[0] ? add.inputs[1] : add.inputs[0];
       const Tensor* bias = constant_f32(other);
       if (!bias || bias->rank() == 0 || bias->numel() != b->dim(1) || bias->shape().back() != b->dim(1)) continue;
+      // No fusable activation after the Add (a residual Add, the logits, a second reader):
+      // the bias alone goes into the epilogue, saving the Add's pass over Y.
       const int k = sole_consumer(add.outputs[0]);
-      if (k < 0 || g.nodes[k].inputs.empty() || g.nodes[k].inputs[0] != add.outputs[0]) continue;
-      FusedActivationKind kind;
+      FusedActivationKind kind = FusedActivationKind::None;
       std::vector<float> params;
-      if (!activation(g.nodes[k], -1, 0, kind, params) || !in_set(kind, ActSet::AllButPRelu)) continue;
+      const bool with_activation = k >= 0 && !g.nodes[k].inputs.empty() &&
+                                   g.nodes[k].inputs[0] == add.outputs[0] &&
+                                   activation(g.nodes[k], -1, 0, kind, params) && in_set(kind, ActSet::AllButPRelu);
+      mm.inputs.push_back(other);
+      if (!with_activation) {
+        mm.outputs[0] = add.outputs[0];
+        removed[j] = true;
+        applied("gemm_activation", label(mm) + " + " + label(add) + " (bias in the MatMul epilogue)");
+        count_uses();
+        continue;
+      }
       mm.attrs.set(fused_attr::kActivation, std::string(fused_activation_name(kind)));
       if (!params.empty()) mm.attrs.set(fused_attr::kActivationParams, params);
-      mm.inputs.push_back(other);
       mm.outputs[0] = g.nodes[k].outputs[0];
       removed[j] = removed[k] = true;
       applied("gemm_activation", label(mm) + " + " + label(add) + " + " + label(g.nodes[k]) + " (MatMul epilogue)");
@@ -430,6 +440,16 @@ struct Pass : FusionPass {
       if (!removed[k] && g.nodes[k].outputs.size() == 1 && g.nodes[k].outputs[0] == id && g.nodes[k].domain.empty() &&
           (g.nodes[k].op_type == "Gemm" || g.nodes[k].op_type == "Flatten"))
         return 2;
+    // Reshape(x, constant 1-D shape): the rank is the shape's length (Keras' Tensordot
+    // writes Reshape(x, [-1, K]) before its MatMul).
+    for (size_t k = 0; k < g.nodes.size(); ++k) {
+      const GraphNode& n = g.nodes[k];
+      if (removed[k] || !n.domain.empty() || n.op_type != "Reshape" || n.opset < 5 || n.inputs.size() != 2 ||
+          n.outputs.size() != 1 || n.outputs[0] != id)
+        continue;
+      const Tensor* s = constant(n.inputs[1]);
+      return s && s->rank() == 1 ? s->numel() : -1;
+    }
     return -1;
   }
 

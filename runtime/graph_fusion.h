@@ -23,8 +23,8 @@
 //                       one ReduceMeanMax (domain ai.onnxmini) reading X once
 //   fuse_gemm_activation  Gemm -> Relu | Sigmoid | Clip | HardSigmoid | HardSwish | Swish | Gelu (both
 //                       approximations) | Mul(x, Sigmoid(x)): into the GEMM epilogue; and
-//                       MatMul(A any rank, B const 2-D) -> Add(bias const [N]) -> one of those:
-//                       bias (MatMul input 2) and activation into MatMul's folded GEMM epilogue
+//                       MatMul(A any rank, B const 2-D) -> Add(bias const [N]) [-> one of those]:
+//                       bias (MatMul input 2) [and activation] into MatMul's folded GEMM epilogue
 #pragma once
 #include "runtime/graph_optimizer.h"
 

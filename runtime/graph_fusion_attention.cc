@@ -18,11 +18,10 @@ namespace onnxmini {
 namespace {
 
 constexpr int kAttentionOpset = 23;
-// Measured on an Intel Xeon (AVX-512, 1 thread, benchmarks/bench_attention_fusion.py --blocks):
-// unfused / fused 0.54x at 32 keys, 0.74x at 40, 0.87-0.94x at 128, 1.00x at 256, 1.07x at 512,
-// 1.32x at 1024 (12 heads of 64, masked). A short unknown length costs a few us per block; a
-// long one gains ms and the S x S scores buffer: an unknown length fuses.
-constexpr int64_t kMinKeysToFuse = 256;
+// Every key length fuses: the Attention kernel takes its short-sequence path up to 512 keys
+// (kernels/attention/attention_short.cc) and the flash path beyond; measured on an Intel Xeon
+// (1 thread, benchmarks/bench_attention_fusion.py --blocks, docs/optimizer.md) at least as fast
+// as the unfused MatMul / Softmax / MatMul at every length from 32 to 1024 keys.
 
 struct AttentionMatch {
   int q = -1, k = -1, v = -1, mask = -1;  // value ids
@@ -284,23 +283,10 @@ struct AttentionFusion : NormPass {
     return expanded;
   }
 
-  // The key length when K0 or V declares it fixed, else -1.
-  int64_t declared_key_len(const AttentionMatch& m) const {
-    if (const ValueInfo* k = declared(m.k); k && k->shape.size() == 4 && k->shape[m.k_perm[2]].value > 0)
-      return k->shape[m.k_perm[2]].value;
-    if (const ValueInfo* v = declared(m.v); v && v->shape.size() == 4 && v->shape[2].value > 0)
-      return v->shape[2].value;
-    return -1;
-  }
-
   void run(bool before_opset23) {
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       AttentionMatch m;
       if (removed[i] || !match(static_cast<int>(i), before_opset23, m)) continue;
-      // Below kMinKeysToFuse keys the unfused MatMul / Softmax / MatMul is faster than the
-      // fused kernel (its per-call key packing, online-softmax work per 64-key block): a
-      // declared short key length keeps the nodes.
-      if (const int64_t keys = declared_key_len(m); keys >= 0 && keys < kMinKeysToFuse) continue;
       GraphNode& last = g.nodes[m.pv_matmul];
       const int k0 = m.k;
       if (m.k_perm != std::vector<int64_t>{0, 1, 2, 3}) m.k = permuted_k(m, last);

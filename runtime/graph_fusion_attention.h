@@ -25,9 +25,8 @@
 // for the keys) goes through Expand(mask, Shape(K)[2:3]),
 // which broadcasts exactly as the Add did (3 small nodes: Shape, Gather, Expand).
 //
-// A key length declared fixed (K0's or V's shape) below 256 keeps the nodes: there the unfused
-// MatMuls and Softmax are as fast or faster than the fused kernel (measured, docs/optimizer.md).
-// An undeclared (dynamic) key length fuses: a few us lost per block when short, ms gained when long.
+// Every key length fuses: the kernel's short-sequence path (up to 512 keys) and its flash
+// path (beyond) are at least as fast as the unfused nodes (measured, docs/optimizer.md).
 //
 //   fuse_attention                the pattern in a model importing ai.onnx opset >= 23:
 //                                 plain ONNX, saved as the Attention node

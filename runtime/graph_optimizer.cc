@@ -45,6 +45,13 @@ const std::vector<GraphRule>& graph_rules() {
        "a node whose inputs are all constants (inside If/Loop/Scan bodies too, outer constants included) -> its outputs as constants (runtime/constant_folding.h)"},
       {"eliminate_noop_reshape", kBasic, true, eliminate_noop_reshape,
        "Reshape(x, s) with s = x's declared fixed shape -> x"},
+      // Level 1 although it serves level-2 fusions: it is plain ONNX and bit for bit, and it
+      // must run before collapse_reshapes (the moved Reshape often meets the next Dense
+      // layer's Reshape) and before matmul_add_gemm.
+      {"sink_reshape_bias", kBasic, true, sink_reshape_bias,
+       "Add(Reshape(x, s), bias const [1,..,1,N]) [-> unary elementwise ops], s keeping x's last dim N "
+       "(s's last entry a constant, also through Concat / Cast) -> Add(x, bias [N]) [-> ops] -> Reshape(s) "
+       "(runtime/graph_sinking.h)"},
       {"sink_reshape", kBasic, true, sink_reshape,
        "Reshape(x, s1) -> unary elementwise ops (scalar constant operands) -> Reshape(s2 without 0) -> "
        "ops(x) -> Reshape(s2) (runtime/graph_sinking.h)"},
@@ -121,8 +128,8 @@ const std::vector<GraphRule>& graph_rules() {
       // After the gelu twins, so the Gelu they make in an opset < 20 model is fused too.
       {"gemm_activation", kExtended, false, fuse_gemm_activation,
        "Gemm -> Relu | Sigmoid | Clip | HardSigmoid | HardSwish | Swish | Gelu | Mul(x, Sigmoid(x)) -> Gemm with "
-       "the activation in its epilogue; MatMul(A any rank, B const) -> Add(bias const [N]) -> one of those -> "
-       "MatMul with bias and activation in its epilogue"},
+       "the activation in its epilogue; MatMul(A any rank, B const) -> Add(bias const [N]) [-> one of those] -> "
+       "MatMul with the bias [and activation] in its epilogue"},
       {"reduce_mean_max", kExtended, false, fuse_reduce_mean_max,
        "ReduceMean(X) + ReduceMax(X) over the same single axis -> ReduceMeanMax (one pass over X)"},
   };

@@ -349,6 +349,152 @@ struct Sinker : FusionPass {
     return true;
   }
 
+  // An integer constant's elements as int64 (int32 / int64 only), else false.
+  bool int_values(int id, std::vector<int64_t>& out) const {
+    const Tensor* t = plain_constant(id);
+    if (!t || t->rank() > 1 || (t->dtype() != DType::Int64 && t->dtype() != DType::Int32)) return false;
+    out.resize(t->numel());
+    for (int64_t k = 0; k < t->numel(); ++k)
+      out[k] = t->dtype() == DType::Int64 ? t->data<int64_t>()[k] : t->data<int32_t>()[k];
+    return true;
+  }
+
+  // The node making `id` when it is a Cast to int32 / int64 (shape arithmetic tf2onnx wraps
+  // in Casts), else -1.
+  int int_cast_producer(int id) const {
+    const int p = producer(id);
+    if (p < 0 || !onnx_op(g.nodes[p], "Cast") || g.nodes[p].inputs.empty()) return -1;
+    const int64_t to = g.nodes[p].attrs.get_int("to", 0);
+    return to == 6 || to == 7 ? p : -1;  // TensorProto INT32, INT64
+  }
+
+  // The 1-D shape tensor `id`'s last entry, when provable: a constant, or a Concat along axis
+  // 0 (through integer Casts) whose last part is (Keras' Tensordot writes
+  // Cast(Concat(Gather(Shape(x), [0, 1]), [N]))). Values this small survive the Casts.
+  bool shape_last_entry(int id, int64_t& last) const {
+    for (int depth = 0; depth < 8 && id >= 0; ++depth) {
+      std::vector<int64_t> v;
+      if (int_values(id, v)) {
+        if (v.empty()) return false;
+        last = v.back();
+        return true;
+      }
+      if (const int c = int_cast_producer(id); c >= 0) {
+        id = g.nodes[c].inputs[0];
+        continue;
+      }
+      const int p = producer(id);
+      if (p < 0 || !onnx_op(g.nodes[p], "Concat") || g.nodes[p].inputs.empty() ||
+          (g.nodes[p].attrs.get_int("axis", 0) != 0 && g.nodes[p].attrs.get_int("axis", 0) != -1))
+        return false;
+      id = g.nodes[p].inputs.back();
+    }
+    return false;
+  }
+
+  // The number of entries of the 1-D shape tensor `id` (the Reshape output's rank), when
+  // provable: a constant, Gather(_, constant 1-D indices), Cast, Concat of such; else -1.
+  int64_t shape_length(int id, int depth = 0) const {
+    if (id < 0 || depth > 8) return -1;
+    std::vector<int64_t> v;
+    if (int_values(id, v)) return static_cast<int64_t>(v.size());
+    if (const int c = int_cast_producer(id); c >= 0) return shape_length(g.nodes[c].inputs[0], depth + 1);
+    const int p = producer(id);
+    if (p < 0) return -1;
+    const GraphNode& n = g.nodes[p];
+    if (onnx_op(n, "Gather") && n.inputs.size() == 2) {
+      const Tensor* idx = plain_constant(n.inputs[1]);
+      return idx && idx->rank() == 1 ? idx->numel() : -1;
+    }
+    if (!onnx_op(n, "Concat")) return -1;
+    int64_t total = 0;
+    for (int in : n.inputs) {
+      const int64_t k = shape_length(in, depth + 1);
+      if (k < 0) return -1;
+      total += k;
+    }
+    return total;
+  }
+
+  // x's last dimension when provable: declared, or x = MatMul(_, B constant [K, N]) / Gemm
+  // with B constant (the size of the axis transB leaves last); else -1.
+  int64_t last_dim(int x) const {
+    if (const std::vector<Dim>* d = declared_shape(x); d && !d->empty() && d->back().value > 0)
+      return d->back().value;
+    const int p = producer(x);
+    if (p < 0 || g.nodes[p].inputs.size() < 2) return -1;
+    const GraphNode& n = g.nodes[p];
+    const Tensor* b = plain_constant(n.inputs[1]);
+    if (!b || b->rank() != 2) return -1;
+    if (onnx_op(n, "MatMul")) return b->dim(1);
+    if (onnx_op(n, "Gemm")) return n.attrs.get_int("transB", 0) != 0 ? b->dim(0) : b->dim(1);
+    return -1;
+  }
+
+  // Add(Reshape(x, s), bias) [-> unary elementwise ops], bias constant varying along the
+  // last axis only ([1, .., 1, N]) and the Reshape keeping the last axis' size N (s's last
+  // entry N = x's last dim): -> Add(x, bias as [N]) [-> ops] -> Reshape(s). Bit for bit: with
+  // the last axis kept, the element at flat index f gets bias[f mod N] in either layout.
+  // Brings MatMul and its bias Add together for matmul_add_gemm / gemm_activation.
+  bool sink_reshape_below_bias_add(size_t i) {
+    const GraphNode& r = g.nodes[i];
+    if (!onnx_op(r, "Reshape") || r.opset < 5 || r.inputs.size() != 2 || r.inputs[0] < 0 || r.inputs[1] < 0 ||
+        r.outputs.size() != 1 || r.outputs[0] < 0)
+      return false;
+    const int x = r.inputs[0], t = r.outputs[0];
+    const int a = sole_consumer(t);
+    if (a < 0) return false;  // several readers, a graph output, read by a subgraph
+    const GraphNode& add = g.nodes[a];
+    if (!onnx_op(add, "Add") || add.opset < 7 || add.inputs.size() != 2 || add.outputs.size() != 1 ||
+        add.outputs[0] < 0)
+      return false;
+    const int bias_id = add.inputs[0] == t ? add.inputs[1] : add.inputs[0];
+    const Tensor* bias = plain_constant(bias_id);
+    int64_t n = 0;
+    if (!bias || bias->rank() == 0 || !shape_last_entry(r.inputs[1], n) || n <= 0 || last_dim(x) != n ||
+        bias->numel() != n || bias->shape().back() != n)
+      return false;
+    // A bias of higher rank than the Reshape's output would give the sum leading 1s.
+    if (bias->rank() > 1 && shape_length(r.inputs[1]) < static_cast<int64_t>(bias->rank())) return false;
+    // The unary elementwise ops after the Add (an activation) move above the Reshape too.
+    std::vector<size_t> chain = {static_cast<size_t>(a)};
+    for (int v = add.outputs[0], j = sole_consumer(v); j >= 0 && chain.size() < g.nodes.size(); j = sole_consumer(v)) {
+      const GraphNode& u = g.nodes[j];
+      if (!unary_elementwise(u) || u.inputs.empty() || u.inputs[0] != v || u.outputs.size() != 1 || u.outputs[0] < 0)
+        break;
+      bool scalar_extras = true;
+      for (size_t k = 1; k < u.inputs.size(); ++k)
+        scalar_extras = scalar_extras && (u.inputs[k] < 0 || scalar_constant(u.inputs[k]));
+      if (!scalar_extras) break;
+      chain.push_back(static_cast<size_t>(j));
+      v = u.outputs[0];
+    }
+    if (*std::min_element(chain.begin(), chain.end()) < i) return false;  // not in execution order
+    std::string what = label(g.nodes[i]);
+    for (size_t c : chain) what += " -> " + label(g.nodes[c]);
+    int row = bias_id;
+    if (bias->rank() != 1) {
+      Tensor flat(bias->dtype(), Shape{n}, bias->buffer(), bias->offset());
+      row = add_constant(g.value_names[bias_id] + "_row", std::move(flat));
+    }
+    GraphNode& sum = g.nodes[a];
+    for (int& in : sum.inputs) in = in == t ? x : in == bias_id ? row : in;
+    // The chain's values now have x's shape; t (x's shape too) carries the chain's result
+    // into the Reshape, which writes the chain's old output under its name.
+    const size_t last = chain.back();
+    const int end = g.nodes[last].outputs[0];
+    for (size_t c : chain) forget_declared_shape(g.nodes[c].outputs[0]);
+    forget_declared_shape(t);
+    set_dtype_like(t, end);  // a Cast in the chain
+    g.nodes[last].outputs[0] = t;
+    g.nodes[i].inputs[0] = t;
+    g.nodes[i].outputs[0] = end;
+    move_below(i, last);
+    count_uses();
+    ctx.applied("sink_reshape_bias", what + " (Reshape after)");
+    return true;
+  }
+
   // Transpose(x, p) moving only axes of size 1 -> Reshape(x, shape): same bytes, no copy.
   bool transpose_as_reshape(size_t i) {
     GraphNode& t = g.nodes[i];
@@ -400,6 +546,13 @@ void sink_reshape(RuleContext& ctx) {
   for (size_t i = 0; i < ctx.g.nodes.size(); ++i)
     if (!s.removed[i]) s.sink_reshape_chain(i);
   s.compact();
+}
+
+void sink_reshape_bias(RuleContext& ctx) {
+  Sinker s(ctx);
+  // A moved Reshape lands at i's old chain end; the node now at i is a new one: looked at too.
+  for (size_t i = 0; i < ctx.g.nodes.size();)
+    if (!s.sink_reshape_below_bias_add(i)) ++i;
 }
 
 void transpose_to_reshape(RuleContext& ctx) {

@@ -18,6 +18,11 @@
 //                           shape => Transpose(Op(a, b), p): one Transpose instead of two.
 //   sink_reshape          Reshape(x, s1) -> unary elementwise ops -> Reshape(s2), s2 a constant
 //                           without 0 (or allowzero) => ops(x) -> Reshape(s2)
+//   sink_reshape_bias     Add(Reshape(x, s), bias) [-> unary elementwise ops], bias constant
+//                           [1, .., 1, N], s's last entry N = x's last dim (declared, or x =
+//                           MatMul / Gemm with constant B), s constant or Concat(.., [N])
+//                           => Add(x, bias as [N]) [-> ops] -> Reshape(s): the MatMul meets its
+//                           bias Add (matmul_add_gemm, gemm_activation fuse them at level 2)
 //   transpose_to_reshape  Transpose(x, p) that moves only axes of size 1 (x's declared shape)
 //                           => Reshape (a view of x's buffer: no copy)
 //
@@ -30,6 +35,7 @@ namespace onnxmini {
 
 void sink_transpose(RuleContext& ctx);
 void sink_reshape(RuleContext& ctx);
+void sink_reshape_bias(RuleContext& ctx);
 void transpose_to_reshape(RuleContext& ctx);
 
 }  // namespace onnxmini

@@ -3,7 +3,8 @@
 // is_causal (bottom-right aligned), past / present key-value cache,
 // nonpad_kv_seqlen (24+), softcap, qk_matmul_output (modes 0-3) and the
 // opset-25 sliding window. float32 / float16 / bfloat16 run the fused kernel
-// (attention_fused.cc, float32 math); float64 and KernelMode::Reference run
+// (attention_fused.cc, float32 math), or for up to kShortMaxKeys keys the
+// short path (attention_short.cc: two GEMM calls); float64 and KernelMode::Reference run
 // attention_reference.cc. attention_plan.h says how the bias is composed.
 //
 // This op is also the target of the graph fusion of
@@ -15,7 +16,9 @@
 
 #include "core/shape_util.h"
 #include "kernels/attention/attention_plan.h"
+#include "kernels/attention/attention_short.h"
 #include "kernels/attention/float_rows.h"
+#include "kernels/gemm_engine/gemm.h"
 #include "kernels/registry.h"
 
 namespace onnxmini {
@@ -36,7 +39,8 @@ class AttentionKernel : public Kernel {
         causal_(info.attrs.get_int("is_causal", 0) != 0),
         qk_mode_(info.attrs.get_int("qk_matmul_output_mode", 0)),
         left_window_(info.attrs.get_int("left_window_size", -1)),
-        right_window_(info.attrs.get_int("right_window_size", -1)) {
+        right_window_(info.attrs.get_int("right_window_size", -1)),
+        gemm_(&gemm::engine(info.gemm, info.mode)) {
     if (qk_mode_ < 0 || qk_mode_ > 3) info.fail("qk_matmul_output_mode {} is not one of 0, 1, 2, 3", qk_mode_);
     if (left_window_ < -1 || right_window_ < -1)
       info.fail("left_window_size {} / right_window_size {} must be -1 or >= 0", left_window_, right_window_);
@@ -83,6 +87,9 @@ class AttentionKernel : public Kernel {
     if (ctx.reference_mode() || io.qk_type == DType::Float64 || io.v_type == DType::Float64) {
       ctx.stats().variant = "attention_reference";
       run_attention_reference(p, io);
+    } else if (attention_short_chosen(p, io)) {
+      ctx.stats().variant = run_attention_short(p, io, *gemm_, ctx.threads());
+      ctx.stats().isa = cpu::isa_name(attention_lanes_for(attention_isa()).isa);
     } else {
       ctx.stats().variant = run_attention_fused(p, io, ctx.threads());
       ctx.stats().isa = cpu::isa_name(attention_lanes_for(attention_isa()).isa);
@@ -91,14 +98,27 @@ class AttentionKernel : public Kernel {
 
   // The fused kernel for float32 / float16 / bfloat16, the double loops for float64;
   // whether it also writes the scores (attention_fused_with_scores) is known here.
-  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>&) const override {
+  // The short path when float32 without past / scores and the key length is
+  // known and <= kShortMaxKeys (attention_short_chosen's rule).
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>& shapes) const override {
+    bool all_f32 = true;
     for (size_t i = 0; i < info.input_dtypes.size() && i <= kV; ++i) {
       if (info.input_dtypes[i] == DType::Float64) return KernelPlan{"attention_reference", "portable", ""};
       if (info.input_dtypes[i] == DType::Undefined) return KernelPlan::at_run_time();
+      all_f32 = all_f32 && info.input_dtypes[i] == DType::Float32;
     }
+    const char* isa = cpu::isa_name(attention_lanes_for(attention_isa()).isa);
     const bool scores = kQk < info.output_present.size() && info.output_present[kQk];
-    return KernelPlan{scores ? "attention_fused_with_scores" : "attention_fused",
-                      cpu::isa_name(attention_lanes_for(attention_isa()).isa), "64-key blocks"};
+    const KernelPlan flash{scores ? "attention_fused_with_scores" : "attention_fused", isa, "64-key blocks"};
+    if (scores || !all_f32 || info.has_input(kPastKey) || attention_path_override() == AttentionPath::Flash)
+      return flash;
+    const KernelPlan short_plan{"attention_short", isa, "scores of a (batch, head, row block) in one GEMM"};
+    if (attention_path_override() == AttentionPath::Short) return short_plan;
+    const Shape* k = kK < shapes.size() ? shapes[kK] : nullptr;
+    if (!k || (k->size() != 3 && k->size() != 4)) return KernelPlan::at_run_time();
+    const int64_t keys = (*k)[k->size() - 2];
+    if (keys < 0) return KernelPlan::at_run_time();
+    return keys <= kShortMaxKeys ? short_plan : flash;
   }
 
  private:
@@ -218,6 +238,7 @@ class AttentionKernel : public Kernel {
   float scale_, softcap_;
   bool causal_;
   int64_t qk_mode_, left_window_, right_window_;
+  const gemm::GemmEngine* gemm_;  // the short path's two products
 };
 
 }  // namespace

@@ -65,7 +65,7 @@ TEST(ProfilerVariants, EveryKernelEventNamesVariantAndIsa) {
   EXPECT_EQ(args.at("matmul")["kernel_variant"], "matmul_folded+gemm_prepacked/builtin");
   EXPECT_EQ(args.at("relu")["kernel_variant"], "unary_loop");
   EXPECT_EQ(args.at("relu")["isa"], "portable");
-  EXPECT_EQ(args.at("attention")["kernel_variant"], "attention_fused");
+  EXPECT_EQ(args.at("attention")["kernel_variant"], "attention_short");  // a few keys: the short-sequence path
   EXPECT_EQ(args.at("rmsnorm")["kernel_variant"], "rmsnorm_rows");
   // Gemm of [64,48] x [48,40] with a constant B: the prepacked panels.
   EXPECT_EQ(args.at("gemm")["kernel_variant"], "gemm_prepacked/builtin");

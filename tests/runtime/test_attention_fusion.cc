@@ -209,12 +209,13 @@ TEST(AttentionFusion, BeforeOpset23UsesTheOpset23Kernel) {
   EXPECT_EQ(rules_applied(v), std::vector<std::string>{"attention"});
 }
 
-// A declared key length below 256 keeps the unfused nodes (faster there, docs/optimizer.md).
-TEST(AttentionFusion, DeclaredShortKeyLengthStaysUnfused) {
+// A declared short key length fuses too (the kernel's short-sequence path; a threshold of
+// 256 declared keys kept such blocks unfused before it).
+TEST(AttentionFusion, DeclaredShortKeyLengthFuses) {
   AttnVariant v;
   v.declared_keys = true;
-  EXPECT_EQ(fused_nodes(v), model_nodes(v));
-  EXPECT_TRUE(rules_applied(v).empty());
+  EXPECT_EQ(fused_nodes(v), 1u);
+  EXPECT_FALSE(rules_applied(v).empty());
 }
 
 TEST(AttentionFusion, NearMissesStayUnfused) {

@@ -103,7 +103,8 @@ TEST(GeluGemmFusion, MatMul3dBiasGeluFusesIntoOneNode) {
 TEST(GeluGemmFusion, GeluInputWithASecondReaderIsNotFused) {
   MatMulVariant v;
   v.second_reader = true;
-  EXPECT_EQ(check_fusion(matmul_gelu_model(v), matmul_feeds(v), 24), 3u);
+  // The Gelu stays; the bias alone still goes into the MatMul epilogue.
+  EXPECT_EQ(check_fusion(matmul_gelu_model(v), matmul_feeds(v), 24), 2u);
   ModelBuilder mb = gemm_gelu_model("none");
   mb.output("G");  // the Gemm's output is also a graph output
   EXPECT_EQ(check_fusion(mb, {{"X", random_tensor(DType::Float32, {37, 20}, 3)}}, 20), 2u);

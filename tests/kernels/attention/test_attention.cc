@@ -1,5 +1,7 @@
 // Attention (kernels/attention): the fused kernel (every ISA this machine
-// has, 4 threads) against the reference kernel (double, KernelMode::Reference)
+// has, 4 threads; both the flash-style path and the short-sequence path
+// (attention_short.cc) wherever the latter applies) against the reference
+// kernel (double, KernelMode::Reference)
 // over shapes and options: 3-D / 4-D, MHA / GQA / MQA, sequence lengths
 // longer than a key block (kKeyBlock = 64) and than a task's query block,
 // causal with and without a past cache, bool / float masks of every rank,
@@ -13,14 +15,19 @@
 // P . V adds Ltot * eps32 relative, so |dY| <= max|v| * (2 e + Ltot * eps32)
 // (exp's own error, ~2 eps32 relative, is inside the margin). Stored
 // float16 / bfloat16 outputs add one rounding of the result: 2^-11 / 2^-8
-// relative, and both kernels round, so 2 units of that.
+// relative, and both kernels round, so 2 units of that. The short path
+// computes the same float32 sums (GEMM order, one softmax over the whole row
+// instead of per 64-key block), inside the same bound.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <sstream>
 
 #include "core/cpu_features.h"
 #include "kernels/attention/attention_lanes.h"
+#include "kernels/attention/attention_short.h"
 #include "tests/common/node_runner.h"
 #include "tests/common/op_test_util.h"
 
@@ -38,6 +45,12 @@ std::vector<cpu::Isa> isas() {
 struct IsaScope {
   explicit IsaScope(cpu::Isa isa) { attention::set_attention_isa_for_tests(isa); }
   ~IsaScope() { attention::set_attention_isa_for_tests(cpu::active_isa()); }
+};
+
+// Forces one path of the fused kernel for a scope (Auto restores the cost rule).
+struct PathScope {
+  explicit PathScope(attention::AttentionPath p) { attention::set_attention_path_for_tests(p); }
+  ~PathScope() { attention::set_attention_path_for_tests(attention::AttentionPath::Auto); }
 };
 
 enum MaskKind { kNoMask, kBool2d, kFloat2d, kFloat3d, kFloat4d, kBool4d, kShortFloat, kBoolFullyMaskedRow };
@@ -132,10 +145,17 @@ void check(const Case& c, uint32_t seed = 7) {
   const auto in = inputs_of(c, seed);
   const size_t outs = c.qk_mode >= 0 ? 4 : 3;
   const auto ref = run_node("Attention", opset_of(c), in, attrs_of(c), outs, KernelMode::Reference, 1);
+  // The short path covers float32 without past cache or qk_matmul_output (else it is the flash path again).
+  const bool short_ok = c.dtype == DType::Float32 && c.past == 0 && c.qk_mode < 0;
+  for (auto path : {attention::AttentionPath::Flash, attention::AttentionPath::Short})
   for (cpu::Isa isa : isas()) {
+    if (path == attention::AttentionPath::Short && !short_ok) continue;
+    PathScope force(path);
     IsaScope scope(isa);
     const auto fast = run_node("Attention", opset_of(c), in, attrs_of(c), outs, KernelMode::Fast, 4);
-    EXPECT_TRUE(tensors_near(fast[0], ref[0], tolerance(c), 0)) << c.name() << " Y, " << cpu::isa_name(isa);
+    const char* path_name = path == attention::AttentionPath::Short ? "short" : "flash";
+    EXPECT_TRUE(tensors_near(fast[0], ref[0], tolerance(c), 0)) << c.name() << " Y, " << cpu::isa_name(isa) << " "
+                                                                << path_name;
     EXPECT_TRUE(tensors_near(fast[1], ref[1], 0, 0)) << c.name() << " present_key";
     EXPECT_TRUE(tensors_near(fast[2], ref[2], 0, 0)) << c.name() << " present_value";
     if (outs == 4) {
@@ -277,6 +297,124 @@ TEST(Attention, ShapeErrorsNameTheNodeAndTheValues) {
   const std::string e = node_error("Attention", 23, mi, attrs_of(m), 1);
   EXPECT_NE(e.find("Attention 'n1'"), std::string::npos) << e;
   EXPECT_NE(e.find("attn_mask has shape 4x7"), std::string::npos) << e;
+}
+
+
+// ---- the short-sequence path (attention_short.cc) ----
+
+// Long rows forced through the short path (several row blocks, S wider than
+// L1) and short rows forced through the flash path: both match the reference.
+TEST(AttentionShort, EitherPathAtShortAndLongLengths) {
+  for (int64_t lkv : {1, 15, 40, 257, 300, 700})
+    for (bool rank3 : {false, true}) {
+      Case c;
+      c.q_heads = 6, c.kv_heads = 2, c.q_len = 37, c.kv_len = lkv, c.d = 15, c.dv = 20, c.rank3 = rank3;
+      c.mask = kFloat3d;
+      check(c);
+      c.mask = kBool4d, c.causal = true, c.batch = 2;
+      check(c);
+    }
+}
+
+// ppocr_v4_rec's blocks (8 heads, 40 positions, head size 15, no mask) and
+// BERT-like rows with a [1, 1, 1, S] padding mask, causal and softcapped.
+TEST(AttentionShort, ModelShapesMasksSoftcapAndScale) {
+  Case p;
+  p.q_heads = 8, p.kv_heads = 8, p.q_len = 40, p.kv_len = 40, p.d = 15, p.dv = 15;
+  check(p);
+  Case b;
+  b.q_heads = 4, b.kv_heads = 4, b.q_len = 32, b.kv_len = 32, b.d = 16, b.dv = 16, b.mask = kShortFloat;
+  check(b);
+  b.softcap = 1.5f, b.scale = 0.3f, b.causal = true;
+  check(b);
+  b.mask = kBoolFullyMaskedRow;
+  check(b);
+}
+
+// Rows with no allowed key give Y = 0 on both paths (as the reference): a
+// bool mask row all false, and whole batches with nonpad_kv_seqlen 0 (the
+// short path's "no column left" branch).
+TEST(AttentionShort, FullyMaskedRowsGiveZero) {
+  Case c;
+  c.batch = 3, c.q_len = 4, c.kv_len = 3, c.nonpad = true;  // nonpad = 2, 0, 0
+  check(c);
+  c.mask = kBoolFullyMaskedRow;
+  const auto in = inputs_of(c, 3);
+  for (auto path : {attention::AttentionPath::Flash, attention::AttentionPath::Short}) {
+    PathScope force(path);
+    const Tensor y = run_node("Attention", opset_of(c), in, attrs_of(c), 1, KernelMode::Fast, 2)[0];
+    const float* yd = y.data<float>();
+    for (int64_t h = 0; h < c.q_heads; ++h)
+      for (int64_t d = 0; d < c.dv; ++d) EXPECT_EQ(yd[(h * c.q_len + 0) * c.dv + d], 0.f) << "batch 0 row 0";
+    for (int64_t e = c.q_heads * c.q_len * c.dv; e < y.numel(); ++e) EXPECT_EQ(yd[e], 0.f) << "batches 1, 2";
+  }
+}
+
+// The kernel_variant of the Attention node in a profiled fast run (4 threads).
+std::string run_variant(const Case& c) {
+  const auto in = inputs_of(c, 5);
+  ModelBuilder mb(opset_of(c));
+  std::vector<std::string> names;
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (!in[i].defined()) {
+      names.push_back("");
+      continue;
+    }
+    names.push_back("in" + std::to_string(i));
+    mb.input(names.back(), in[i].dtype(), in[i].shape());
+    feeds.emplace_back(names.back(), in[i]);
+  }
+  std::vector<std::string> outs{"y"};
+  if (c.qk_mode >= 0) outs = {"y", "", "", "qk"};
+  NodeBuilder nb = mb.node("Attention", names, outs);
+  nb.name("n1");
+  attrs_of(c)(nb);
+  mb.output("y");
+  if (c.qk_mode >= 0) mb.output("qk");
+  SessionOptions o = options_for(KernelMode::Fast, 4);
+  o.enable_profiling = true;
+  o.profile_file_prefix = ::testing::TempDir() + "attention_variant_profile_";
+  auto s = mb.session(o);
+  // What explain() says from the declared shapes must be what the run does.
+  std::string planned;
+  for (const auto& e : s->explain())
+    if (e.op_type == "Attention") planned = e.variant;
+  run_all(*s, feeds);
+  const std::string file = s->end_profiling();
+  std::ifstream f(file);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::remove(file.c_str());
+  const std::string trace = ss.str(), key = "\"kernel_variant\" : \"";
+  const size_t at = trace.find(key);
+  if (at == std::string::npos) return "";
+  const size_t b = at + key.size();
+  const std::string ran = trace.substr(b, trace.find('"', b) - b);
+  EXPECT_EQ(planned, ran) << c.name();
+  return ran;
+}
+
+TEST(AttentionShort, VariantFollowsTheCostRule) {
+  Case c;
+  c.q_heads = 8, c.kv_heads = 8, c.q_len = 40, c.kv_len = 40, c.d = 15, c.dv = 15;
+  EXPECT_EQ(run_variant(c), "attention_short") << "ppocr_v4_rec's blocks";
+  c.kv_len = attention::kShortMaxKeys;
+  EXPECT_EQ(run_variant(c), "attention_short") << "at the threshold";
+  c.kv_len = attention::kShortMaxKeys + 1;
+  EXPECT_EQ(run_variant(c), "attention_fused") << "above the threshold";
+  Case past;
+  past.past = 4, past.causal = true;
+  EXPECT_EQ(run_variant(past), "attention_fused") << "past cache: flash path";
+  Case half;
+  half.dtype = DType::Float16;
+  EXPECT_EQ(run_variant(half), "attention_fused") << "float16: flash path";
+  Case qk;
+  qk.qk_mode = 3;
+  EXPECT_EQ(run_variant(qk), "attention_fused_with_scores") << "qk_matmul_output: flash path";
+  PathScope force(attention::AttentionPath::Short);
+  c.kv_len = 600;
+  EXPECT_EQ(run_variant(c), "attention_short") << "forced";
 }
 
 }  // namespace
