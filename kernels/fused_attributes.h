@@ -7,7 +7,8 @@
 //   attribute                 on          value
 //   _fused_activation         Conv, Gemm  string: fused_activation_name() of the activation that followed
 //   _fused_activation_params  Conv, Gemm  floats: Clip [min, max]; PRelu one slope per output channel
-//                                         (Conv only), already broadcast by the pass
+//                                         (Conv only), already broadcast by the pass; HardSigmoid
+//                                         [alpha, beta]; Swish [alpha] (absent: alpha 1)
 //   _fused_addends            Gemm        int k: inputs 3 .. 3+k-1 are added to Y (fused Add nodes)
 //   _fused_input_scale/shift  Conv        floats, one per input channel: a BatchNormalization in
 //                                         front, applied while X is copied
@@ -31,7 +32,8 @@ inline constexpr char kResidual[] = "_fused_residual";
 // The activations a producer can absorb; also the GEMM epilogue's activation
 // (gemm::Epilogue::Activation), so a kernel passes it through unchanged.
 // HardSigmoid carries (alpha, beta) as parameters; HardSwish is HardSigmoid with
-// alpha 1/6, beta 0.5 times x; Swish is x * sigmoid(x) (a Mul(x, Sigmoid(x)) pair).
+// alpha 1/6, beta 0.5 times x; Swish is x * sigmoid(alpha * x) (Mul(x, Sigmoid(x)), or
+// Mul(x, Sigmoid(Mul(x, alpha))) with alpha as its one parameter: QuickGelu has 1.702).
 // Gelu is the ONNX Gelu with approximate "none" (erf), GeluTanh with approximate "tanh"
 // (attribute value "GeluTanh": no ONNX op type of its own).
 enum class FusedActivationKind { None, Relu, Clip, Sigmoid, PRelu, HardSigmoid, HardSwish, Swish, Gelu, GeluTanh };

@@ -154,8 +154,12 @@ struct Pass : FusionPass {
       if (approx == "tanh") kind = FusedActivationKind::GeluTanh;
       return a.opset >= 20 && a.inputs.size() == 1 && (approx == "none" || approx == "tanh");
     }
-    // The Swish op (opset 24) is x * sigmoid(alpha * x); the epilogue has alpha = 1.
-    if (kind == FusedActivationKind::Swish) return a.inputs.size() == 1 && a.attrs.get_float("alpha", 1.0f) == 1.0f;
+    // The Swish op (opset 24) is x * sigmoid(alpha * x): alpha is the one parameter (none when 1).
+    if (kind == FusedActivationKind::Swish) {
+      const float alpha = a.attrs.get_float("alpha", 1.0f);
+      if (alpha != 1.0f) params = {alpha};
+      return a.inputs.size() == 1;
+    }
     if (kind == FusedActivationKind::Clip) {
       float lo = -FLT_MAX, hi = FLT_MAX;
       if (a.opset < 11) {
@@ -202,26 +206,77 @@ struct Pass : FusionPass {
     return false;
   }
 
-  // x -> Sigmoid(x) -> Mul(x, s) (either operand order), x read by exactly those two
-  // nodes and s by the Mul only: the Mul's index, else -1 (`sig` gets the Sigmoid's).
-  int swish_pair(int x, int& sig) const {
+  // A one-element float32 constant of rank <= 1 (a higher rank could broadcast a Mul's
+  // output up to more dimensions than its other input has): its value, else false.
+  bool scalar_f32(int id, float& v) const {
+    const Tensor* t = constant_f32(id);
+    if (!t || t->numel() != 1 || t->rank() > 1) return false;
+    v = t->data<float>()[0];
+    return true;
+  }
+
+  // Swish written out, operand orders free:
+  //   x -> Sigmoid(x) -> Mul(x, s)                  alpha = 1 (SiLU)
+  //   x -> Mul(x, c) -> Sigmoid -> Mul(x, s)        alpha = c (QuickGelu: c = 1.702)
+  // x read by exactly the two nodes that start and end the chain, each intermediate by
+  // the next node only, c a one-element float32 constant. Returns the final Mul's index
+  // (else -1); `inner` gets the nodes before it, `alpha` the slope.
+  int swish_chain(int x, std::vector<int>& inner, float& alpha) const {
+    inner.clear();
+    alpha = 1.0f;
     if (x < 0 || uses[x] != 2) return -1;
-    int mul = -1;
-    sig = -1;
+    std::vector<int> readers;  // the live nodes reading x (Mul(x, x) counts once: no match)
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       const GraphNode& n = g.nodes[i];
-      if (removed[i] || !n.domain.empty() || n.outputs.size() != 1) continue;
-      if (n.op_type == "Sigmoid" && n.inputs.size() == 1 && n.inputs[0] == x) sig = static_cast<int>(i);
+      if (removed[i]) continue;
+      for (int in : n.inputs)
+        if (in == x) {
+          readers.push_back(static_cast<int>(i));
+          break;
+        }
     }
-    if (sig < 0 || uses[g.nodes[sig].outputs[0]] != 1) return -1;
-    const int s = g.nodes[sig].outputs[0];
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (readers.size() != 2) return -1;
+    auto plain = [&](int i, const char* op, size_t n_in) {
       const GraphNode& n = g.nodes[i];
-      if (removed[i] || !n.domain.empty() || n.op_type != "Mul" || n.inputs.size() != 2 || n.outputs.size() != 1)
+      return n.domain.empty() && n.op_type == op && n.inputs.size() == n_in && n.outputs.size() == 1;
+    };
+    for (int head_at = 0; head_at < 2; ++head_at) {
+      const int head = readers[head_at], tail = readers[1 - head_at];
+      int sig = -1;
+      float a = 1.0f;
+      if (plain(head, "Sigmoid", 1)) {
+        sig = head;
+      } else if (plain(head, "Mul", 2)) {  // Mul(x, c): the scaled input of the Sigmoid
+        const GraphNode& m = g.nodes[head];
+        const int c = m.inputs[0] == x ? m.inputs[1] : m.inputs[0];
+        if (c == x || !scalar_f32(c, a)) continue;
+        sig = sole_consumer(m.outputs[0]);
+        if (sig < 0 || !plain(sig, "Sigmoid", 1)) continue;
+      } else {
         continue;
-      if ((n.inputs[0] == x && n.inputs[1] == s) || (n.inputs[0] == s && n.inputs[1] == x)) mul = static_cast<int>(i);
+      }
+      const int s = g.nodes[sig].outputs[0];
+      if (uses[s] != 1 || !plain(tail, "Mul", 2)) continue;
+      const GraphNode& mul = g.nodes[tail];
+      if (!((mul.inputs[0] == x && mul.inputs[1] == s) || (mul.inputs[0] == s && mul.inputs[1] == x))) continue;
+      if (head != sig) inner.push_back(head);
+      inner.push_back(sig);
+      alpha = a;
+      return tail;
     }
-    return mul;
+    return -1;
+  }
+
+  // Sets the Swish activation (with its alpha when not 1) on producer `p`.
+  static void set_swish(GraphNode& p, float alpha) {
+    p.attrs.set(fused_attr::kActivation, std::string(fused_activation_name(FusedActivationKind::Swish)));
+    if (alpha != 1.0f) p.attrs.set(fused_attr::kActivationParams, std::vector<float>{alpha});
+  }
+
+  std::string chain_label(const std::vector<int>& inner, int mul) const {
+    std::string s;
+    for (int i : inner) s += " + " + label(g.nodes[i]);
+    return s + " + " + label(g.nodes[mul]);
   }
 
   // Conv (conv = true) / Gemm -> activation: the activation goes into the producer's epilogue.
@@ -242,13 +297,15 @@ struct Pass : FusionPass {
                          : set == ActSet::PRelu     ? "conv_prelu"
                          : set == ActSet::Extra     ? "conv_activation_extra"
                                                     : "conv_activation";
-      int sig = -1;
-      const int mul = in_set(FusedActivationKind::Swish, set) ? swish_pair(p.outputs[0], sig) : -1;
-      if (mul >= 0) {  // Mul(x, Sigmoid(x)): SiLU written out
-        p.attrs.set(fused_attr::kActivation, std::string(fused_activation_name(FusedActivationKind::Swish)));
+      std::vector<int> inner;
+      float alpha = 1.0f;
+      const int mul = in_set(FusedActivationKind::Swish, set) ? swish_chain(p.outputs[0], inner, alpha) : -1;
+      if (mul >= 0) {  // Mul(x, Sigmoid([alpha *] x)): SiLU / QuickGelu written out
+        set_swish(p, alpha);
         p.outputs[0] = g.nodes[mul].outputs[0];
-        removed[sig] = removed[mul] = true;
-        applied(rule, label(p) + " + " + label(g.nodes[sig]) + " + " + label(g.nodes[mul]));
+        for (int k : inner) removed[k] = true;
+        removed[mul] = true;
+        applied(rule, label(p) + chain_label(inner, mul));
         count_uses();
         continue;
       }
@@ -294,6 +351,19 @@ struct Pass : FusionPass {
                                    g.nodes[k].inputs[0] == add.outputs[0] &&
                                    activation(g.nodes[k], -1, 0, kind, params) && in_set(kind, ActSet::AllButPRelu);
       mm.inputs.push_back(other);
+      std::vector<int> inner;
+      float alpha = 1.0f;
+      const int swish_mul = with_activation ? -1 : swish_chain(add.outputs[0], inner, alpha);
+      if (swish_mul >= 0) {  // Mul(y, Sigmoid([alpha *] y)) after the bias: SiLU / QuickGelu
+        set_swish(mm, alpha);
+        mm.outputs[0] = g.nodes[swish_mul].outputs[0];
+        removed[j] = true;
+        for (int n : inner) removed[n] = true;
+        removed[swish_mul] = true;
+        applied("gemm_activation", label(mm) + " + " + label(add) + chain_label(inner, swish_mul) + " (MatMul epilogue)");
+        count_uses();
+        continue;
+      }
       if (!with_activation) {
         mm.outputs[0] = add.outputs[0];
         removed[j] = true;

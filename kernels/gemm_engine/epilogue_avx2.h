@@ -61,9 +61,10 @@ inline __m256 activate8_ps(__m256 v, const TileEpi& e, __m256 slope) {
       v = e.act == TileEpi::kHardSwish ? _mm256_mul_ps(v, h) : h;
       break;
     }
-    case TileEpi::kSwish: {  // v * sigmoid(v) = v / (1 + exp(-v))
+    case TileEpi::kSwish: {  // v * sigmoid(alpha * v) = v / (1 + exp(-alpha * v))
       const __m256 one = _mm256_set1_ps(1.0f);
-      v = _mm256_div_ps(v, _mm256_add_ps(one, exp8_ps(_mm256_sub_ps(_mm256_setzero_ps(), v))));
+      const __m256 neg_av = _mm256_mul_ps(_mm256_set1_ps(-e.sa), v);
+      v = _mm256_div_ps(v, _mm256_add_ps(one, exp8_ps(neg_av)));
       break;
     }
     case TileEpi::kGelu: v = simd::gelu_erf_reg<simd::V256>(v); break;

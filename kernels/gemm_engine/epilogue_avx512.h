@@ -55,9 +55,10 @@ inline __m512 epilogue_ps(__m512 v, const TileEpi& e, int i, int j0, __mmask16 m
       v = e.act == TileEpi::kHardSwish ? _mm512_mul_ps(v, h) : h;
       break;
     }
-    case TileEpi::kSwish: {  // v * sigmoid(v) = v / (1 + exp(-v))
+    case TileEpi::kSwish: {  // v * sigmoid(alpha * v) = v / (1 + exp(-alpha * v))
       __m512 one = _mm512_set1_ps(1.0f);
-      v = _mm512_div_ps(v, _mm512_add_ps(one, exp_ps(_mm512_sub_ps(_mm512_setzero_ps(), v))));
+      const __m512 neg_av = _mm512_mul_ps(_mm512_set1_ps(-e.sa), v);
+      v = _mm512_div_ps(v, _mm512_add_ps(one, exp_ps(neg_av)));
       break;
     }
     case TileEpi::kGelu: v = simd::gelu_erf_reg<simd::V512>(v); break;

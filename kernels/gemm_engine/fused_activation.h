@@ -27,6 +27,7 @@ struct FusedActivation {
     const bool params_ok = f.act == FusedActivationKind::Clip    ? f.params.size() == 2
                            : f.act == FusedActivationKind::PRelu ? !f.params.empty()
                            : f.act == FusedActivationKind::HardSigmoid ? f.params.size() == 2
+                           : f.act == FusedActivationKind::Swish       ? f.params.size() <= 1  // [alpha], default 1
                                                                  : true;
     if (f.act == FusedActivationKind::None || !params_ok)
       info.fail("fused activation '{}' with {} parameters is not supported", name, f.params.size());
@@ -42,6 +43,7 @@ struct FusedActivation {
     if (act == Epilogue::Activation::PRelu) e.prelu_slope = params.data();
     if (act == Epilogue::Activation::HardSigmoid) e.hard_alpha = params[0], e.hard_beta = params[1];
     if (act == Epilogue::Activation::HardSwish) e.hard_alpha = 1.0f / 6.0f, e.hard_beta = 0.5f;
+    if (act == Epilogue::Activation::Swish) e.swish_alpha = params.empty() ? 1.0f : params[0];
   }
 };
 

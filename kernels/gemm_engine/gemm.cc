@@ -51,16 +51,22 @@ void apply_epilogue(const Epilogue& e, float* c, int64_t n, int64_t row, int64_t
     case Epilogue::Activation::HardSwish:
       for (int64_t j = 0; j < n; ++j) c[j] *= std::max(0.0f, std::min(1.0f, e.hard_alpha * c[j] + e.hard_beta));
       break;
-    case Epilogue::Activation::Swish: {  // x * sigmoid(x), the vectorised sigmoid of kernels/simd in chunks
+    case Epilogue::Activation::Swish: {  // x * sigmoid(alpha * x), the vectorised sigmoid of kernels/simd in chunks
       const simd::F32Kernels& k = simd::f32_kernels();
+      const float alpha = e.swish_alpha;
       if (!k.sigmoid) {  // the portable table has no entries: the exact formula
-        for (int64_t j = 0; j < n; ++j) c[j] = c[j] / (1.0f + std::exp(-c[j]));
+        for (int64_t j = 0; j < n; ++j) c[j] = c[j] / (1.0f + std::exp(-(alpha * c[j])));
         break;
       }
       float s[256];
       for (int64_t j0 = 0; j0 < n; j0 += 256) {
         const int64_t len = std::min<int64_t>(256, n - j0);
-        k.sigmoid(c + j0, s, len);
+        if (alpha == 1.0f) {
+          k.sigmoid(c + j0, s, len);
+        } else {  // sigmoid(alpha * x): scale into s, then the sigmoid in place there
+          for (int64_t j = 0; j < len; ++j) s[j] = alpha * c[j0 + j];
+          k.sigmoid(s, s, len);
+        }
         for (int64_t j = 0; j < len; ++j) c[j0 + j] *= s[j];
       }
       break;

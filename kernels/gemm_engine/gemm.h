@@ -35,6 +35,7 @@ struct Epilogue {
   Activation activation = Activation::None;
   float clip_min = 0, clip_max = 0;     // Clip
   float hard_alpha = 0, hard_beta = 0;  // HardSigmoid / HardSwish: max(0, min(1, alpha * x + beta)) [* x]
+  float swish_alpha = 1.0f;             // Swish: x * sigmoid(swish_alpha * x) (1.702: QuickGelu)
   const float* prelu_slope = nullptr;   // PRelu, indexed like bias
 };
 

@@ -32,6 +32,7 @@ struct TileEpi {
   int act = kNone;
   float lo = 0, hi = 0;
   float ha = 0, hb = 0;  // HardSigmoid / HardSwish alpha, beta
+  float sa = 1.0f;       // Swish: v * sigmoid(sa * v)
 };
 
 // The TileEpi of a whole call (bias / slope not yet offset to a tile).
@@ -47,6 +48,7 @@ inline TileEpi base_epi(const Epilogue& e) {
   t.hi = e.clip_max;
   t.ha = e.hard_alpha;
   t.hb = e.hard_beta;
+  t.sa = e.swish_alpha;
   switch (e.activation) {
     case Epilogue::Activation::None: t.act = TileEpi::kNone; break;
     case Epilogue::Activation::Relu: t.act = TileEpi::kRelu; break;

@@ -27,7 +27,7 @@ inline float epilogue(float v, const TileEpi& e, int i, int64_t j) {
     case TileEpi::kSigmoid: return 1.0f / (1.0f + std::exp(-v));
     case TileEpi::kHardSigmoid: return std::fmax(0.0f, std::fmin(1.0f, e.ha * v + e.hb));
     case TileEpi::kHardSwish: return v * std::fmax(0.0f, std::fmin(1.0f, e.ha * v + e.hb));
-    case TileEpi::kSwish: return v / (1.0f + std::exp(-v));
+    case TileEpi::kSwish: return v / (1.0f + std::exp(-(e.sa * v)));
     case TileEpi::kGelu: return simd::gelu_erf_scalar(v);
     case TileEpi::kGeluTanh: return simd::gelu_tanh_scalar(v);
     case TileEpi::kPRelu: return v < 0 ? v * (e.per_row ? e.slope[i] : e.slope[j]) : v;
