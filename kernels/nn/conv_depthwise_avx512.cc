@@ -3,8 +3,10 @@
 // neither read nor written, so no load runs past the row). Stride 2 reads a
 // column-parity copy made by deinterleave_avx512 (two vpermt2ps per 32
 // floats); other strides: a masked gather.
-// GCC 12 reports a false -Wmaybe-uninitialized inside its own masked-intrinsic headers.
+// GCC 12 reports false -Wmaybe-uninitialized / -Wuninitialized inside its own intrinsic
+// headers (their _mm512_undefined_* operands).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
 #include "kernels/nn/conv_depthwise_impl.h"

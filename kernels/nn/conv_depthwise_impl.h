@@ -275,8 +275,17 @@ void dw_block_channels(const DepthwisePlaneGeom& g, const DepthwiseBlockArgs& a)
   // Tap vectors: wv[k][l] = filter of channel c0 + l, tap k (in ob's tail: ob is
   // OH * OW * V floats, the taps go after them; the caller sized it).
   float* wv = a.ob + g.OH * g.OW * V;
-  for (int64_t k = 0; k < KP; ++k)
-    for (int l = 0; l < V; ++l) wv[k * V + l] = l < nch ? a.w[l * a.kp + k] : 0.0f;
+  // The block's filters are V rows of KP contiguous taps: transposed V taps at a
+  // time like the input (rather than V scalar gathers per tap).
+  for (int64_t k0 = 0; k0 < KP; k0 += V) {
+    const int n = static_cast<int>(std::min<int64_t>(V, KP - k0));
+    const typename T::Tail t = T::tail(n);
+    R r[V];
+    for (int l = 0; l < V; ++l)
+      r[l] = l >= nch ? T::zero() : n == V ? T::load(a.w + l * a.kp + k0) : T::load_part(a.w + l * a.kp + k0, t);
+    T::transpose(r);
+    for (int j = 0; j < n; ++j) T::store(wv + (k0 + j) * V, r[j]);
+  }
   R bias = T::zero(), slope = T::zero();
   if (a.bias) bias = T::load(a.bias);
   if (a.slope) slope = T::load(a.slope);
