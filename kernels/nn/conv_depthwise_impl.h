@@ -231,15 +231,21 @@ ONNXMINI_DW_INLINE void dw_block_step(const DepthwisePlaneGeom& g, const Depthwi
   const float* p[N];
 #pragma GCC unroll 8
   for (int i = 0; i < N; ++i) c[i] = bias, p[i] = a.xb + a.pix_off[q + i] * V;
-  for (int64_t kh = st[0]; kh < st[1]; ++kh) {
-    const float* wrow = wv + kh * g.KW * V;
-    const int64_t roff = kh * tap_row;
-    for (int64_t kw = st[2]; kw < st[3]; ++kw) {
-      const R wk = T::load(wrow + kw * V);
-      const int64_t off = roff + kw * tap_col;
+  // The step's taps as one flat loop (tap rows x tap columns): nested, the short
+  // kw loop (3..5 taps) mispredicted its exit once per tap row.
+  const int64_t nkw = st[3] - st[2], ntap = (st[1] - st[0]) * nkw;
+  const float* wk_p = wv + (st[0] * g.KW + st[2]) * V;
+  int64_t off = st[0] * tap_row + st[2] * tap_col;
+  const int64_t wrap_w = (g.KW - nkw + 1) * V, wrap_off = tap_row - (nkw - 1) * tap_col;
+  int64_t kw = 0;
+  for (int64_t t = 0; t < ntap; ++t) {
+    const R wk = T::load(wk_p);
 #pragma GCC unroll 8
-      for (int i = 0; i < N; ++i) c[i] = T::fma(T::load(p[i] + off), wk, c[i]);
-    }
+    for (int i = 0; i < N; ++i) c[i] = T::fma(T::load(p[i] + off), wk, c[i]);
+    const bool wrap = ++kw == nkw;
+    kw = wrap ? 0 : kw;
+    wk_p += wrap ? wrap_w : V;
+    off += wrap ? wrap_off : tap_col;
   }
 #pragma GCC unroll 8
   for (int i = 0; i < N; ++i) T::store(a.ob + (q + i) * V, finish(c[i]));
