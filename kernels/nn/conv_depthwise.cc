@@ -268,7 +268,7 @@ const char* conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const flo
   if (depthwise_blocks_wanted(win, g.C, k.lanes, k.isa)) {
     const int64_t blocks = g.N * ((g.C + k.lanes - 1) / k.lanes);
     const int64_t wp = pg.W + win.pad_begin[1] + win.pad_end[1];
-    const size_t steps = static_cast<size_t>(OP / 4 + OP % 4);
+    const size_t steps = static_cast<size_t>(dw_block_steps(OP));
     if (t_block_pix.size() < static_cast<size_t>(OP)) t_block_pix.resize(static_cast<size_t>(OP));
     const size_t axis = static_cast<size_t>(2 * (pg.OH + pg.OW));  // dw_block_plan's scratch, after the steps
     if (t_block_steps.size() < 4 * steps + axis) t_block_steps.resize(4 * steps + axis);

@@ -71,8 +71,8 @@ struct DepthwiseBlockArgs {
   float* ob;  // OH * OW * V outputs, then KH * KW * V tap vectors
   int nch;    // channels in this block (<= V; the last block of a layer may be partial)
   // The same for every block of a layer (dw_block_plan): xb offset (floats / V) of
-  // output pixel q's tap (0, 0), and per step of pixels (full steps of 4, then one
-  // per remaining pixel) the taps [kh_lo, kh_hi) x [kw_lo, kw_hi) that reach X.
+  // output pixel q's tap (0, 0), and per step of pixels (full steps of 8, one of 4,
+  // then one per remaining pixel: dw_block_steps) the taps [kh_lo, kh_hi) x [kw_lo, kw_hi) that reach X.
   const int64_t* pix_off;
   const int32_t* step_taps;  // 4 per step
 };

@@ -3,8 +3,10 @@
 // neither read nor written, so no load runs past the row). Stride 2 reads a
 // column-parity copy made by deinterleave_avx512 (two vpermt2ps per 32
 // floats); other strides: a masked gather.
-// GCC 12 reports a false -Wmaybe-uninitialized inside its own masked-intrinsic headers.
+// GCC 12 reports false -Wmaybe-uninitialized / -Wuninitialized inside its own intrinsic
+// headers (their _mm512_undefined_* operands).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
 #include "kernels/nn/conv_depthwise_impl.h"
@@ -57,12 +59,13 @@ struct Avx512Lanes {
     for (int j = 0; j < 4; ++j) {
       const __m512 u0 = _mm512_shuffle_f32x4(r[j], r[4 + j], 0x88), u1 = _mm512_shuffle_f32x4(r[j], r[4 + j], 0xDD);
       const __m512 u2 = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0x88), u3 = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0xDD);
-      t[j] = _mm512_shuffle_f32x4(u0, u2, 0x88);
-      t[j + 8] = _mm512_shuffle_f32x4(u0, u2, 0xDD);
-      t[j + 4] = _mm512_shuffle_f32x4(u1, u3, 0x88);
-      t[j + 12] = _mm512_shuffle_f32x4(u1, u3, 0xDD);
+      // Group j reads and writes only r[j], r[4 + j], r[8 + j], r[12 + j]: written
+      // back in place (a copy through t made GCC keep r in memory: rep movsq).
+      r[j] = _mm512_shuffle_f32x4(u0, u2, 0x88);
+      r[j + 8] = _mm512_shuffle_f32x4(u0, u2, 0xDD);
+      r[j + 4] = _mm512_shuffle_f32x4(u1, u3, 0x88);
+      r[j + 12] = _mm512_shuffle_f32x4(u1, u3, 0xDD);
     }
-    for (int i = 0; i < 16; ++i) r[i] = t[i];
   }
 };
 

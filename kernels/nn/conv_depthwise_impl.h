@@ -205,14 +205,51 @@ inline void dw_deinterleave_tail(const float* src, int64_t i, int64_t n, float* 
 // MobileNetV3 / PP-LCNet), where the row-vectorised plane kernel had a partly
 // used, masked vector per row and per-plane overhead.
 //
-// Blocking: the output pixels are taken in row-major order, 4 per step (4
-// independent FMA chains sharing each tap's weight vector), a step may span two
-// output rows, so a 7x7 plane is 12 steps of 4 + 1 pixel rather than 7 rows of
-// 4 + 3 single pixels (one dependent chain of 25 FMAs each: latency-bound).
+// Blocking: the output pixels are taken in row-major order, 8 per step (8
+// independent FMA chains sharing each tap's weight vector; dw_block_step), then
+// one step of 4 and single pixels; a step may span output rows, so a 7x7 plane
+// is 6 steps of 8 + 1 pixel rather than 7 rows of 4 + 3 single pixels (one
+// dependent chain of 25 FMAs each: latency-bound). With 4 per step two FMA
+// ports x 4 cycles latency left half the FMA slots empty.
 // Each step runs only the taps that reach inside X for at least one of its
 // pixels (the union of their valid tap rows / columns; the rest read the zero
 // border): on a 2 x 96 plane with a 5x5 kernel and pad 2 that is 10 of 25 taps,
 // on 7x7 with pad 2 about 70%.
+
+// One step of dw_block_channels: N output pixels q .. q+N-1 (row-major, may
+// span output rows) over the step's tap range st[0..4): N independent FMA
+// chains sharing each tap's weight vector (one load of it per N FMAs). N = 8
+// keeps both FMA ports busy through the 4-cycle latency (>= 8 chains in flight);
+// 8 accumulators + the weight fit AVX2's 16 ymm as well as AVX-512's 32 zmm.
+template <class T, int N, class Finish>
+ONNXMINI_DW_INLINE void dw_block_step(const DepthwisePlaneGeom& g, const DepthwiseBlockArgs& a, const float* wv,
+                                      int64_t tap_row, int64_t tap_col, int64_t q, const int32_t* st,
+                                      typename T::Reg bias, const Finish& finish) {
+  using R = typename T::Reg;
+  constexpr int V = T::V;
+  R c[N];
+  const float* p[N];
+#pragma GCC unroll 8
+  for (int i = 0; i < N; ++i) c[i] = bias, p[i] = a.xb + a.pix_off[q + i] * V;
+  // The step's taps as one flat loop (tap rows x tap columns): nested, the short
+  // kw loop (3..5 taps) mispredicted its exit once per tap row.
+  const int64_t nkw = st[3] - st[2], ntap = (st[1] - st[0]) * nkw;
+  const float* wk_p = wv + (st[0] * g.KW + st[2]) * V;
+  int64_t off = st[0] * tap_row + st[2] * tap_col;
+  const int64_t wrap_w = (g.KW - nkw + 1) * V, wrap_off = tap_row - (nkw - 1) * tap_col;
+  int64_t kw = 0;
+  for (int64_t t = 0; t < ntap; ++t) {
+    const R wk = T::load(wk_p);
+#pragma GCC unroll 8
+    for (int i = 0; i < N; ++i) c[i] = T::fma(T::load(p[i] + off), wk, c[i]);
+    const bool wrap = ++kw == nkw;
+    kw = wrap ? 0 : kw;
+    wk_p += wrap ? wrap_w : V;
+    off += wrap ? wrap_off : tap_col;
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < N; ++i) T::store(a.ob + (q + i) * V, finish(c[i]));
+}
 
 template <class T>
 void dw_block_channels(const DepthwisePlaneGeom& g, const DepthwiseBlockArgs& a) {
@@ -244,8 +281,17 @@ void dw_block_channels(const DepthwisePlaneGeom& g, const DepthwiseBlockArgs& a)
   // Tap vectors: wv[k][l] = filter of channel c0 + l, tap k (in ob's tail: ob is
   // OH * OW * V floats, the taps go after them; the caller sized it).
   float* wv = a.ob + g.OH * g.OW * V;
-  for (int64_t k = 0; k < KP; ++k)
-    for (int l = 0; l < V; ++l) wv[k * V + l] = l < nch ? a.w[l * a.kp + k] : 0.0f;
+  // The block's filters are V rows of KP contiguous taps: transposed V taps at a
+  // time like the input (rather than V scalar gathers per tap).
+  for (int64_t k0 = 0; k0 < KP; k0 += V) {
+    const int n = static_cast<int>(std::min<int64_t>(V, KP - k0));
+    const typename T::Tail t = T::tail(n);
+    R r[V];
+    for (int l = 0; l < V; ++l)
+      r[l] = l >= nch ? T::zero() : n == V ? T::load(a.w + l * a.kp + k0) : T::load_part(a.w + l * a.kp + k0, t);
+    T::transpose(r);
+    for (int j = 0; j < n; ++j) T::store(wv + (k0 + j) * V, r[j]);
+  }
   R bias = T::zero(), slope = T::zero();
   if (a.bias) bias = T::load(a.bias);
   if (a.slope) slope = T::load(a.slope);
@@ -259,34 +305,9 @@ void dw_block_channels(const DepthwisePlaneGeom& g, const DepthwiseBlockArgs& a)
   const int64_t OP = g.OH * g.OW;
   const int32_t* st = a.step_taps;
   int64_t q = 0;
-  for (; q + 4 <= OP; q += 4, st += 4) {
-    R c0 = bias, c1 = bias, c2 = bias, c3 = bias;
-    const float* p0 = a.xb + a.pix_off[q] * V;
-    const float* p1 = a.xb + a.pix_off[q + 1] * V;
-    const float* p2 = a.xb + a.pix_off[q + 2] * V;
-    const float* p3 = a.xb + a.pix_off[q + 3] * V;
-    for (int64_t kh = st[0]; kh < st[1]; ++kh)
-      for (int64_t kw = st[2]; kw < st[3]; ++kw) {
-        const R wk = T::load(wv + (kh * g.KW + kw) * V);
-        const int64_t off = kh * tap_row + kw * tap_col;
-        c0 = T::fma(T::load(p0 + off), wk, c0);
-        c1 = T::fma(T::load(p1 + off), wk, c1);
-        c2 = T::fma(T::load(p2 + off), wk, c2);
-        c3 = T::fma(T::load(p3 + off), wk, c3);
-      }
-    T::store(a.ob + q * V, finish(c0));
-    T::store(a.ob + (q + 1) * V, finish(c1));
-    T::store(a.ob + (q + 2) * V, finish(c2));
-    T::store(a.ob + (q + 3) * V, finish(c3));
-  }
-  for (; q < OP; ++q, st += 4) {
-    R c0 = bias;
-    const float* p = a.xb + a.pix_off[q] * V;
-    for (int64_t kh = st[0]; kh < st[1]; ++kh)
-      for (int64_t kw = st[2]; kw < st[3]; ++kw)
-        c0 = T::fma(T::load(p + kh * tap_row + kw * tap_col), T::load(wv + (kh * g.KW + kw) * V), c0);
-    T::store(a.ob + q * V, finish(c0));
-  }
+  for (; q + 8 <= OP; q += 8, st += 4) dw_block_step<T, 8>(g, a, wv, tap_row, tap_col, q, st, bias, finish);
+  for (; q + 4 <= OP; q += 4, st += 4) dw_block_step<T, 4>(g, a, wv, tap_row, tap_col, q, st, bias, finish);
+  for (; q < OP; ++q, st += 4) dw_block_step<T, 1>(g, a, wv, tap_row, tap_col, q, st, bias, finish);
   // Transpose out: pixel-major -> V planes, V output pixels at a time (one load
   // per pixel, a register transpose, one store per channel; lanes past nch are
   // not stored).
@@ -304,11 +325,15 @@ void dw_block_channels(const DepthwisePlaneGeom& g, const DepthwiseBlockArgs& a)
 }
 
 // dw_block_channels' per-layer plan (DepthwiseBlockArgs::pix_off / step_taps):
-// pix_off holds OH * OW entries, step_taps 4 * (OH * OW / 4 + OH * OW % 4), and
+// pix_off holds OH * OW entries, step_taps 4 * dw_block_steps(OH * OW), and
 // axis_taps (scratch) 2 * (OH + OW). Wp: the padded plane's row length. A step
 // whose pixels all read only padding gets an empty tap range (bias only). The
 // valid taps are separable (rows by oh, columns by ow), so they are found once
 // per output row and column and the steps only take unions (no division per pixel).
+// Steps of dw_block_channels over OP output pixels: 8 at a time, then one of 4
+// (if 4 or more remain), then single pixels.
+inline int64_t dw_block_steps(int64_t OP) { return OP / 8 + (OP % 8) / 4 + OP % 4; }
+
 inline void dw_block_plan(const DepthwisePlaneGeom& g, int64_t Wp, int64_t* pix_off, int32_t* step_taps,
                           int32_t* axis_taps) {
   const int64_t OP = g.OH * g.OW;
@@ -344,6 +369,7 @@ inline void dw_block_plan(const DepthwisePlaneGeom& g, int64_t Wp, int64_t* pix_
     t[0] = kh_lo, t[1] = kh_hi, t[2] = kw_lo, t[3] = kw_hi;
   };
   int64_t q = 0;
+  for (; q + 8 <= OP; q += 8, step_taps += 4) step(8, step_taps);
   for (; q + 4 <= OP; q += 4, step_taps += 4) step(4, step_taps);
   for (; q < OP; ++q, step_taps += 4) step(1, step_taps);
 }

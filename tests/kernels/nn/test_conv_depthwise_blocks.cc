@@ -122,6 +122,19 @@ TEST(ConvDepthwiseBlocks, ShapesOnEveryIsaMatchReference) {
     check(far_pad, seed += 10, 1, isa);
     Case big{{2, 35, 20, 20}, 5, 5, {2, 2}, {1, 1}, {2, 2, 2, 2}, true, ""};  // more than 16 pixels a row
     check(big, seed += 10, 2, isa);
+    // Every mix of the kernel's steps (8 pixels, one of 4, single pixels): output
+    // planes of 1, 2, 5, 8, 12, 13, 15, 49 pixels at stride 1, and stride 2 planes
+    // whose widths are not a multiple of the step (3x5, 2x2, 4x7 outputs).
+    for (int64_t w : {1, 2, 5, 8, 12, 13, 15}) {
+      Case row{{1, 19, 1, w}, 5, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, ""};
+      check(row, seed += 10, 1, isa);
+    }
+    Case seven{{1, 24, 7, 7}, 5, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, ""};  // 6 steps of 8 + 1
+    check(seven, seed += 10, 1, isa);
+    for (int64_t h : {5, 3, 7}) {
+      Case s2{{1, 21, h, 2 * h - 1 - (h == 3 ? 2 : 0)}, 5, 5, {2, 2}, {1, 1}, {2, 2, 2, 2}, true, ""};
+      check(s2, seed += 10, 2, isa);
+    }
   }
 }
 
