@@ -38,6 +38,7 @@ namespace onnxmini {
 struct ParallelCost {
   int64_t flops = 0;  // arithmetic operations (a multiply-add counts 2)
   int64_t bytes = 0;  // bytes read + written
+  int64_t written = 0;  // of those, bytes written: the next node reads the worker's share
 };
 
 // Constants of the cost rule, measured on an Intel Xeon (AVX-512, 2 cores, 4 MB L2 per
@@ -46,7 +47,7 @@ struct ParallelCost {
 // parallel_for to a spinning worker (benchmarks/bench_pool_handoff.cc: ~0.7-1 us); the
 // extra ns per byte when the next node reads data that the worker wrote (an inline Add
 // after a 2-thread depthwise Conv: 2.0 -> 4.6 us on 101 KB). Data larger than the
-// caches comes from memory whoever wrote it, so only cache-resident bytes pay that.
+// caches comes from memory whoever wrote it, so only cache-resident outputs pay that.
 // A worker asleep (no parallel region for 200 us, the spin time) must be woken: the
 // caller's notify and the late start cost ~11 us more (bench_pool_handoff with a 400 us
 // gap, 2-thread time minus half the work), so a call that would wake every worker needs
@@ -64,7 +65,8 @@ inline double one_thread_ns(const ParallelCost& c) { return c.flops * kNsPerFlop
 inline bool pays(const ParallelCost& c, int threads, bool workers_asleep = false) {
   if (threads <= 1) return false;
   const double t = one_thread_ns(c);
-  const double remote = c.bytes <= kCacheResidentBytes ? c.bytes * kRemoteNsPerByte * (threads - 1) / threads : 0.0;
+  const double remote =
+      c.bytes <= kCacheResidentBytes ? c.written * kRemoteNsPerByte * (threads - 1) / threads : 0.0;
   return t / threads + (workers_asleep ? kWakeNs : kHandoffNs) + remote < t;
 }
 }  // namespace parallel_cost

@@ -108,8 +108,9 @@ constexpr int64_t kGrain = 32768;
 // (core/thread_pool.h) an element-wise op splits only when its data is larger than
 // the caches; below that the next node pays more for reading the worker's half
 // than the split saved (docs/threads.md, "Small nodes run inline").
-inline ParallelCost streaming_cost(int64_t elements, int64_t bytes_per_element) {
-  return ParallelCost{elements, elements * bytes_per_element};
+// `out_bytes` of them written.
+inline ParallelCost streaming_cost(int64_t elements, int64_t bytes_per_element, int64_t out_bytes = 4) {
+  return ParallelCost{elements, elements * bytes_per_element, elements * out_bytes};
 }
 
 // ---------------------------------------------------------------- half blocks
@@ -281,7 +282,7 @@ void binary_fast(const BroadcastPlan& plan, const TA* a, const TB* b, TO* y, con
 // widened with F16C (half_rows.h), f in float32 on the block, rounded once.
 template <typename TI, typename TO, typename F>
 void unary_fast(const TI* x, TO* y, int64_t n, const F& f, ThreadPool* pool) {
-  const ParallelCost cost = streaming_cost(n, static_cast<int64_t>(sizeof(TI) + sizeof(TO)));
+  const ParallelCost cost = streaming_cost(n, static_cast<int64_t>(sizeof(TI) + sizeof(TO)), sizeof(TO));
   if constexpr (is_half_v<TI> && is_half_v<TO>) {
     parallel_for(pool, n, kGrain, cost, [&](int64_t b, int64_t e) {
       half_blocks<TI, TO>(x + b, y + b, e - b, [&](float* v, int64_t m) {

@@ -266,7 +266,8 @@ const char* conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const flo
   // The whole layer for the cost rule (core/thread_pool.h): a small layer (a 40 x 3x96
   // 5x5 one, ~12 us) runs inline, since the split would cost as much as it saves.
   const ParallelCost cost{2 * g.N * g.C * OP * KP,
-                          static_cast<int64_t>(sizeof(float)) * g.N * g.C * (IP + OP * (epi.residual ? 2 : 1))};
+                          static_cast<int64_t>(sizeof(float)) * g.N * g.C * (IP + OP * (epi.residual ? 2 : 1)),
+                          static_cast<int64_t>(sizeof(float)) * g.N * g.C * OP};
   // Blocks of k.lanes channels on the block kernel where the rule says so (the
   // last one partial when C is not a multiple of the lanes); else the plane kernel.
   if (depthwise_blocks_wanted(win, g.C, k.lanes, k.isa)) {

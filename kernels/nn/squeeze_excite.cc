@@ -89,8 +89,9 @@ void squeeze_excite_f32(const SqueezeExciteArgs& a, const simd::F32Kernels* k, T
   // Each pass for the cost rule (core/thread_pool.h): the mean reads X, the scale reads X
   // and writes Y, one operation per element; the block of a small CNN (88 x 3x96, ~4 us)
   // runs inline, where two hand-offs and the next node's remote reads cost more.
-  const ParallelCost mean_cost{planes * hw, static_cast<int64_t>(sizeof(float)) * planes * hw};
-  const ParallelCost scale_cost{planes * hw, 2 * static_cast<int64_t>(sizeof(float)) * planes * hw};
+  const int64_t plane_bytes = static_cast<int64_t>(sizeof(float)) * planes * hw;
+  const ParallelCost mean_cost{planes * hw, plane_bytes, 0};
+  const ParallelCost scale_cost{planes * hw, 2 * plane_bytes, plane_bytes};
 
   parallel_for(pool, planes, grain, mean_cost, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p)

@@ -139,7 +139,7 @@ TEST(ThreadPoolCostRule, TinyWorkRunsInlineOnTheCaller) {
     bool on_caller = true;
     int64_t first = -1, last = -1;
     // An element-wise Add of 1000 floats: ~0.1 us of work, far below a hand-off.
-    pool.parallel_for(1000, 1, ParallelCost{1000, 12000}, [&](int64_t b, int64_t e) {
+    pool.parallel_for(1000, 1, ParallelCost{1000, 12000, 4000}, [&](int64_t b, int64_t e) {
       ++calls;
       on_caller = on_caller && std::this_thread::get_id() == caller;
       first = b, last = e;
@@ -171,14 +171,14 @@ TEST(ThreadPoolCostRule, LargeWorkSplitsAndTheRuleCanBeTurnedOff) {
   EXPECT_GE(st.chunks, 2);  // split into chunks, whoever ran them
   // Rule off: the tiny call splits as an uncosted one would.
   pool.set_cost_rule(false);
-  pool.parallel_for(4096, 16, ParallelCost{4096, 4096 * 12}, visit);
+  pool.parallel_for(4096, 16, ParallelCost{4096, 4096 * 12, 4096 * 4}, visit);
   st = pool.stats();
   EXPECT_EQ(st.inline_calls, 0);
   EXPECT_EQ(st.small_work_calls, 0);
   for (size_t i = 0; i < hits.size(); ++i) ASSERT_EQ(hits[i], 2) << "index " << i;
   // And back on: inline again.
   pool.set_cost_rule(true);
-  pool.parallel_for(4096, 16, ParallelCost{4096, 4096 * 12}, visit);
+  pool.parallel_for(4096, 16, ParallelCost{4096, 4096 * 12, 4096 * 4}, visit);
   EXPECT_EQ(pool.stats().small_work_calls, 1);
 }
 
@@ -205,11 +205,16 @@ TEST(ThreadPoolCostRule, BreakEvenFollowsTheConstants) {
   EXPECT_TRUE(pays(compute(2.2 * kHandoffNs), 2));
   EXPECT_FALSE(pays(compute(1.8 * kWakeNs), 2, true));
   EXPECT_TRUE(pays(compute(2.2 * kWakeNs), 2, true));
-  // Streaming through the caches never pays on 2 threads (the next node's remote reads
-  // cost more than half the pass); beyond the caches it does once the pass is long.
-  for (int64_t bytes : {int64_t{4096}, int64_t{1} << 20, kCacheResidentBytes})
-    EXPECT_FALSE(pays(ParallelCost{bytes / 12, bytes}, 2)) << bytes;
-  EXPECT_TRUE(pays(ParallelCost{(int64_t{64} << 20) / 12, int64_t{64} << 20}, 2));
+  // A float32 Add of n elements (12 bytes, 4 written, per element): in the caches it
+  // pays only from ~56K elements (the next node's remote reads of the worker's half of
+  // the output eat most of the gain); beyond the caches the remote term is gone.
+  auto add = [](int64_t n) { return ParallelCost{n, 12 * n, 4 * n}; };
+  EXPECT_FALSE(pays(add(1000), 2));
+  EXPECT_FALSE(pays(add(38400), 2));  // ppocr_mobile_v2_cls's 200 x 2x96 HardSwish pieces
+  EXPECT_TRUE(pays(add(200000), 2));
+  const double t = one_thread_ns(add(kCacheResidentBytes / 12 + 1000));
+  EXPECT_TRUE(t / 2 + kHandoffNs < t);
+  EXPECT_TRUE(pays(add(kCacheResidentBytes / 12 + 1000), 2));
 }
 
 }  // namespace
