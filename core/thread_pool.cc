@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 
 namespace onnxmini {
 
@@ -31,6 +33,7 @@ ThreadPool::ThreadPool(int num_threads, int spin_us)
       chunk_counts_(static_cast<size_t>(std::max(1, num_threads))),
       last_core_(static_cast<size_t>(std::max(1, num_threads))) {
   for (auto& c : last_core_) c = -1;
+  if (const char* rule = std::getenv("ONNXMINI_PARALLEL_COST_RULE")) cost_rule_ = std::strcmp(rule, "0") != 0;
   for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
@@ -179,6 +182,20 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
   block_count_.store(k + 1, std::memory_order_release);
 }
 
+void ThreadPool::parallel_for(int64_t n, int64_t grain, const ParallelCost& cost,
+                              const std::function<void(int64_t, int64_t)>& fn) {
+  // Every worker asleep: this call would pay a wake-up (a spinning worker just starts).
+  const bool asleep = sleepers_.load(std::memory_order_relaxed) >= num_threads_ - 1;
+  if (n > 0 && num_threads_ > 1 && cost_rule() && !parallel_cost::pays(cost, num_threads_, asleep)) {
+    calls_.fetch_add(1, std::memory_order_relaxed);
+    inline_calls_.fetch_add(1, std::memory_order_relaxed);
+    small_work_calls_.fetch_add(1, std::memory_order_relaxed);
+    fn(0, n);
+    return;
+  }
+  parallel_for(n, grain, fn);
+}
+
 ThreadPool::Stats ThreadPool::stats() const {
   Stats s;
   read_stats(s);
@@ -190,6 +207,7 @@ void ThreadPool::read_stats(Stats& s) const {
   for (int i = 0; i < Stats::kBlockLog; ++i) s.block_log[i] = block_log_[i].load(std::memory_order_relaxed);
   s.parallel_for_calls = calls_.load();
   s.inline_calls = inline_calls_.load();
+  s.small_work_calls = small_work_calls_.load();
   s.chunks = 0;
   s.chunks_per_thread.resize(chunk_counts_.size());
   s.last_core.resize(chunk_counts_.size());
@@ -207,6 +225,7 @@ void ThreadPool::read_stats(Stats& s) const {
 void ThreadPool::reset_stats() {
   calls_ = 0;
   inline_calls_ = 0;
+  small_work_calls_ = 0;
   for (auto& c : chunk_counts_) c = 0;
   distribute_ns_ = enqueue_ns_ = run_ns_ = wait_ns_ = 0;
 }
@@ -221,6 +240,15 @@ void parallel_for(ThreadPool* pool, int64_t n, int64_t grain, const std::functio
   if (n <= 0) return;
   if (pool && pool->num_threads() > 1)
     pool->parallel_for(n, grain, fn);
+  else
+    fn(0, n);
+}
+
+void parallel_for(ThreadPool* pool, int64_t n, int64_t grain, const ParallelCost& cost,
+                  const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  if (pool && pool->num_threads() > 1)
+    pool->parallel_for(n, grain, cost, fn);
   else
     fn(0, n);
 }

@@ -16,6 +16,12 @@
 // load). The caller spins briefly on the joined count (yielding its core
 // between poll rounds after 50 us) before sleeping. spin_us = 0 disables
 // spinning (both sleep at once).
+//
+// Cost rule (docs/threads.md, "Small nodes run inline"): kernels that know their
+// work pass a ParallelCost; the region runs inline on the caller unless the
+// estimated one-thread time exceeds what the split costs on this machine: the
+// hand-off, plus, for data that stays in the caches, the next node reading the
+// worker's half of the output from the other core's cache.
 #pragma once
 #include <array>
 #include <atomic>
@@ -27,6 +33,43 @@
 #include <vector>
 
 namespace onnxmini {
+
+// The work of a whole parallel region, as a kernel can count it cheaply.
+struct ParallelCost {
+  int64_t flops = 0;  // arithmetic operations (a multiply-add counts 2)
+  int64_t bytes = 0;  // bytes read + written
+  int64_t written = 0;  // of those, bytes written: the next node reads the worker's share
+};
+
+// Constants of the cost rule, measured on an Intel Xeon (AVX-512, 2 cores, 4 MB L2 per
+// core) with one thread: ns per flop of a vectorised kernel (depthwise Conv, ~75 GFLOP/s),
+// ns per byte streamed through L2 (element-wise Add, ~100 GB/s); the hand-off of one
+// parallel_for to a spinning worker (benchmarks/bench_pool_handoff.cc: ~0.7-1 us); the
+// extra ns per byte when the next node reads data that the worker wrote (an inline Add
+// after a 2-thread depthwise Conv: 2.0 -> 4.6 us on 101 KB). Data larger than the
+// caches comes from memory whoever wrote it, so only cache-resident outputs pay that.
+// A worker asleep (no parallel region for 200 us, the spin time) must be woken: the
+// caller's notify and the late start cost ~11 us more (bench_pool_handoff with a 400 us
+// gap, 2-thread time minus half the work), so a call that would wake every worker needs
+// that much more work.
+namespace parallel_cost {
+constexpr double kNsPerFlop = 0.013;
+constexpr double kNsPerByte = 0.01;
+constexpr double kHandoffNs = 1000;
+constexpr double kWakeNs = 11000;
+constexpr double kRemoteNsPerByte = 0.025;
+constexpr int64_t kCacheResidentBytes = int64_t{4} << 20;
+inline double one_thread_ns(const ParallelCost& c) { return c.flops * kNsPerFlop + c.bytes * kNsPerByte; }
+// True when `threads` threads finish sooner than one: t/T + hand-off + remote reads < t.
+// `workers_asleep`: the hand-off is a wake-up (kWakeNs) instead of a spinning worker's start.
+inline bool pays(const ParallelCost& c, int threads, bool workers_asleep = false) {
+  if (threads <= 1) return false;
+  const double t = one_thread_ns(c);
+  const double remote =
+      c.bytes <= kCacheResidentBytes ? c.written * kRemoteNsPerByte * (threads - 1) / threads : 0.0;
+  return t / threads + (workers_asleep ? kWakeNs : kHandoffNs) + remote < t;
+}
+}  // namespace parallel_cost
 
 class ThreadPool {
  public:
@@ -45,11 +88,22 @@ class ThreadPool {
   // handed out dynamically, so uneven work balances. Not reentrant: a nested
   // call from inside fn runs inline.
   void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+  // Same, but inline on the caller (no hand-off) when parallel_cost::pays says a split
+  // costs more than it saves; counted in Stats::small_work_calls.
+  void parallel_for(int64_t n, int64_t grain, const ParallelCost& cost,
+                    const std::function<void(int64_t, int64_t)>& fn);
+
+  // The cost rule is on by default; off (ONNXMINI_PARALLEL_COST_RULE=0 in the environment
+  // when the pool is made, or this setter) every costed call splits as an uncosted one:
+  // tests use it to run the multi-thread chunking of kernels on small tensors.
+  void set_cost_rule(bool on) { cost_rule_.store(on, std::memory_order_relaxed); }
+  bool cost_rule() const { return cost_rule_.load(std::memory_order_relaxed); }
 
   // Scheduling statistics since the last reset (for the profiler's thread_scheduling_stats).
   struct Stats {
     int64_t parallel_for_calls = 0;
-    int64_t inline_calls = 0;     // calls run on the caller alone (n small or nested)
+    int64_t inline_calls = 0;     // calls run on the caller alone (n small, nested or too little work)
+    int64_t small_work_calls = 0; // of those, the ones the cost rule kept inline
     int64_t chunks = 0;           // chunks executed, all threads
     std::vector<int64_t> chunks_per_thread;  // index 0 is the calling thread
     // For onnxruntime's thread_scheduling_stats (profiler): the calling thread's time in
@@ -86,6 +140,7 @@ class ThreadPool {
   std::condition_variable cv_work_, cv_done_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> skip_jobs_for_tests_{false};
+  std::atomic<bool> cost_rule_{true};
   // The current job: generation << 32 | kClosed | workers joined. The
   // generation is bumped (under mu_) to publish a job; workers join with a CAS
   // while it is open; the caller closes it once the joined count is 0.
@@ -102,7 +157,7 @@ class ThreadPool {
   // stats
   mutable std::mutex stats_mu_;
   std::vector<std::atomic<int64_t>> chunk_counts_;
-  std::atomic<int64_t> calls_{0}, inline_calls_{0};
+  std::atomic<int64_t> calls_{0}, inline_calls_{0}, small_work_calls_{0};
   std::atomic<int64_t> distribute_ns_{0}, enqueue_ns_{0}, run_ns_{0}, wait_ns_{0}, block_count_{0};
   std::array<std::atomic<int64_t>, Stats::kBlockLog> block_log_{};
   std::vector<std::atomic<int>> last_core_;
@@ -111,5 +166,8 @@ class ThreadPool {
 // Runs fn over [0, n) on `pool` when it is non-null and has more than one thread,
 // inline otherwise.
 void parallel_for(ThreadPool* pool, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+// The costed form (see ThreadPool::parallel_for with a ParallelCost).
+void parallel_for(ThreadPool* pool, int64_t n, int64_t grain, const ParallelCost& cost,
+                  const std::function<void(int64_t, int64_t)>& fn);
 
 }  // namespace onnxmini

@@ -103,6 +103,16 @@ template <typename T> T* mdata(const Tensor& t) { return static_cast<T*>(t.raw_m
 // amortise a thread hand-off, small enough to balance 2-16 threads on 1M elements.
 constexpr int64_t kGrain = 32768;
 
+// The cost of one pass over `elements` outputs touching `bytes_per_element` bytes
+// each (inputs + output), one operation per element: with the cost rule
+// (core/thread_pool.h) an element-wise op splits only when its data is larger than
+// the caches; below that the next node pays more for reading the worker's half
+// than the split saved (docs/threads.md, "Small nodes run inline").
+// `out_bytes` of them written.
+inline ParallelCost streaming_cost(int64_t elements, int64_t bytes_per_element, int64_t out_bytes = 4) {
+  return ParallelCost{elements, elements * bytes_per_element, elements * out_bytes};
+}
+
 // ---------------------------------------------------------------- half blocks
 template <typename T> constexpr bool is_half_v = std::is_same<T, Float16>::value || std::is_same<T, BFloat16>::value;
 constexpr int64_t kHalfBlock = 512;  // floats per stack block (2 KB): stays in L1 between widen, op, narrow
@@ -162,7 +172,9 @@ void for_each_piece(const BroadcastPlan& plan, ThreadPool* pool, Piece&& piece) 
   const int64_t inner = plan.inner, total = plan.outer * plan.inner;
   if (total == 0) return;
   const size_t n = plan.strides.size();
-  parallel_for(pool, total, kGrain, [&](int64_t begin, int64_t end) {
+  // Bytes per element as for float32 operands (the plan does not know the dtypes).
+  const ParallelCost cost = streaming_cost(total, 4 * static_cast<int64_t>(n + 1));
+  parallel_for(pool, total, kGrain, cost, [&](int64_t begin, int64_t end) {
     RunCursor cursor(plan, begin / inner);
     std::vector<int64_t> off(n);
     int64_t pos = begin, within = begin % inner;
@@ -185,7 +197,9 @@ inline bool short_rows_2d(const BroadcastPlan& plan) { return plan.dims.size() =
 
 template <typename Rows>
 void for_each_row_block(const BroadcastPlan& plan, ThreadPool* pool, Rows&& rows) {
-  parallel_for(pool, plan.outer, std::max<int64_t>(1, kGrain / plan.inner), [&](int64_t r0, int64_t r1) { rows(r0, r1); });
+  const ParallelCost cost = streaming_cost(plan.outer * plan.inner, 4 * static_cast<int64_t>(plan.strides.size() + 1));
+  parallel_for(pool, plan.outer, std::max<int64_t>(1, kGrain / plan.inner), cost,
+               [&](int64_t r0, int64_t r1) { rows(r0, r1); });
 }
 
 // Rows [r0, r1) of y = f(a, b) on a 2-D plan, with the vector/scalar choice of
@@ -268,15 +282,16 @@ void binary_fast(const BroadcastPlan& plan, const TA* a, const TB* b, TO* y, con
 // widened with F16C (half_rows.h), f in float32 on the block, rounded once.
 template <typename TI, typename TO, typename F>
 void unary_fast(const TI* x, TO* y, int64_t n, const F& f, ThreadPool* pool) {
+  const ParallelCost cost = streaming_cost(n, static_cast<int64_t>(sizeof(TI) + sizeof(TO)), sizeof(TO));
   if constexpr (is_half_v<TI> && is_half_v<TO>) {
-    parallel_for(pool, n, kGrain, [&](int64_t b, int64_t e) {
+    parallel_for(pool, n, kGrain, cost, [&](int64_t b, int64_t e) {
       half_blocks<TI, TO>(x + b, y + b, e - b, [&](float* v, int64_t m) {
         for (int64_t i = 0; i < m; ++i) v[i] = f(v[i]);
       });
     });
     return;
   }
-  parallel_for(pool, n, kGrain, [&](int64_t b, int64_t e) {
+  parallel_for(pool, n, kGrain, cost, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) y[i] = Num<TO>::store(f(Num<TI>::load(x[i])));
   });
 }

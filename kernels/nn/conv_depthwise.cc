@@ -263,6 +263,11 @@ const char* conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const flo
   // ~64 KFLOP per task at least: a 7x7 plane of a 3x3 layer alone is ~1 KFLOP,
   // too little to pay for a hand-off between threads.
   const int64_t grain = std::max<int64_t>(1, (64 << 10) / std::max<int64_t>(1, 2 * OP * KP));
+  // The whole layer for the cost rule (core/thread_pool.h): a small layer (a 40 x 3x96
+  // 5x5 one, ~12 us) runs inline, since the split would cost as much as it saves.
+  const ParallelCost cost{2 * g.N * g.C * OP * KP,
+                          static_cast<int64_t>(sizeof(float)) * g.N * g.C * (IP + OP * (epi.residual ? 2 : 1)),
+                          static_cast<int64_t>(sizeof(float)) * g.N * g.C * OP};
   // Blocks of k.lanes channels on the block kernel where the rule says so (the
   // last one partial when C is not a multiple of the lanes); else the plane kernel.
   if (depthwise_blocks_wanted(win, g.C, k.lanes, k.isa)) {
@@ -275,12 +280,12 @@ const char* conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const flo
     dw_block_plan(pg, wp, t_block_pix.data(), t_block_steps.data(), t_block_steps.data() + 4 * steps);
     const int64_t* pix_off = t_block_pix.data();
     const int32_t* step_taps = t_block_steps.data();
-    parallel_for(ctx.threads(), blocks, std::max<int64_t>(1, grain / k.lanes), [&](int64_t b0, int64_t b1) {
+    parallel_for(ctx.threads(), blocks, std::max<int64_t>(1, grain / k.lanes), cost, [&](int64_t b0, int64_t b1) {
       run_blocks(k, g, pg, x, w, epi, y, b0, b1, post_pass, pix_off, step_taps);
     });
     return "conv_depthwise_blocks";
   }
-  parallel_for(ctx.threads(), g.N * g.C, grain, [&](int64_t q0, int64_t q1) {
+  parallel_for(ctx.threads(), g.N * g.C, grain, cost, [&](int64_t q0, int64_t q1) {
     float* buf = nullptr;
     if (copy) {  // zero once per task: the border stays zero, each plane rewrites the inside
       const size_t need = static_cast<size_t>(padded.H * padded.W);

@@ -35,7 +35,10 @@ void pool2d_simd(const Pool2dPlan& p, bool max, int64_t planes, const float* x, 
   const Pool2dKernels& k = pool2d_kernels_for(pool2d_isa());
   const Pool2dPlaneFn plane = max ? k.max : k.average;
   const int64_t IP = p.H * p.W, OP = p.OH * p.OW;
-  parallel_for(pool, planes, 1, [&](int64_t p0, int64_t p1) {
+  // Cost rule (core/thread_pool.h): one operation per tap and output, X and Y once.
+  const ParallelCost cost{planes * OP * p.KH * p.KW, static_cast<int64_t>(sizeof(float)) * planes * (IP + OP),
+                          static_cast<int64_t>(sizeof(float)) * planes * OP};
+  parallel_for(pool, planes, 1, cost, [&](int64_t p0, int64_t p1) {
     thread_local std::vector<float> scratch;  // grows once, reused across runs
     if (scratch.size() < static_cast<size_t>(p.scratch_floats())) scratch.resize(p.scratch_floats());
     for (int64_t pl = p0; pl < p1; ++pl) plane(p, x + pl * IP, y + pl * OP, scratch.data());

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <numeric>
 #include <thread>
 #include <vector>
@@ -125,6 +126,95 @@ TEST(ThreadPool, DestroyWhileSpinningOrSleeping) {
     }
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(2500)) << "spin " << spin;
   }
+}
+
+// The cost rule (docs/threads.md, "Small nodes run inline"): a costed call whose
+// work is below the break-even runs once, inline on the caller, with no hand-off.
+TEST(ThreadPoolCostRule, TinyWorkRunsInlineOnTheCaller) {
+  for (int threads : {2, 3}) {
+    ThreadPool pool(threads);
+    ASSERT_TRUE(pool.cost_rule());
+    const std::thread::id caller = std::this_thread::get_id();
+    int calls = 0;
+    bool on_caller = true;
+    int64_t first = -1, last = -1;
+    // An element-wise Add of 1000 floats: ~0.1 us of work, far below a hand-off.
+    pool.parallel_for(1000, 1, ParallelCost{1000, 12000, 4000}, [&](int64_t b, int64_t e) {
+      ++calls;
+      on_caller = on_caller && std::this_thread::get_id() == caller;
+      first = b, last = e;
+    });
+    EXPECT_EQ(calls, 1);
+    EXPECT_TRUE(on_caller);
+    EXPECT_EQ(first, 0);
+    EXPECT_EQ(last, 1000);
+    const auto st = pool.stats();
+    EXPECT_EQ(st.parallel_for_calls, 1);
+    EXPECT_EQ(st.inline_calls, 1);
+    EXPECT_EQ(st.small_work_calls, 1);
+    for (size_t t = 1; t < st.chunks_per_thread.size(); ++t) EXPECT_EQ(st.chunks_per_thread[t], 0);
+  }
+}
+
+TEST(ThreadPoolCostRule, LargeWorkSplitsAndTheRuleCanBeTurnedOff) {
+  ThreadPool pool(2);
+  std::vector<std::atomic<int>> hits(4096);
+  for (auto& h : hits) h = 0;
+  auto visit = [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) hits[i].fetch_add(1);
+  };
+  // 1 GFLOP: worth a wake-up as well as a spinning worker's start.
+  pool.parallel_for(4096, 16, ParallelCost{int64_t{1} << 30, 0}, visit);
+  auto st = pool.stats();
+  EXPECT_EQ(st.inline_calls, 0);
+  EXPECT_EQ(st.small_work_calls, 0);
+  EXPECT_GE(st.chunks, 2);  // split into chunks, whoever ran them
+  // Rule off: the tiny call splits as an uncosted one would.
+  pool.set_cost_rule(false);
+  pool.parallel_for(4096, 16, ParallelCost{4096, 4096 * 12, 4096 * 4}, visit);
+  st = pool.stats();
+  EXPECT_EQ(st.inline_calls, 0);
+  EXPECT_EQ(st.small_work_calls, 0);
+  for (size_t i = 0; i < hits.size(); ++i) ASSERT_EQ(hits[i], 2) << "index " << i;
+  // And back on: inline again.
+  pool.set_cost_rule(true);
+  pool.parallel_for(4096, 16, ParallelCost{4096, 4096 * 12, 4096 * 4}, visit);
+  EXPECT_EQ(pool.stats().small_work_calls, 1);
+}
+
+TEST(ThreadPoolCostRule, EnvironmentTurnsTheRuleOff) {
+  ::setenv("ONNXMINI_PARALLEL_COST_RULE", "0", 1);
+  ThreadPool off(2);
+  ::unsetenv("ONNXMINI_PARALLEL_COST_RULE");
+  ThreadPool on(2);
+  EXPECT_FALSE(off.cost_rule());
+  EXPECT_TRUE(on.cost_rule());
+}
+
+// The break-even itself, from the constants: t / T + hand-off (+ remote reads of
+// cache-resident bytes) < t, with a wake-up instead of the hand-off when asleep.
+TEST(ThreadPoolCostRule, BreakEvenFollowsTheConstants) {
+  using namespace parallel_cost;
+  const ParallelCost big{int64_t{1} << 30, 0};
+  EXPECT_FALSE(pays(big, 1));
+  EXPECT_TRUE(pays(big, 2));
+  EXPECT_TRUE(pays(big, 2, true));
+  // Pure compute of t ns: pays from t > 2 * hand-off (spinning), 2 * wake-up (asleep).
+  auto compute = [](double ns) { return ParallelCost{static_cast<int64_t>(ns / kNsPerFlop), 0}; };
+  EXPECT_FALSE(pays(compute(1.8 * kHandoffNs), 2));
+  EXPECT_TRUE(pays(compute(2.2 * kHandoffNs), 2));
+  EXPECT_FALSE(pays(compute(1.8 * kWakeNs), 2, true));
+  EXPECT_TRUE(pays(compute(2.2 * kWakeNs), 2, true));
+  // A float32 Add of n elements (12 bytes, 4 written, per element): in the caches it
+  // pays only from ~56K elements (the next node's remote reads of the worker's half of
+  // the output eat most of the gain); beyond the caches the remote term is gone.
+  auto add = [](int64_t n) { return ParallelCost{n, 12 * n, 4 * n}; };
+  EXPECT_FALSE(pays(add(1000), 2));
+  EXPECT_FALSE(pays(add(38400), 2));  // ppocr_mobile_v2_cls's 200 x 2x96 HardSwish pieces
+  EXPECT_TRUE(pays(add(200000), 2));
+  const double t = one_thread_ns(add(kCacheResidentBytes / 12 + 1000));
+  EXPECT_TRUE(t / 2 + kHandoffNs < t);
+  EXPECT_TRUE(pays(add(kCacheResidentBytes / 12 + 1000), 2));
 }
 
 }  // namespace
