@@ -189,6 +189,16 @@ EinsumSpec parse_equation(const std::string& eq, const std::vector<Shape>& shape
       throw Error(ErrorCode::InvalidArgument,
                   fmt::format("einsum equation '{}': its {} letters' sizes [{}] multiply to more than 2^62 elements",
                               eq, spec.letter_size.size(), fmt::join(spec.letter_size, ",")));
+  // A letter repeated within one operand (a diagonal) is counted once above but once per
+  // axis in that operand's own slot, so each operand's dims must obey the same bound.
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    int64_t n = 1;
+    for (int64_t d : shapes[k])
+      if (d > 0 && (__builtin_mul_overflow(n, d, &n) || n > (int64_t{1} << 62)))
+        throw Error(ErrorCode::InvalidArgument,
+                    fmt::format("einsum equation '{}': operand {}'s shape [{}] has more than 2^62 elements", eq, k,
+                                fmt::join(shapes[k], ",")));
+  }
   return spec;
 }
 

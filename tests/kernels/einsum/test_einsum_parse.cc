@@ -119,3 +119,16 @@ TEST(EinsumCanonical, KeepsDiagonalLettersApart) {
   auto c = einsum_impl::canonicalize(parse_equation("iij->ij", {{3, 3, 4}}));
   EXPECT_EQ(c.to_string(), "iij->ij");
 }
+
+// The letters' sizes multiply to little, but a letter repeated 45 times in one operand (a
+// diagonal) makes that operand's own slot 3^45 elements: an error naming the operand, not
+// a wrapped size in the planner (the einsum fuzzer found this overflow).
+TEST(EinsumParse, ErrorOperandPast2To62ThroughRepeatedLetter) {
+  const std::string eq = std::string(45, 'o') + "->o";
+  const std::string e = parse_error(eq, {Shape(45, 3)});
+  EXPECT_NE(e.find("operand 0's shape"), std::string::npos) << e;
+  EXPECT_NE(e.find("more than 2^62"), std::string::npos) << e;
+  // 39 repeats (3^39 < 2^62) still parse and plan.
+  const std::string ok = std::string(39, 'o') + "->o";
+  EXPECT_NO_THROW(einsum_impl::canonicalize(parse_equation(ok, {Shape(39, 3)})));
+}
