@@ -126,22 +126,7 @@ const char* run_attention_fused(const AttentionPlan& p, const AttentionIo& io, T
   };
 
   // The mask as a float32 additive bias (bool: 0 / -inf), same shape.
-  const float* mask_bias = nullptr;
-  if (p.mask) {
-    const Tensor& m = *p.mask;
-    if (m.dtype() == DType::Float32) {
-      mask_bias = m.data<float>();
-    } else {
-      mask_f.resize(static_cast<size_t>(m.numel()));
-      if (m.dtype() == DType::Bool) {
-        const bool* mb = m.data<bool>();
-        for (int64_t e = 0; e < m.numel(); ++e) mask_f[e] = mb[e] ? 0.f : kNegInf;
-      } else {
-        read_floats(m.dtype(), m.raw(), 0, m.numel(), mask_f.data(), lanes);
-      }
-      mask_bias = mask_f.data();
-    }
-  }
+  const float* mask_bias = mask_as_float_bias(p.mask, mask_f, lanes);
 
   const int64_t positions = std::max<int64_t>(1, kRowsPerTask / G);
   const int64_t q_blocks = (p.q_len + positions - 1) / positions;

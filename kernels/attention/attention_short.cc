@@ -121,22 +121,7 @@ const char* run_attention_short(const AttentionPlan& p, const AttentionIo& io, c
   // not float32; kept per calling thread so that warm runs do not allocate.
   thread_local std::vector<float> mask_tls;
   std::vector<float>& mask_f = mask_tls;  // the caller's instance, not the workers'
-  const float* mask_bias = nullptr;
-  if (p.mask) {
-    const Tensor& m = *p.mask;
-    if (m.dtype() == DType::Float32) {
-      mask_bias = m.data<float>();
-    } else {
-      mask_f.resize(static_cast<size_t>(m.numel()));
-      if (m.dtype() == DType::Bool) {
-        const bool* mb = m.data<bool>();
-        for (int64_t e = 0; e < m.numel(); ++e) mask_f[e] = mb[e] ? 0.f : kNegInf;
-      } else {
-        read_floats(m.dtype(), m.raw(), 0, m.numel(), mask_f.data(), lanes);
-      }
-      mask_bias = mask_f.data();
-    }
-  }
+  const float* mask_bias = mask_as_float_bias(p.mask, mask_f, lanes);
 
   const int64_t threads = pool ? pool->num_threads() : 1;
   const int64_t rows = rows_per_task(p, threads);

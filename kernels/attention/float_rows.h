@@ -3,10 +3,13 @@
 // float32 (the reference paths in double) whatever the stored type.
 #pragma once
 #include <cstdint>
+#include <limits>
+#include <vector>
 
 #include "core/float16.h"
 #include "kernels/attention/attention_lanes.h"
 #include "onnxmini/dtype.h"
+#include "onnxmini/tensor.h"
 
 namespace onnxmini {
 namespace attention {
@@ -60,6 +63,22 @@ inline void write_floats(DType t, void* base, int64_t offset, int64_t n, const f
 }
 
 // One element as double (the reference paths).
+// The attention mask as a float32 additive bias of the same shape: float32 in
+// place, bool as 0 / -inf, other float types converted into `buf` (the caller's
+// reused buffer, so warm runs do not allocate). Null when there is no mask.
+inline const float* mask_as_float_bias(const Tensor* mask, std::vector<float>& buf, const AttentionLanes& lanes) {
+  if (!mask) return nullptr;
+  if (mask->dtype() == DType::Float32) return mask->data<float>();
+  buf.resize(static_cast<size_t>(mask->numel()));
+  if (mask->dtype() == DType::Bool) {
+    const bool* mb = mask->data<bool>();
+    for (int64_t e = 0; e < mask->numel(); ++e) buf[e] = mb[e] ? 0.f : -std::numeric_limits<float>::infinity();
+  } else {
+    read_floats(mask->dtype(), mask->raw(), 0, mask->numel(), buf.data(), lanes);
+  }
+  return buf.data();
+}
+
 inline double read_double(DType t, const void* base, int64_t i) {
   switch (t) {
     case DType::Float32: return static_cast<const float*>(base)[i];
