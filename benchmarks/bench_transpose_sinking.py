@@ -15,13 +15,14 @@ import argparse
 import pathlib
 import statistics
 import tempfile
-import time
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxmini
+# One thread, a level, and the round timer of the optimizer benchmark (same folder).
+from bench_optimizer import _session as session, _time_round as time_round  # noqa: E402
 
 TO_NCHW, TO_NHWC = [0, 3, 1, 2], [0, 2, 3, 1]
 
@@ -53,24 +54,6 @@ def converter_style_cnn(path, size=56, channels=(16, 32, 32, 64, 64, 64), seed=0
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     onnx.save(model, path)
     return {"input": rng.standard_normal((1, size, size, 3)).astype(np.float32)}
-
-
-def session(path, level):
-    so = onnxmini.SessionOptions()
-    so.intra_op_num_threads = 1
-    so.graph_optimization_level = level
-    return onnxmini.InferenceSession(str(path), so)
-
-
-def time_round(sess, feeds, seconds):
-    for _ in range(2):
-        sess.run(None, feeds)
-    times, end = [], time.perf_counter() + seconds
-    while time.perf_counter() < end or len(times) < 3:
-        t = time.perf_counter()
-        sess.run(None, feeds)
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 def main():
