@@ -22,7 +22,6 @@ import os
 import pathlib
 import statistics
 import sys
-import time
 
 import numpy as np
 import onnx
@@ -32,6 +31,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "zoo"))
 import onnxmini  # noqa: E402
 import zoo_lib  # noqa: E402
+# The round timer (warm-up, then runs for `seconds`, fetching `outputs`) of the conv_add benchmark.
+from bench_conv_add import _time_round  # noqa: E402
 
 
 def _attention_softmaxes(model):
@@ -93,22 +94,11 @@ def _blocks(specs, rounds, round_s):
         times = {0: [], 99: []}
         for _ in range(rounds):
             for level in times:
-                times[level].append(_time_round(_session(model, level), feeds, round_s, None))
+                times[level].append(_time_round(_session(model, level), feeds, None, round_s))
         ratios = [a / b for a, b in zip(times[0], times[99])]
         print(f"H {h} S {s} D {d}{' mask' if mask else ''}: unfused {statistics.median(times[0]) * 1e6:.1f} us, "
               f"fused {statistics.median(times[99]) * 1e6:.1f} us, gain {statistics.median(ratios):.2f}x "
               f"(per-round {min(ratios):.2f}-{max(ratios):.2f})")
-
-
-def _time_round(sess, feeds, seconds, outputs):
-    for _ in range(2):
-        sess.run(outputs, feeds)
-    times, end = [], time.perf_counter() + seconds
-    while time.perf_counter() < end or len(times) < 3:
-        t = time.perf_counter()
-        sess.run(outputs, feeds)
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 def main():
@@ -133,7 +123,7 @@ def main():
         times = {k: [] for k in variants}
         for _ in range(args.rounds):
             for k, b in variants.items():
-                times[k].append(_time_round(_session(b), feeds, args.round_s, outputs))
+                times[k].append(_time_round(_session(b), feeds, outputs, args.round_s))
         ratios = [a / b for a, b in zip(times["without"], times["with"])]
         print(f"{e['name']}: {len(_attention_softmaxes(model))} attention blocks; with {statistics.median(times['with']) * 1e3:.3f} ms, "
               f"without {statistics.median(times['without']) * 1e3:.3f} ms, gain {statistics.median(ratios):.3f}x "

