@@ -25,6 +25,10 @@
 //   conv1d_shifted_gemm 1-D (1xK / Kx1 after drop_unit_axes) float32, stride 1, constant
 //                       filter, short rows (measured rule): one transposed GEMM per tap reading
 //                       X in place, no im2col (conv_row.cc)
+//   conv1d_im2row_gemm  1-D float32, one group, constant filter, 1..16 outputs per image
+//                       (measured rule): C = rows (N*P x C*taps) * W^T, the whole batch in
+//                       one GEMM with the output channels in the vector lanes, then
+//                       transposed into Y (conv1d_im2row.cc)
 //   conv1d_implicit_gemm other 1-D float32 with stride 1, > 16 outputs and a small im2col
 //                       matrix (measured rule): the implicit GEMM on one padded row
 //   conv2d_lanes        2-D float32, one group, constant filter, AVX-512 or AVX2, where
@@ -43,7 +47,7 @@
 // graph pass, onnxruntime FusedConv's Z) gives Y = act(conv(X, W) + B + Z). Per path:
 //   GEMM paths (im2col, 1x1, implicit)  in the GEMM tile epilogue (gemm::Epilogue::residual),
 //                                       one pass over Y
-//   conv1x1_transposed, conv1d_shifted  bias, Z and activation on each Y row after the
+//   conv1x1_transposed, conv1d_shifted, conv1d_im2row  bias, Z and activation on each Y row after the
 //                                       transposing store (transpose_with_epilogue)
 //   conv2d_lanes                        bias in the tile epilogue; Z and the activation on each
 //                                       output row right after its transposing store (still in L1)
@@ -64,6 +68,7 @@
 #include "kernels/fused_attributes.h"
 #include "kernels/gemm_engine/fused_activation.h"
 #include "kernels/gemm_engine/gemm.h"
+#include "kernels/nn/conv1d_im2row.h"
 #include "kernels/nn/conv1x1_transposed.h"
 #include "kernels/nn/conv_depthwise.h"
 #include "kernels/nn/conv_implicit.h"
@@ -95,9 +100,10 @@ ConvVariant conv_variant_override() {
       else if (s == "lanes") parsed = ConvVariant::Lanes;
       else if (s == "transposed") parsed = ConvVariant::Transposed;
       else if (s == "row") parsed = ConvVariant::Row;
+      else if (s == "im2row") parsed = ConvVariant::Im2row;
       else
         ONNXMINI_LOG(default_logger(), Warning,
-                     "ONNXMINI_CONV_VARIANT={} is not one of im2col, implicit, direct, depthwise, lanes, transposed, row; using the rule", s);
+                     "ONNXMINI_CONV_VARIANT={} is not one of im2col, implicit, direct, depthwise, lanes, transposed, row, im2row; using the rule", s);
     }
     v = static_cast<int>(parsed);
     g_conv_variant.store(v, std::memory_order_relaxed);
@@ -200,6 +206,7 @@ struct ConvExtras {
   // W^T per group for conv1x1_transposed (constant filter), or null: packed per call.
   const std::vector<std::shared_ptr<gemm::PackedB>>* packed_t = nullptr;
   const RowFilter* row = nullptr;  // set when conv1d_shifted runs this call
+  const gemm::PackedB* im2row = nullptr;  // W^T, set when conv1d_im2row runs this call
   // The epilogue for group `grp` of `mg` output channels (no residual: GEMM callers
   // offset it per image and group: gemm_rows, epilogue_with_residual).
   gemm::Epilogue epilogue(const float* bias, int64_t grp, int64_t mg) const {
@@ -371,6 +378,15 @@ bool takes_row(const ConvGeom& g) {
   return v == ConvVariant::Row || (v == ConvVariant::Rule && row_conv_wins(g));
 }
 
+// conv1d_im2row (float32 1-D, one group, a constant filter packed for it): by the rule
+// of conv1d_im2row.cc or forced (ONNXMINI_CONV_VARIANT=im2row). It goes before
+// conv1d_shifted and the implicit GEMM, which handle one image per GEMM.
+bool takes_im2row(const ConvGeom& g) {
+  if (g.win.rank != 1 || g.group != 1) return false;
+  const ConvVariant v = conv_variant_override();
+  return v == ConvVariant::Im2row || (v == ConvVariant::Rule && im2row_conv_wins(g));
+}
+
 // A 1x1 kernel with stride 1 and no padding: X[n, g] is the GEMM's B operand as is.
 bool plain_1x1(const Window& w) {
   bool plain = w.kernel_size() == 1;
@@ -476,6 +492,11 @@ const char* conv_fast(KernelContext& ctx, const ConvGeom& g, const T* x, const T
     return cg == 1 && mg == 1 ? "conv_depthwise" : "conv2d_direct";
   }
   if constexpr (std::is_same_v<T, float>) {
+    if (ex.im2row) {
+      conv1d_im2row(ctx, g, x, *ex.im2row, ex.epilogue_with_residual(bias, mg, P), y);
+      ctx.stats().isa = ctx.gemm().sgemm_path(gemm::SgemmArgs{}, false).isa;
+      return "conv1d_im2row_gemm";
+    }
     if (ex.row) {
       conv1d_shifted(ctx, g, x, *ex.row, ex.epilogue_with_residual(bias, mg, P), ex.affine, y);
       ctx.stats().isa = ctx.gemm().sgemm_path(gemm::SgemmArgs{}, false).isa;
@@ -554,6 +575,10 @@ class ConvKernel : public Kernel {
     if (w && info.mode == KernelMode::Fast && w->dtype() == DType::Float32 && w->numel() > 0 &&
         (w->rank() == 3 || (w->rank() == 4 && (w->dim(2) == 1 || w->dim(3) == 1))) && w->dim(0) % group_ == 0)
       row_cg_ = w->dim(1), row_taps_ = w->numel() / (w->dim(0) * w->dim(1));
+    // A one-group 1-D constant filter: conv1d_im2row may pack W^T on first use.
+    if (w && info.mode == KernelMode::Fast && w->dtype() == DType::Float32 && w->numel() > 0 && group_ == 1 &&
+        (w->rank() == 3 || (w->rank() == 4 && (w->dim(2) == 1 || w->dim(3) == 1))))
+      im2row_m_ = w->dim(0), im2row_k_ = w->numel() / w->dim(0);
     if (w && info.mode == KernelMode::Fast && w->dtype() == DType::Float32 && w->numel() > 0 &&
         lanes_filter_wanted(w->rank(), group_))
       lanes_ = pack_lanes_filter(w->data<float>(), w->dim(0), w->dim(1), w->dim(2), w->dim(3));
@@ -589,6 +614,12 @@ class ConvKernel : public Kernel {
     args.M = mg, args.N = g.win.out_size(), args.K = cg * g.win.kernel_size();
     const gemm::SgemmPath path = gemm::engine(info.gemm, info.mode).sgemm_path(args, false);
     KernelPlan p{nullptr, f32 ? path.isa : "portable", f32 ? gemm::sgemm_blocking(path) : ""};
+    if (f32 && im2row_k_ > 0 && takes_im2row(g) && g.M == im2row_m_ && g.C * g.win.kernel[0] == im2row_k_) {
+      gemm::SgemmArgs t;  // C = rows * W^T: N*P x M, K = C * taps
+      t.trans_b = true, t.M = g.N * g.win.out_size(), t.N = g.M, t.K = im2row_k_;
+      const gemm::SgemmPath tp = gemm::engine(info.gemm, info.mode).sgemm_path(t, true);
+      return KernelPlan{"conv1d_im2row_gemm", tp.isa, gemm::sgemm_blocking(tp)};
+    }
     if (f32 && row_taps_ > 0 && takes_row(g) && g.C / g.group == row_cg_ && g.win.kernel[0] == row_taps_) {
       gemm::SgemmArgs t;  // one tap: C^T = X_k^T W_k^T, P x mg, K = cg
       t.trans_a = t.trans_b = true, t.M = g.win.out_size(), t.N = mg, t.K = cg;
@@ -679,8 +710,16 @@ class ConvKernel : public Kernel {
         });
         ex.packed_t = &packed_t_;
       }
+      // conv1d_im2row's W^T, likewise packed on the first call that takes the path.
+      if (!ctx.reference_mode() && im2row_k_ > 0 && !ex.lanes && takes_im2row(g) &&
+          g.M == im2row_m_ && g.C * g.win.kernel[0] == im2row_k_) {
+        std::call_once(im2row_once_, [&] {
+          im2row_ = pack_im2row_filter(ctx.gemm(), ctx.input(1).data<float>(), im2row_m_, im2row_k_);
+        });
+        if (im2row_conv_fits(g, im2row_.get(), im2row_m_, im2row_k_)) ex.im2row = im2row_.get();
+      }
       // conv1d_shifted's per-tap W^T panels, likewise packed on first use.
-      if (!ctx.reference_mode() && row_taps_ > 0 && g.C / g.group == row_cg_ && g.win.rank == 1 &&
+      if (!ctx.reference_mode() && !ex.im2row && row_taps_ > 0 && g.C / g.group == row_cg_ && g.win.rank == 1 &&
           g.win.kernel[0] == row_taps_ && takes_row(g)) {
         std::call_once(row_once_, [&] {
           row_ = pack_row_filter(ctx.gemm(), ctx.input(1).data<float>(), g.M, row_cg_, row_taps_, g.group);
@@ -692,7 +731,9 @@ class ConvKernel : public Kernel {
     }
     // The input affine, when the chosen path cannot apply it on the fly: X' = scratch copy.
     Tensor xa;
-    const bool implicit = !ctx.reference_mode() && (ex.lanes || ex.row || (!takes_direct2d(g) && takes_implicit(g)));
+    // (conv1d_im2row reads X as is: the affine goes into the scratch copy.)
+    const bool implicit = !ctx.reference_mode() && !ex.im2row &&
+                          (ex.lanes || ex.row || (!takes_direct2d(g) && takes_implicit(g)));
     if constexpr (std::is_same_v<T, float>) {
       if (ex.affine && !implicit) {
         xa = ctx.scratch(DType::Float32, ctx.input(0).shape());
@@ -759,6 +800,9 @@ class ConvKernel : public Kernel {
   int64_t row_cg_ = 0, row_taps_ = 0;                   // constant 1-D / 1xK / Kx1 filter, else 0
   std::once_flag row_once_;
   std::shared_ptr<const RowFilter> row_;                // its per-tap W^T panels (conv1d_shifted)
+  int64_t im2row_m_ = 0, im2row_k_ = 0;                 // one-group 1-D constant filter: M, C * taps
+  std::once_flag im2row_once_;
+  std::shared_ptr<gemm::PackedB> im2row_;               // its W^T (conv1d_im2row)
 };
 
 }  // namespace

@@ -11,13 +11,15 @@
 //             one pixel): Y^T = X^T W^T (conv1x1_transposed.h)
 //   row       conv1d_shifted (float32 1-D / 1xK / Kx1, stride 1, constant filter):
 //             one transposed GEMM per tap, X read in place (conv_row.h)
+//   im2row    conv1d_im2row_gemm (float32 1-D, one group, constant filter): the batch's
+//             receptive fields as rows times W^T, one GEMM (conv1d_im2row.h)
 // A path that cannot run the layer falls back to the rule.
 #pragma once
 
 namespace onnxmini {
 namespace nn {
 
-enum class ConvVariant { Rule, Im2col, Implicit, Direct, Lanes, Depthwise, Transposed, Row };
+enum class ConvVariant { Rule, Im2col, Implicit, Direct, Lanes, Depthwise, Transposed, Row, Im2row };
 
 // The override, read from ONNXMINI_CONV_VARIANT once per process (an unknown value
 // logs a warning naming it and keeps the rule).

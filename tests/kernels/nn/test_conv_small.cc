@@ -1,7 +1,8 @@
 // conv1x1_transposed (a plain 1x1 Conv on a small image as Y^T = X^T W^T), and the
 // two 1-D / 1xK / Kx1 paths without im2col: conv1d_shifted_gemm (one transposed GEMM
 // per tap on a padded row) and conv1d_implicit_gemm (taps read in place from a padded
-// row). Each forced path against the reference kernels on many
+// row), and conv1d_im2row_gemm (1-D, few outputs per image: the batch's receptive
+// fields as rows times W^T in one GEMM). Each forced path against the reference kernels on many
 // shapes (odd sizes, groups, batch, padding, dilation, stride), with bias, every fused
 // activation kind the epilogue has (Relu, Clip, Sigmoid, HardSigmoid, PRelu per
 // channel), a fused residual Z and a fused input affine; and the rule's choice on the
@@ -164,6 +165,44 @@ TEST(Conv1dShifted, ForcedMatchesReferenceOnManyShapes) {
   for (const auto& c : cases) check_case(c, "conv1d_shifted_gemm", seed += 20);
 }
 
+TEST(Conv1dIm2row, ForcedMatchesReferenceOnManyShapes) {
+  VariantScope force(nn::ConvVariant::Im2row);
+  const SmallCase cases[] = {
+      {{1, 1, 576}, {40, 1, 256}, 1, {0, 0}, {128}},                 // silero's STFT front end, fewer filters
+      {{3, 1, 700}, {33, 1, 64}, 1, {5, 9}, {60}},                   // batch 3, padded, taps past the end
+      {{4, 24, 4}, {48, 24, 3}, 1, {1, 1}, {2}},                     // silero-like stride 2, batch 4
+      {{2, 16, 2}, {37, 16, 3}, 1, {1, 1}, {2}, {}, false},          // one output per image, no bias
+      {{2, 10, 1}, {20, 10, 3}, 1, {1, 1}},                          // one input column: the middle tap only
+      {{1, 7, 23}, {19, 7, 5}, 1, {2, 1}, {3}, {2}},                 // dilation 2, stride 3, asymmetric pad
+      {{2, 12, 1, 9}, {17, 12, 1, 3}, 1, {0, 1, 0, 1}},              // 1xK, stride 1
+      {{1, 12, 11, 1}, {20, 12, 4, 1}, 1, {0, 0, 0, 0}, {3, 1}},     // Kx1, stride 3, no padding
+      {{1, 4, 6}, {5, 4, 7}, 1, {3, 3}},                             // kernel wider than the input
+      {{1, 3, 5}, {4, 3, 2}, 1, {0, 6}},                             // outputs that see only padding
+  };
+  uint32_t seed = 1000;
+  for (const auto& c : cases) check_case(c, "conv1d_im2row_gemm", seed += 20);
+}
+
+// A length that changes between runs moves the same Conv node between conv1d_im2row
+// (few outputs) and the per-image paths (many); every run against the reference.
+TEST(Conv1dIm2row, RunsWithChangingLengthsMatchReference) {
+  ModelBuilder mb(13);
+  mb.input("X", DType::Float32, {2, 16, -1});
+  mb.initializer("W", random_tensor(DType::Float32, {48, 16, 3}, 1100));
+  mb.initializer("B", random_tensor(DType::Float32, {48}, 1101));
+  mb.node("Conv", {"X", "W", "B"}, {"Y"}).name("c").attr("pads", std::vector<int64_t>{1, 1}).attr(
+      "strides", std::vector<int64_t>{2});
+  mb.output("Y");
+  auto fast = mb.session(opts(ORT_ENABLE_ALL, KernelMode::Fast, 1));
+  auto ref = mb.session(options_for(KernelMode::Reference));
+  uint32_t seed = 1110;
+  for (const int64_t len : {4, 9, 200, 3, 64, 4}) {
+    const Tensor x = random_tensor(DType::Float32, {2, 16, len}, seed++);
+    const Tensor want = run_all(*ref, {{"X", x}}).at(0), got = run_all(*fast, {{"X", x}}).at(0);
+    EXPECT_TRUE(tensors_near(got, want, reduction_atol(DType::Float32, 16 * 3), 1e-4)) << "length " << len;
+  }
+}
+
 TEST(Conv1dPaths, RuleOnZooShapes) {
   check_case({{1, 960, 1, 40}, {60, 960, 1, 3}, 1, {0, 1, 0, 1}}, "conv1d_shifted_gemm", 700, false);  // ppocr_v4_rec
   check_case({{4, 129, 4}, {128, 129, 3}, 1, {1, 1}}, "conv1d_shifted_gemm", 710);  // silero conv_layers.0
@@ -174,6 +213,12 @@ TEST(Conv1dPaths, RuleOnZooShapes) {
   // front end (256 taps at stride 128: a subsample, no gain) keep im2col.
   check_case({{1, 256, 512, 1}, {16, 256, 5, 1}, 1, {2, 0, 2, 0}}, "conv1d_im2col", 735, false);
   check_case({{2, 1, 832}, {20, 1, 256}, 1, {0, 0}, {128}}, "conv1d_im2col", 740);
+  // silero's strided layers (1..5 outputs per image, batch 1 and 4) fold into one GEMM.
+  check_case({{1, 1, 576}, {258, 1, 256}, 1, {0, 0}, {128}}, "conv1d_im2row_gemm", 745, false);  // STFT, P = 3
+  check_case({{4, 1, 832}, {258, 1, 256}, 1, {0, 0}, {128}}, "conv1d_im2row_gemm", 750, false);  // v6 STFT, P = 5
+  check_case({{4, 128, 4}, {64, 128, 3}, 1, {1, 1}, {2}}, "conv1d_im2row_gemm", 755);  // conv_layers.1
+  check_case({{1, 64, 2}, {64, 64, 3}, 1, {1, 1}, {2}}, "conv1d_im2row_gemm", 760);    // encoder.2, P = 1
+  check_case({{1, 64, 1}, {128, 64, 3}, 1, {1, 1}}, "conv1d_shifted_gemm", 765);       // stride 1: stays
 }
 
 // The fused residual Z (com.microsoft FusedConv's 4th input) and a fused input affine
@@ -201,6 +246,7 @@ TEST(ConvSmallPaths, ResidualAndInputAffineMatchUnfused) {
       {{{2, 40, 5, 6}, {48, 20, 1, 1}, 2}, nn::ConvVariant::Transposed, "conv1x1_transposed"},
       {{{1, 24, 1, 19}, {20, 24, 1, 3}, 1, {0, 1, 0, 1}}, nn::ConvVariant::Implicit, "conv1d_implicit_gemm"},
       {{{2, 24, 1, 19}, {40, 12, 1, 3}, 2, {0, 1, 0, 1}}, nn::ConvVariant::Row, "conv1d_shifted_gemm"},
+      {{{3, 24, 1, 7}, {40, 24, 1, 3}, 1, {0, 1, 0, 1}}, nn::ConvVariant::Im2row, "conv1d_im2row_gemm"},
   };
   uint32_t seed = 800;
   for (const auto& fc : cases) {
@@ -242,7 +288,8 @@ TEST(ConvSmallPaths, ResidualAndInputAffineMatchUnfused) {
 }
 
 // A filter that is a graph input (not constant): conv1x1_transposed packs W^T per call;
-// conv1d_shifted_gemm needs a constant filter, so forcing it leaves the layer on the rule.
+// conv1d_shifted_gemm and conv1d_im2row_gemm need a constant filter, so forcing them
+// leaves the layer on the rule.
 TEST(ConvSmallPaths, FilterAsInput) {
   const struct {
     Shape x, w;
@@ -252,6 +299,7 @@ TEST(ConvSmallPaths, FilterAsInput) {
   } cases[] = {
       {{2, 24, 5, 7}, {40, 24, 1, 1}, {0, 0, 0, 0}, nn::ConvVariant::Transposed, "conv1x1_transposed"},
       {{1, 16, 1, 30}, {20, 16, 1, 3}, {0, 1, 0, 1}, nn::ConvVariant::Row, "conv1d_implicit_gemm"},
+      {{1, 16, 1, 6}, {40, 16, 1, 3}, {0, 1, 0, 1}, nn::ConvVariant::Im2row, "conv1d_im2col"},
   };
   uint32_t seed = 900;
   for (const auto& c : cases) {

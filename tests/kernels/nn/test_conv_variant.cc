@@ -117,7 +117,7 @@ TEST(ConvVariant, PathsThatCannotRunFallBackToTheRule) {
   const ModelBuilder mb = conv_model(xs, ws, 1, {1, 1, 1, 1, 1, 1});
   const Tensor x = random_tensor(DType::Float32, xs, 11);
   for (auto v : {nn::ConvVariant::Direct, nn::ConvVariant::Implicit, nn::ConvVariant::Lanes,
-                 nn::ConvVariant::Transposed, nn::ConvVariant::Row}) {
+                 nn::ConvVariant::Transposed, nn::ConvVariant::Row, nn::ConvVariant::Im2row}) {
     VariantScope force(v);
     EXPECT_EQ(run_and_check(mb, x, 4 * 27), "conv3d_im2col") << "forced " << static_cast<int>(v);
   }
