@@ -64,9 +64,15 @@ struct PowOp : BinaryOpDefaults {
   static constexpr const char* kNameB = "Y";
   explicit PowOp(const KernelInfo&) {}
 
+  // A float base squared (exponent 2, the common Pow(x, 2) of norms and spectra) is
+  // a * a: one correctly rounded multiply, where powf cost about 10 ns per element
+  // (silero's STFT magnitude, 2 x 2064 elements: 54 us per run) and rounds twice when
+  // the result is subnormal. onnxruntime squares as well. The branch is on a
+  // loop-invariant exponent in the scalar-exponent loops.
   template <class CA, class CB> CA operator()(CA a, CB b) const {
     if constexpr (std::is_floating_point<CA>::value) {
       using P = std::conditional_t<std::is_same<CB, double>::value, double, CA>;
+      if (b == CB(2)) return static_cast<CA>(static_cast<P>(a) * static_cast<P>(a));
       return static_cast<CA>(std::pow(static_cast<P>(a), static_cast<P>(b)));
     } else if constexpr (std::is_integral<CB>::value) {
       return int_pow(a, b);

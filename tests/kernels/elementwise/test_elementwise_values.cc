@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <vector>
 
 #include "tests/common/simd_isas.h"
 #include "tests/common/op_test_util.h"
@@ -48,6 +50,36 @@ TEST(ElementwiseValues, PowIntegerAndMixed) {
   Tensor fb = Tensor::from_vector<float>({3}, {2.f, 9.f, 0.5f});
   Tensor iexp = Tensor::from_vector<int32_t>({3}, {3, -1, 2});
   EXPECT_TRUE(tensors_near(run_op(15, "Pow", {fb, iexp}), Tensor::from_vector<float>({3}, {8.f, 1.f / 9.f, 0.25f})));
+}
+
+// Pow(x, 2) is the correctly rounded square: the float product of two floats computed
+// in double is exact, so one rounding to float is the reference, subnormal results
+// (where glibc's powf rounds twice) and overflow included. Exponents other than 2 in
+// the same tensor keep std::pow. Fast and reference kernels, scalar and tensor exponent.
+TEST(ElementwiseValues, PowSquareIsTheCorrectlyRoundedProduct) {
+  // 0x1.15p-67 and 0x1.23p-67: squares where glibc's powf is one ulp off (found by a scan).
+  std::vector<float> xs{0x1.15p-67f, -0x1.23p-67f, 1.1f, -2.5f, 3e-20f, -1.7e-20f, 1.3e-19f, 7.3e-23f, 2e19f, 1e20f, -0.f, kInf, -kInf, kNaN};
+  for (int i = 0; i < 64; ++i) xs.push_back(std::ldexp(1.0f + 0.013f * i, -70 + 2 * i) * (i % 2 ? -1.f : 1.f));
+  const int64_t n = static_cast<int64_t>(xs.size());
+  const Tensor x = Tensor::from_vector<float>({n}, xs);
+  std::vector<float> exps(xs.size(), 2.f);
+  for (size_t i = 0; i < exps.size(); i += 3) exps[i] = 3.f;  // every third element cubed by std::pow
+  auto same_bits = [](float a, float b) { return (std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, 4) == 0; };
+  for (const KernelMode mode : {KernelMode::Fast, KernelMode::Reference}) {
+    const Tensor sq = run_op(15, "Pow", {x, Tensor::from_vector<float>({}, {2.f})}, {}, mode);
+    const Tensor mixed = run_op(15, "Pow", {x, Tensor::from_vector<float>({n}, exps)}, {}, mode);
+    for (int64_t i = 0; i < n; ++i) {
+      const double xd = xs[i];
+      const float want = static_cast<float>(xd * xd);
+      EXPECT_TRUE(same_bits(sq.data<float>()[i], want)) << "x = " << xs[i] << " got " << sq.data<float>()[i];
+      const float want_mixed = exps[i] == 2.f ? want : std::pow(xs[i], 3.f);
+      EXPECT_TRUE(same_bits(mixed.data<float>()[i], want_mixed)) << "x = " << xs[i] << " exponent " << exps[i];
+    }
+  }
+  // float64 base, an int64 exponent of 2.
+  const Tensor xd = Tensor::from_vector<double>({3}, {1e-160, -3.25, 1e200});
+  const Tensor yd = run_op(15, "Pow", {xd, Tensor::from_vector<int64_t>({}, {2})});
+  for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(yd.data<double>()[i], xd.data<double>()[i] * xd.data<double>()[i]);
 }
 
 TEST(ElementwiseValues, RoundHalfToEvenAndSign) {
