@@ -7,7 +7,7 @@ and of the per-round ratio before / after (> 1: after is faster), plus the same 
 CPU time per run (less sensitive to other processes taking the core).
 
     .venv/bin/python benchmarks/ab_cli.py --before /tmp/base/onnxmini --before-lib /tmp/base \\
-        --after build/tools/onnxmini MODEL.onnx --input images=x.npy [--rounds 9] [--repeat 20]
+        --after build/tools/onnxmini MODEL.onnx --input images=x.npy [--rounds 9] [--repeat 20] [--threads 1]
 
 --before-lib: a folder with the "before" build's libonnxmini.so.0 (put on LD_LIBRARY_PATH).
 Set ONNXMINI_ISA in the environment to compare one ISA's path.
@@ -23,7 +23,7 @@ def one(cli, lib, a):
     env = dict(os.environ)
     if lib:
         env["LD_LIBRARY_PATH"] = lib
-    args = [cli, "run", a.model, "--threads", "1", "--repeat", str(a.repeat), "--warmup", "3",
+    args = [cli, "run", a.model, "--threads", str(a.threads), "--repeat", str(a.repeat), "--warmup", "3",
             "--warmup-ms", "200", "--json"]
     for i in a.input:
         args += ["--input", i]
@@ -41,6 +41,7 @@ def main():
     p.add_argument("--after-lib", default="")
     p.add_argument("--rounds", type=int, default=9)
     p.add_argument("--repeat", type=int, default=20)
+    p.add_argument("--threads", type=int, default=1)
     a = p.parse_args()
     rows = []
     for r in range(a.rounds):
@@ -55,7 +56,7 @@ def main():
     ratio = med([g["before"][0] / g["after"][0] for g in rows])
     ratio_cpu = med([g["before"][1] / g["after"][1] for g in rows])
     print(json.dumps({"model": os.path.basename(a.model), "isa": os.environ.get("ONNXMINI_ISA", "native"),
-                      "rounds": a.rounds, "repeat": a.repeat, "before_ms": round(b_lat, 3),
+                      "rounds": a.rounds, "repeat": a.repeat, "threads": a.threads, "before_ms": round(b_lat, 3),
                       "after_ms": round(a_lat, 3), "ratio": round(ratio, 3), "before_cpu_ms": round(b_cpu, 3),
                       "after_cpu_ms": round(a_cpu, 3), "ratio_cpu": round(ratio_cpu, 3),
                       "load": os.getloadavg()[0]}))

@@ -76,6 +76,10 @@ TEST(Pad, RandomMatchesReference) {
     EXPECT_TRUE(fast_matches_reference("Pad", 19, {iota_tensor(DType::UInt8, {5, 6}), i64({1, 2, 3, 4})},
                                        [&](NodeBuilder& n) { n.attr("mode", mode); }))
         << mode;
+    // silero_vad_v6's STFT pad: long rows, borders of 128 on each side.
+    EXPECT_TRUE(fast_matches_reference("Pad", 19, {random_tensor(DType::Float32, {4, 576}, 5), i64({0, 128, 0, 128})},
+                                       [&](NodeBuilder& n) { n.attr("mode", mode); }))
+        << mode;
   }
 }
 
