@@ -98,9 +98,12 @@ class SliceKernel : public Kernel {
       }
       AxisOffsets p;
       p.offsets.resize(runs.size());
-      for (size_t d = 0; d < runs.size(); ++d) {
-        p.out_shape.push_back(runs[d].count);
-        for (int64_t i = 0; i < runs[d].count; ++i) p.offsets[d].push_back((runs[d].start + i * runs[d].step) * runs[d].stride);
+      p.out_shape.resize(runs.size());
+      for (size_t d = 0; d < runs.size(); ++d) {  // each table sized once (no growth per element)
+        p.out_shape[d] = runs[d].count;
+        std::vector<int64_t>& off = p.offsets[d];
+        off.resize(static_cast<size_t>(runs[d].count));
+        for (int64_t i = 0; i < runs[d].count; ++i) off[i] = (runs[d].start + i * runs[d].step) * runs[d].stride;
       }
       copy_by_axis_offsets(p, in, out, T(), ctx.threads());
     });
