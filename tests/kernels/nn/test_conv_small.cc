@@ -209,8 +209,8 @@ TEST(Conv1dPaths, RuleOnZooShapes) {
   check_case({{1, 64, 100}, {64, 64, 3}, 1, {1, 1}}, "conv1d_implicit_gemm", 720);  // 64 ch, longer row
   check_case({{1, 32, 90, 1}, {24, 32, 5, 1}, 1, {2, 0, 2, 0}}, "conv1d_implicit_gemm", 730);  // Kx1, few filters
   check_case({{1, 16, 300}, {24, 16, 5}, 1, {2, 2}}, "conv1d_implicit_gemm", 725);  // few filters, longer row
-  // magika-like (a 1280 x 512 im2col matrix, past the 192K-float limit) and silero_vad's
-  // front end (256 taps at stride 128: a subsample, no gain) keep im2col.
+  // magika-like (a 1280 x 512 im2col matrix, past the 192K-float limit) and a silero-like
+  // front end with only 20 filters (conv1d_im2row wants >= 32) keep im2col.
   check_case({{1, 256, 512, 1}, {16, 256, 5, 1}, 1, {2, 0, 2, 0}}, "conv1d_im2col", 735, false);
   check_case({{2, 1, 832}, {20, 1, 256}, 1, {0, 0}, {128}}, "conv1d_im2col", 740);
   // silero's strided layers (1..5 outputs per image, batch 1 and 4) fold into one GEMM.
