@@ -192,8 +192,10 @@ struct Pass : FusionPass {
   }
 
   // Which activations a rule takes: those onnxruntime's FusedConv saves (Relu, Sigmoid,
-  // Clip), PRelu (Conv only), the others (HardSigmoid, HardSwish, Swish), or all but PRelu (Gemm).
-  enum class ActSet { FusedConv, PRelu, Extra, AllButPRelu };
+  // Clip), PRelu (Conv only), the others (HardSigmoid, HardSwish, Swish), Gelu (either
+  // form; Conv only: its own rule runs after the gelu*_before_opset20 rules that make
+  // the node), or all but PRelu (Gemm).
+  enum class ActSet { FusedConv, PRelu, Extra, Gelu, AllButPRelu };
   static bool in_set(FusedActivationKind k, ActSet set) {
     using K = FusedActivationKind;
     const bool extra = k == K::HardSigmoid || k == K::HardSwish || k == K::Swish;
@@ -201,6 +203,7 @@ struct Pass : FusionPass {
       case ActSet::FusedConv: return k == K::Relu || k == K::Sigmoid || k == K::Clip;
       case ActSet::PRelu: return k == K::PRelu;
       case ActSet::Extra: return extra;
+      case ActSet::Gelu: return k == K::Gelu || k == K::GeluTanh;
       case ActSet::AllButPRelu: return k != K::PRelu && k != K::None;
     }
     return false;
@@ -296,6 +299,7 @@ struct Pass : FusionPass {
       const char* rule = !conv                    ? "gemm_activation"
                          : set == ActSet::PRelu     ? "conv_prelu"
                          : set == ActSet::Extra     ? "conv_activation_extra"
+                         : set == ActSet::Gelu      ? "conv_gelu"
                                                     : "conv_activation";
       std::vector<int> inner;
       float alpha = 1.0f;
@@ -641,6 +645,7 @@ void fuse_bn_conv(RuleContext& ctx) { Pass(ctx).bn_conv(); }
 void fuse_conv_activation(RuleContext& ctx) { Pass(ctx).producer_activation(true, Pass::ActSet::FusedConv); }
 void fuse_conv_prelu(RuleContext& ctx) { Pass(ctx).producer_activation(true, Pass::ActSet::PRelu); }
 void fuse_conv_activation_extra(RuleContext& ctx) { Pass(ctx).producer_activation(true, Pass::ActSet::Extra); }
+void fuse_conv_gelu(RuleContext& ctx) { Pass(ctx).producer_activation(true, Pass::ActSet::Gelu); }
 void fuse_reduce_mean_max(RuleContext& ctx) { Pass(ctx).reduce_mean_max(); }
 void fuse_gemm_activation(RuleContext& ctx) {
   Pass p(ctx);

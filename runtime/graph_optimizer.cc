@@ -126,6 +126,8 @@ const std::vector<GraphRule>& graph_rules() {
       {"gelu_tanh_before_opset20", kExtended, false, fuse_gelu_tanh_before_opset20,
        "the gelu_tanh pattern in a model importing opset < 20 -> Gelu approximate tanh (the opset-20 kernel)"},
       // After the gelu twins, so the Gelu they make in an opset < 20 model is fused too.
+      {"conv_gelu", kExtended, false, fuse_conv_gelu,
+       "Conv -> Gelu (approximate none | tanh) -> Conv with it in its epilogue"},
       {"gemm_activation", kExtended, false, fuse_gemm_activation,
        "Gemm -> Relu | Sigmoid | Clip | HardSigmoid | HardSwish | Swish | Gelu | Mul(x, Sigmoid(x)) -> Gemm with "
        "the activation in its epilogue; MatMul(A any rank, B const) -> Add(bias const [N]) [-> one of those] -> "
