@@ -234,12 +234,21 @@ struct ExportedNormFusions : NormPass {
       } else if (!declared_float32(x)) {
         continue;
       }
-      const int i_gamma = sole_reader(n);
-      if (i_gamma < 0 || !plain(g.nodes[i_gamma], "Mul", 2)) continue;
-      const int gamma_id = other_input(g.nodes[i_gamma], n);
-      const Tensor* gamma = constant(gamma_id);
-      if (!gamma || gamma->dtype() != gamma_type || gamma->rank() != 1 || gamma->numel() < 2) continue;
-      matched.push_back(i_gamma);
+      // Mul(n, gamma [C]). Without it (n read by no Mul: scale=False) the scale is a new
+      // constant of ones over X's declared last axis (RMSNormalization's scale is not
+      // optional); unknown size, or the float16 / bfloat16 form with its casts: left alone.
+      int i_gamma = sole_reader(n), gamma_id = -1;
+      if (i_gamma >= 0 && plain(g.nodes[i_gamma], "Mul", 2)) {
+        gamma_id = other_input(g.nodes[i_gamma], n);
+        const Tensor* gamma = constant(gamma_id);
+        if (!gamma || gamma->dtype() != gamma_type || gamma->rank() != 1 || gamma->numel() < 2) continue;
+        matched.push_back(i_gamma);
+      } else {
+        const int64_t C = known_last_dim(in);
+        if (absorb_casts || C < 1) continue;
+        i_gamma = matched.back();  // the last matched node: the normalizing Mul / Div
+        gamma_id = add_ones(g.nodes[i_gamma].name + "_scale_ones", C);
+      }
       GraphNode fused;
       fused.name = g.nodes[i_gamma].name;
       fused.op_type = "RMSNormalization";

@@ -83,7 +83,7 @@ const std::vector<GraphRule>& graph_rules() {
        "Conv -> Relu | Sigmoid | Clip -> Conv with the activation in its epilogue (saved as onnxruntime's "
        "com.microsoft FusedConv)"},
       {"layer_norm", kExtended, true, fuse_layer_norm,
-       "ReduceMean(X, last axis) -> Sub -> Pow 2 | Mul self -> ReduceMean -> Add(eps) -> Sqrt -> Div -> Mul(gamma) "
+       "ReduceMean(X, last axis) -> Sub -> Pow 2 | Mul self -> ReduceMean -> Add(eps) -> Sqrt -> Div -> [Mul(gamma), else ones] "
        "[-> Add(beta)] -> LayerNormalization (opset 17+; runtime/graph_fusion_norm.h)"},
       {"gelu", kExtended, true, fuse_gelu,
        "0.5 * x * (1 + Erf(x / sqrt 2)) (any grouping) -> Gelu (opset 20+; runtime/graph_fusion_norm.h)"},
@@ -91,7 +91,7 @@ const std::vector<GraphRule>& graph_rules() {
        "TF LayerNorm: GlobalAveragePool | ReduceMean mean and variance, Reciprocal(Sqrt(var + eps)) * gamma = sg, "
        "X * sg + (beta - mean * sg) -> LayerNormalization (opset 17+; runtime/graph_fusion_norm.h)"},
       {"rms_norm", kExtended, true, fuse_rms_norm,
-       "x * Reciprocal(Sqrt(ReduceMean(x^2, last axis) + eps)) * gamma [optional Casts] -> RMSNormalization "
+       "x * Reciprocal(Sqrt(ReduceMean(x^2, last axis) + eps)) [* gamma, else ones] [optional Casts] -> RMSNormalization "
        "(opset 23+; runtime/graph_fusion_norm.h)"},
       {"gelu_tanh", kExtended, true, fuse_gelu_tanh,
        "0.5 * x * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x^3))) (any grouping) -> Gelu approximate tanh (opset 20+)"},
