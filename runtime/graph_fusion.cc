@@ -415,6 +415,42 @@ struct Pass : FusionPass {
     }
   }
 
+  // Gemm -> Reshape(Y, s) -> Add(., R) (Keras' Dense layer on [B, S, K]: Tensordot's MatMul on
+  // [B*S, K], the Reshape back to [B, S, N], then the residual Add): the Reshape and the Add
+  // go into the Gemm (fused_attr::kReshape, the shape s as the input after the one addend R).
+  // The kernel reshapes Y, then adds R with broadcasting as the two nodes did; when R has
+  // exactly the reshaped shape it is the GEMM epilogue's residual (one pass over Y). Any
+  // Reshape qualifies: with R of Y's reshaped shape the flat orders agree. The Gemm carries
+  // no activation or addends yet; the Reshape's output is read by the Add only, the Gemm's by
+  // the Reshape only. The fused node takes the Add's place, where R and s exist.
+  void gemm_reshape_residual() {
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (removed[i] || !is_gemm_f32(g.nodes[i]) || has_gemm_fusion(g.nodes[i])) continue;
+      const int j = sole_consumer(g.nodes[i].outputs[0]);
+      if (j < 0) continue;
+      const GraphNode& rs = g.nodes[j];
+      if (!rs.domain.empty() || rs.op_type != "Reshape" || rs.opset < 5 || rs.inputs.size() != 2 ||
+          rs.outputs.size() != 1 || rs.inputs[0] != g.nodes[i].outputs[0] || rs.inputs[1] < 0)
+        continue;
+      const int k = sole_consumer(rs.outputs[0]);
+      if (k < 0 || !plain_add(g.nodes[k])) continue;
+      const GraphNode& add = g.nodes[k];
+      const int r = add.inputs[0] == rs.outputs[0] ? add.inputs[1] : add.inputs[0];
+      if (r == rs.outputs[0]) continue;  // Add(y, y)
+      applied("gemm_reshape_residual", label(g.nodes[i]) + " + " + label(rs) + " + " + label(add) + " (residual in the epilogue)");
+      GraphNode fused = std::move(g.nodes[i]);
+      removed[i] = removed[j] = true;
+      if (fused.inputs.size() < 3) fused.inputs.resize(3, -1);  // C stays input 2 (maybe absent)
+      fused.inputs.push_back(r);
+      fused.inputs.push_back(rs.inputs[1]);
+      fused.attrs.set(fused_attr::kAddends, int64_t{1});
+      fused.attrs.set(fused_attr::kReshape, int64_t{rs.attrs.get_int("allowzero", 0) != 0 ? 2 : 1});
+      fused.outputs[0] = add.outputs[0];
+      g.nodes[k] = std::move(fused);
+      count_uses();
+    }
+  }
+
   // Concat(Gemm(X, W1, b1), Gemm(X, W2, b2), ..., axis=1) -> Gemm(X, [W1 W2 ...], [b1 b2 ...]):
   // one GEMM over the concatenated constant weights writes the concatenated
   // output directly (no Concat copy, one pass over X).
@@ -641,6 +677,7 @@ void fuse_concat_gemms(RuleContext& ctx) { Pass(ctx).concat_gemms(); }
 void fuse_matmul_add(RuleContext& ctx) { Pass(ctx).matmul_add(); }
 void fuse_conv_bn(RuleContext& ctx) { Pass(ctx).conv_bn(); }
 void fuse_gemm_add(RuleContext& ctx) { Pass(ctx).gemm_add(); }
+void fuse_gemm_reshape_residual(RuleContext& ctx) { Pass(ctx).gemm_reshape_residual(); }
 void fuse_bn_conv(RuleContext& ctx) { Pass(ctx).bn_conv(); }
 void fuse_conv_activation(RuleContext& ctx) { Pass(ctx).producer_activation(true, Pass::ActSet::FusedConv); }
 void fuse_conv_prelu(RuleContext& ctx) { Pass(ctx).producer_activation(true, Pass::ActSet::PRelu); }

@@ -105,6 +105,8 @@ const std::vector<GraphRule>& graph_rules() {
       // Level 2 (extended), onnxmini-only results (kernels/fused_attributes.h): saved unfused.
       {"gemm_add", kExtended, false, fuse_gemm_add,
        "Gemm -> Add(V) [-> Add ..] -> Gemm adding V in its epilogue (_fused_addends)"},
+      {"gemm_reshape_residual", kExtended, false, fuse_gemm_reshape_residual,
+       "Gemm -> Reshape(s) -> Add(R) -> Gemm reshaping Y then adding R (R of that shape: in its epilogue)"},
       {"bn_conv", kExtended, false, fuse_bn_conv,
        "BatchNormalization -> Conv -> Conv applying BN per input channel (_fused_input_scale/shift)"},
       {"conv_prelu", kExtended, false, fuse_conv_prelu,
