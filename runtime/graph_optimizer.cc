@@ -88,8 +88,8 @@ const std::vector<GraphRule>& graph_rules() {
       {"gelu", kExtended, true, fuse_gelu,
        "0.5 * x * (1 + Erf(x / sqrt 2)) (any grouping) -> Gelu (opset 20+; runtime/graph_fusion_norm.h)"},
       {"layer_norm_tf", kExtended, true, fuse_layer_norm_tf,
-       "TF LayerNorm: GlobalAveragePool | ReduceMean mean and variance, Reciprocal(Sqrt(var + eps)) * gamma = sg, "
-       "X * sg + (beta - mean * sg) -> LayerNormalization (opset 17+; runtime/graph_fusion_norm.h)"},
+       "TF LayerNorm: GlobalAveragePool | ReduceMean mean and variance, Reciprocal(Sqrt(var + eps)) [* gamma] = sg, "
+       "X * sg + (beta - mean * sg | -mean * sg) -> LayerNormalization (opset 17+; runtime/graph_fusion_norm.h)"},
       {"rms_norm", kExtended, true, fuse_rms_norm,
        "x * Reciprocal(Sqrt(ReduceMean(x^2, last axis) + eps)) [* gamma, else ones] [optional Casts] -> RMSNormalization "
        "(opset 23+; runtime/graph_fusion_norm.h)"},

@@ -1,6 +1,6 @@
-"""Normalizations without their gamma Mul (Keras / torch scale=False, center=False): layer_norm and
-rms_norm fuse them with a new constant of ones as the scale (runtime/graph_fusion_norm*.cc). Both
-rules are saved as ONNX: the saved model holds LayerNormalization / RMSNormalization with the ones
+"""Normalizations without their gamma Mul (Keras / torch scale=False, center=False): layer_norm,
+layer_norm_tf (Keras' form) and rms_norm fuse them with a new constant of ones as the scale
+(runtime/graph_fusion_norm*.cc). The rules are saved as ONNX: the saved model holds LayerNormalization / RMSNormalization with the ones
 initializer, and onnxruntime runs it with the unfused model's outputs.
 
 Tolerance: two float32 reductions of length C = 48 over values of magnitude ~5, normalized to ~1:
@@ -45,6 +45,23 @@ def _rms_norm():
     return _model(nodes, inits, 23)
 
 
+def _keras_layer_norm():
+    """tf.nn.batch_normalization with scale=None, offset=None as tf2onnx writes it (opset 18)."""
+    inits = [numpy_helper.from_array(np.float32(1e-3), "eps"), numpy_helper.from_array(np.array([-1], np.int64), "axes")]
+    nodes = [helper.make_node("ReduceMean", ["x", "axes"], ["mean"], name="moments/mean"),
+             helper.make_node("Sub", ["x", "mean"], ["d"], name="moments/SquaredDifference"),
+             helper.make_node("Mul", ["d", "d"], ["sq"], name="square"),
+             helper.make_node("ReduceMean", ["sq", "axes"], ["var"], name="moments/variance"),
+             helper.make_node("Add", ["var", "eps"], ["ve"], name="batchnorm/add"),
+             helper.make_node("Sqrt", ["ve"], ["s"], name="batchnorm/Rsqrt"),
+             helper.make_node("Reciprocal", ["s"], ["inv"], name="batchnorm/Rsqrt__9"),
+             helper.make_node("Mul", ["x", "inv"], ["xs"], name="batchnorm/mul_1"),
+             helper.make_node("Neg", ["mean"], ["nm"], name="batchnorm/Neg"),
+             helper.make_node("Mul", ["nm", "inv"], ["shift"], name="batchnorm/mul_2"),
+             helper.make_node("Add", ["xs", "shift"], ["y"], name="batchnorm/add_1")]
+    return _model(nodes, inits, 18)
+
+
 def _model(nodes, inits, opset):
     graph = helper.make_graph(nodes, "norm", [helper.make_tensor_value_info("x", TensorProto.FLOAT, SHAPE)],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, SHAPE)], inits)
@@ -63,6 +80,7 @@ def _ort(model_bytes):
     ("layer_norm, no gamma, no beta", _layer_norm(False), "layer_norm", "LayerNormalization"),
     ("layer_norm, no gamma, beta", _layer_norm(True), "layer_norm", "LayerNormalization"),
     ("rms_norm, no gamma", _rms_norm(), "rms_norm", "RMSNormalization"),
+    ("layer_norm_tf, Keras scale=False center=False", _keras_layer_norm(), "layer_norm_tf", "LayerNormalization"),
 ])
 def test_fused_with_ones_and_saved_model_runs_in_onnxruntime(onnxmini_cli, tmp_path, name, model, rule, op):
     onnx.checker.check_model(model)

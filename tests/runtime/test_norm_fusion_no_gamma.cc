@@ -133,6 +133,87 @@ TEST(NormFusionNoGamma, RmsNormNearMissesStayUnfused) {
   EXPECT_EQ(check_fusion(rms_norm_model(v), feeds(v), kC), 6u) << "Mul by an input";
 }
 
+// ---- layer_norm_tf: Keras LayerNormalization(scale=False and / or center=False) -----------
+
+struct TfVariant {
+  bool gamma = false;        // scale=True: sg = Reciprocal(..) * gamma
+  bool beta = false;         // center=True: Sub(beta, mean * sg); else Neg(mean) * sg
+  bool pool = true;          // GlobalAveragePool means (g2p_id_bert_mlm), else ReduceMean (opset 18)
+  bool x_declared = true;
+  bool neg_read_twice = false;  // Neg(mean) also a graph output
+};
+
+// tf.nn.batch_normalization as tf2onnx writes it: inv = Reciprocal(Sqrt(var + eps)) [* gamma],
+// Y = X * inv + (beta - mean * inv | -mean * inv).
+ModelBuilder tf_model(const TfVariant& v) {
+  ModelBuilder mb(v.pool ? 14 : 18);
+  if (v.x_declared) mb.input("X", DType::Float32, kShape);
+  else mb.input("X", DType::Float32, {}, false);
+  mb.initializer("eps", Tensor::from_vector<float>({}, {1e-3f}));
+  auto mean = [&](const std::string& in, const std::string& out, const std::string& name) {
+    if (v.pool) {
+      mb.node("GlobalAveragePool", {in}, {out}).name(name);
+    } else {
+      mb.initializer("axes_" + name, Tensor::from_vector<int64_t>({1}, {-1}));
+      mb.node("ReduceMean", {in, "axes_" + name}, {out}).name(name);
+    }
+  };
+  mean("X", "mean", "moments/mean");
+  mb.node("Sub", {"X", "mean"}, {"d"}).name("moments/SquaredDifference");
+  mb.node("Mul", {"d", "d"}, {"sq"}).name("square");
+  mean("sq", "var", "moments/variance");
+  mb.node("Add", {"var", "eps"}, {"ve"}).name("batchnorm/add");
+  mb.node("Sqrt", {"ve"}, {"s"}).name("batchnorm/Rsqrt");
+  mb.node("Reciprocal", {"s"}, {v.gamma ? "r" : "sg"}).name("batchnorm/Rsqrt__9");
+  if (v.gamma) {
+    mb.initializer("gamma", random_tensor(DType::Float32, {kC}, 2, 0.5, 1.5));
+    mb.node("Mul", {"r", "gamma"}, {"sg"}).name("batchnorm/mul");
+  }
+  mb.node("Mul", {"X", "sg"}, {"xs"}).name("batchnorm/mul_1");
+  if (v.beta) {
+    mb.initializer("beta", random_tensor(DType::Float32, {kC}, 3));
+    mb.node("Mul", {"mean", "sg"}, {"mm"}).name("batchnorm/mul_2");
+    mb.node("Sub", {"beta", "mm"}, {"shift"}).name("batchnorm/sub");
+  } else {
+    mb.node("Neg", {"mean"}, {"nm"}).name("batchnorm/Neg");
+    mb.node("Mul", {"nm", "sg"}, {"shift"}).name("batchnorm/mul_2");
+  }
+  mb.node("Add", {"xs", "shift"}, {"Y"}).name("batchnorm/add_1");
+  mb.output("Y");
+  if (v.neg_read_twice) mb.output("nm");
+  return mb;
+}
+
+size_t tf_nodes(const TfVariant& v) { return check_fusion(tf_model(v), {{"X", x_input()}}, kC); }
+
+TEST(NormFusionNoGamma, KerasLayerNormWithoutScaleOrCenterFuses) {
+  for (bool pool : {true, false}) {
+    TfVariant v;
+    v.pool = pool;
+    EXPECT_EQ(tf_nodes(v), 1u) << "scale=False, center=False, pool " << pool;
+    v.beta = true;
+    EXPECT_EQ(tf_nodes(v), 1u) << "scale=False, pool " << pool;
+    v.beta = false, v.gamma = true;
+    EXPECT_EQ(tf_nodes(v), 1u) << "center=False, pool " << pool;
+    EXPECT_EQ(ops_after(tf_model(v)), std::vector<std::string>{"LayerNormalization"});
+  }
+  TfVariant v;
+  v.beta = true;
+  v.pool = false;
+  v.x_declared = false;  // the ones' size from beta
+  EXPECT_EQ(tf_nodes(v), 1u) << "scale=False, X undeclared";
+}
+
+TEST(NormFusionNoGamma, KerasLayerNormNearMissesStayUnfused) {
+  TfVariant v;
+  v.pool = false;
+  v.x_declared = false;  // neither gamma nor beta, no declared size
+  EXPECT_EQ(tf_nodes(v), 11u) << "size unknown";
+  v = {};
+  v.neg_read_twice = true;
+  EXPECT_EQ(tf_nodes(v), 11u) << "Neg(mean) read elsewhere";
+}
+
 }  // namespace
 }  // namespace test
 }  // namespace onnxmini
