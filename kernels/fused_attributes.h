@@ -10,6 +10,9 @@
 //                                         (Conv only), already broadcast by the pass; HardSigmoid
 //                                         [alpha, beta]; Swish [alpha] (absent: alpha 1)
 //   _fused_addends            Gemm        int k: inputs 3 .. 3+k-1 are added to Y (fused Add nodes)
+//   _fused_reshape            Gemm        int 1 (2: allowzero): input 3 + k (after the k addends) is a
+//                                         Reshape's shape, applied to Y before the addends (a Gemm ->
+//                                         Reshape -> Add(residual) folded by the graph pass)
 //   _fused_input_scale/shift  Conv        floats, one per input channel: a BatchNormalization in
 //                                         front, applied while X is copied
 //   _fused_residual           Conv        int 1: input 3 is Z (Y's shape), added before the activation
@@ -26,6 +29,7 @@ inline constexpr char kAddends[] = "_fused_addends";
 inline constexpr char kInputScale[] = "_fused_input_scale";
 inline constexpr char kInputShift[] = "_fused_input_shift";
 inline constexpr char kResidual[] = "_fused_residual";
+inline constexpr char kReshape[] = "_fused_reshape";
 
 }  // namespace fused_attr
 

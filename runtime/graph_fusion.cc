@@ -192,8 +192,10 @@ struct Pass : FusionPass {
   }
 
   // Which activations a rule takes: those onnxruntime's FusedConv saves (Relu, Sigmoid,
-  // Clip), PRelu (Conv only), the others (HardSigmoid, HardSwish, Swish), or all but PRelu (Gemm).
-  enum class ActSet { FusedConv, PRelu, Extra, AllButPRelu };
+  // Clip), PRelu (Conv only), the others (HardSigmoid, HardSwish, Swish), Gelu (either
+  // form; Conv only: its own rule runs after the gelu*_before_opset20 rules that make
+  // the node), or all but PRelu (Gemm).
+  enum class ActSet { FusedConv, PRelu, Extra, Gelu, AllButPRelu };
   static bool in_set(FusedActivationKind k, ActSet set) {
     using K = FusedActivationKind;
     const bool extra = k == K::HardSigmoid || k == K::HardSwish || k == K::Swish;
@@ -201,6 +203,7 @@ struct Pass : FusionPass {
       case ActSet::FusedConv: return k == K::Relu || k == K::Sigmoid || k == K::Clip;
       case ActSet::PRelu: return k == K::PRelu;
       case ActSet::Extra: return extra;
+      case ActSet::Gelu: return k == K::Gelu || k == K::GeluTanh;
       case ActSet::AllButPRelu: return k != K::PRelu && k != K::None;
     }
     return false;
@@ -296,6 +299,7 @@ struct Pass : FusionPass {
       const char* rule = !conv                    ? "gemm_activation"
                          : set == ActSet::PRelu     ? "conv_prelu"
                          : set == ActSet::Extra     ? "conv_activation_extra"
+                         : set == ActSet::Gelu      ? "conv_gelu"
                                                     : "conv_activation";
       std::vector<int> inner;
       float alpha = 1.0f;
@@ -408,6 +412,42 @@ struct Pass : FusionPass {
         at = static_cast<size_t>(j);
         count_uses();
       }
+    }
+  }
+
+  // Gemm -> Reshape(Y, s) -> Add(., R) (Keras' Dense layer on [B, S, K]: Tensordot's MatMul on
+  // [B*S, K], the Reshape back to [B, S, N], then the residual Add): the Reshape and the Add
+  // go into the Gemm (fused_attr::kReshape, the shape s as the input after the one addend R).
+  // The kernel reshapes Y, then adds R with broadcasting as the two nodes did; when R has
+  // exactly the reshaped shape it is the GEMM epilogue's residual (one pass over Y). Any
+  // Reshape qualifies: with R of Y's reshaped shape the flat orders agree. The Gemm carries
+  // no activation or addends yet; the Reshape's output is read by the Add only, the Gemm's by
+  // the Reshape only. The fused node takes the Add's place, where R and s exist.
+  void gemm_reshape_residual() {
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (removed[i] || !is_gemm_f32(g.nodes[i]) || has_gemm_fusion(g.nodes[i])) continue;
+      const int j = sole_consumer(g.nodes[i].outputs[0]);
+      if (j < 0) continue;
+      const GraphNode& rs = g.nodes[j];
+      if (!rs.domain.empty() || rs.op_type != "Reshape" || rs.opset < 5 || rs.inputs.size() != 2 ||
+          rs.outputs.size() != 1 || rs.inputs[0] != g.nodes[i].outputs[0] || rs.inputs[1] < 0)
+        continue;
+      const int k = sole_consumer(rs.outputs[0]);
+      if (k < 0 || !plain_add(g.nodes[k])) continue;
+      const GraphNode& add = g.nodes[k];
+      const int r = add.inputs[0] == rs.outputs[0] ? add.inputs[1] : add.inputs[0];
+      if (r == rs.outputs[0]) continue;  // Add(y, y)
+      applied("gemm_reshape_residual", label(g.nodes[i]) + " + " + label(rs) + " + " + label(add) + " (residual in the epilogue)");
+      GraphNode fused = std::move(g.nodes[i]);
+      removed[i] = removed[j] = true;
+      if (fused.inputs.size() < 3) fused.inputs.resize(3, -1);  // C stays input 2 (maybe absent)
+      fused.inputs.push_back(r);
+      fused.inputs.push_back(rs.inputs[1]);
+      fused.attrs.set(fused_attr::kAddends, int64_t{1});
+      fused.attrs.set(fused_attr::kReshape, int64_t{rs.attrs.get_int("allowzero", 0) != 0 ? 2 : 1});
+      fused.outputs[0] = add.outputs[0];
+      g.nodes[k] = std::move(fused);
+      count_uses();
     }
   }
 
@@ -637,10 +677,12 @@ void fuse_concat_gemms(RuleContext& ctx) { Pass(ctx).concat_gemms(); }
 void fuse_matmul_add(RuleContext& ctx) { Pass(ctx).matmul_add(); }
 void fuse_conv_bn(RuleContext& ctx) { Pass(ctx).conv_bn(); }
 void fuse_gemm_add(RuleContext& ctx) { Pass(ctx).gemm_add(); }
+void fuse_gemm_reshape_residual(RuleContext& ctx) { Pass(ctx).gemm_reshape_residual(); }
 void fuse_bn_conv(RuleContext& ctx) { Pass(ctx).bn_conv(); }
 void fuse_conv_activation(RuleContext& ctx) { Pass(ctx).producer_activation(true, Pass::ActSet::FusedConv); }
 void fuse_conv_prelu(RuleContext& ctx) { Pass(ctx).producer_activation(true, Pass::ActSet::PRelu); }
 void fuse_conv_activation_extra(RuleContext& ctx) { Pass(ctx).producer_activation(true, Pass::ActSet::Extra); }
+void fuse_conv_gelu(RuleContext& ctx) { Pass(ctx).producer_activation(true, Pass::ActSet::Gelu); }
 void fuse_reduce_mean_max(RuleContext& ctx) { Pass(ctx).reduce_mean_max(); }
 void fuse_gemm_activation(RuleContext& ctx) {
   Pass p(ctx);

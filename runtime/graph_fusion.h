@@ -19,6 +19,10 @@
 //   fuse_conv_prelu     Conv -> PRelu (scalar or per-channel constant slope): into the epilogue
 //   fuse_conv_activation_extra  Conv -> HardSigmoid | HardSwish | Swish | Mul(x, Sigmoid(x)) (the
 //                       Sigmoid read by the Mul only): into the epilogue (no FusedConv form: saved unfused)
+//   fuse_gemm_reshape_residual  Gemm -> Reshape(s) -> Add(R): one Gemm reshaping Y, then adding R
+//                       (fused_attr::kReshape; R of the reshaped shape: the epilogue's residual)
+//   fuse_conv_gelu      Conv -> Gelu (opset 20, or the one gelu*_before_opset20 made; approximate
+//                       none or tanh): into the epilogue (no FusedConv form: saved unfused)
 //   fuse_reduce_mean_max  ReduceMean(X) + ReduceMax(X), same single axis and keepdims, X float32:
 //                       one ReduceMeanMax (domain ai.onnxmini) reading X once
 //   fuse_gemm_activation  Gemm -> Relu | Sigmoid | Clip | HardSigmoid | HardSwish | Swish | Gelu (both
@@ -38,6 +42,8 @@ void fuse_bn_conv(RuleContext& ctx);
 void fuse_conv_activation(RuleContext& ctx);
 void fuse_conv_prelu(RuleContext& ctx);
 void fuse_conv_activation_extra(RuleContext& ctx);
+void fuse_conv_gelu(RuleContext& ctx);
+void fuse_gemm_reshape_residual(RuleContext& ctx);
 void fuse_reduce_mean_max(RuleContext& ctx);
 void fuse_gemm_activation(RuleContext& ctx);
 

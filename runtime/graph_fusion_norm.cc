@@ -59,21 +59,36 @@ struct NormFusions : NormPass {
       if (i_sqrt < 0 || !plain(g.nodes[i_sqrt], "Sqrt", 1) || sole_reader(g.nodes[i_sqrt].outputs[0]) != i_div ||
           g.nodes[i_div].inputs[1] != g.nodes[i_sqrt].outputs[0])
         continue;
-      // Mul(gamma [C]) [-> Add(beta [C])]: LayerNormalization's Scale is not optional.
-      const int i_mul = sole_reader(g.nodes[i_div].outputs[0]);
-      if (i_mul < 0 || !plain(g.nodes[i_mul], "Mul", 2)) continue;
-      const Tensor* gamma = constant_f32(other_input(g.nodes[i_mul], g.nodes[i_div].outputs[0]));
-      // One gamma per element of the last axis; a one-element gamma would broadcast in the
-      // unfused graph but is not the [C] scale the kernel checks against X's last dim.
-      if (!gamma || gamma->rank() != 1 || gamma->numel() < 2) continue;
-      int last = i_mul, beta_id = -1;
-      const int i_beta = sole_reader(g.nodes[i_mul].outputs[0]);
-      if (i_beta >= 0 && plain(g.nodes[i_beta], "Add", 2)) {
-        const int b = other_input(g.nodes[i_beta], g.nodes[i_mul].outputs[0]);
-        const Tensor* beta = constant_f32(b);
-        if (beta && beta->rank() == 1 && beta->numel() == gamma->numel()) beta_id = b, last = i_beta;
+      // Mul(gamma [C]) [-> Add(beta [C])]. Without the gamma Mul (Keras / torch scale=False:
+      // the Div's reader is no Mul) the scale is a new constant of ones [C], C from beta or
+      // X's declared last axis (LayerNormalization's Scale is not optional); neither known:
+      // left alone. A Mul by anything but a [C] constant is left alone too.
+      const int normed = g.nodes[i_div].outputs[0];
+      int i_mul = sole_reader(normed), gamma_id = -1;
+      if (i_mul >= 0 && plain(g.nodes[i_mul], "Mul", 2)) {
+        // One gamma per element of the last axis; a one-element gamma would broadcast in the
+        // unfused graph but is not the [C] scale the kernel checks against X's last dim.
+        gamma_id = other_input(g.nodes[i_mul], normed);
+        const Tensor* gamma = constant_f32(gamma_id);
+        if (!gamma || gamma->rank() != 1 || gamma->numel() < 2) continue;
+      } else {
+        i_mul = -1;
       }
-      const int gamma_id = other_input(g.nodes[i_mul], g.nodes[i_div].outputs[0]);
+      int last = i_mul >= 0 ? i_mul : i_div, beta_id = -1;
+      const int scaled = g.nodes[last].outputs[0];
+      const int64_t C = gamma_id >= 0 ? constant_f32(gamma_id)->numel() : -1;
+      const int i_beta = sole_reader(scaled);
+      if (i_beta >= 0 && plain(g.nodes[i_beta], "Add", 2)) {
+        const int b = other_input(g.nodes[i_beta], scaled);
+        const Tensor* beta = constant_f32(b);
+        if (beta && beta->rank() == 1 && beta->numel() >= 2 && (C < 0 || beta->numel() == C)) beta_id = b, last = i_beta;
+      }
+      if (gamma_id < 0) {
+        const int64_t n = beta_id >= 0 ? constant_f32(beta_id)->numel() : known_last_dim(x);
+        const int64_t declared = known_last_dim(x);
+        if (n < 1 || (declared > 0 && declared != n)) continue;
+        gamma_id = add_ones(mean.name + "_scale_ones", n);
+      }
       GraphNode fused;
       fused.name = mean.name.empty() ? g.nodes[last].name : mean.name;
       fused.op_type = "LayerNormalization";
@@ -84,11 +99,13 @@ struct NormFusions : NormPass {
       fused.outputs = {g.nodes[last].outputs[0]};
       fused.attrs.set("axis", int64_t{-1});
       fused.attrs.set("epsilon", eps);
-      const int matched[] = {static_cast<int>(i0), i_sub, i_sq, i_var, i_add, i_sqrt, i_div, i_mul, i_beta};
-      const int n_matched = beta_id >= 0 ? 9 : 8;
+      std::vector<int> matched = {static_cast<int>(i0), i_sub, i_sq, i_var, i_add, i_sqrt, i_div};
+      if (i_mul >= 0) matched.push_back(i_mul);
+      if (beta_id >= 0) matched.push_back(i_beta);
+      const int n_matched = static_cast<int>(matched.size());
       ctx.applied(before_opset17 ? "layer_norm_before_opset17" : "layer_norm", fmt::format("ReduceMean '{}' .. {} '{}' ({} nodes)", mean.name,
                                             g.nodes[last].op_type, g.nodes[last].name, n_matched));
-      for (int k = 0; k < n_matched; ++k) removed[matched[k]] = true;
+      for (int k : matched) removed[k] = true;
       removed[last] = false;
       g.nodes[last] = std::move(fused);
       count_uses();

@@ -20,13 +20,16 @@
 // before-opset variant (onnxmini-only, saved as the original nodes):
 //   fuse_layer_norm_tf  TF / Keras: mean = GlobalAveragePool | ReduceMean(last axis), d = X - mean,
 //                     var = the same mean of d * d | Pow(d, 2), s = Reciprocal(Sqrt(var + eps)) |
-//                     Div(1, .), sg = s * gamma [C], Y = X * sg + (beta [C] - mean * sg)
+//                     Div(1, .), sg = s * gamma [C] (scale=False: s), Y = X * sg + (beta [C] - mean * sg)
+//                     (center=False: + Neg(mean) * sg)
 //                     -> LayerNormalization(X, gamma, beta, epsilon; axis 2 after the pool, whose
 //                     mean is over axes 2.., -1 after ReduceMean), opset >= 17
 //   fuse_rms_norm     PyTorch / Llama: Pow(x, 2) | x * x -> ReduceMean(last axis) -> Add(eps) -> Sqrt
 //                     -> x * Reciprocal | x * Div(1, .) | Div(x, .) -> Mul(gamma [C]), optionally
 //                     x = Cast(X float16 / bfloat16 -> float32) and a Cast back before the gamma
 //                     -> RMSNormalization(X, gamma, axis -1, epsilon), opset >= 23
+// Without the gamma Mul (layer_norm, layer_norm_tf, rms_norm) the scale is a new constant of ones,
+// sized from beta or X's declared last axis (NormPass::add_ones); unknown size: left alone.
 //   fuse_gelu_tanh    0.5 * x * (1 + Tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))), x^3 as Pow(x, 3) or
 //                     x * x * x -> Gelu(approximate "tanh"), opset >= 20
 #pragma once

@@ -90,7 +90,10 @@ struct ExportedNormFusions : NormPass {
   // mean = GlobalAveragePool(X) | ReduceMean(X, last axis); d = Sub(X, mean) (either order);
   // var = mean of Mul(d, d) | Pow(d, 2) (the same kind of mean); s = Reciprocal | Div(1, .) of
   // Sqrt(var + eps); sg = Mul(s, gamma [C]); Y = Mul(X, sg) + Sub(beta [C], Mul(mean, sg)),
-  // every Mul / Add in either order. `before_opset17` as layer_norm.
+  // every Mul / Add in either order. Keras scale=False: sg = s (no gamma Mul), the scale a new
+  // constant of ones; center=False: Y = Mul(X, sg) + Mul(Neg(mean), sg), no beta. The ones'
+  // size comes from beta, else X's declared last axis (unknown: left alone).
+  // `before_opset17` as layer_norm.
   void layer_norm_tf(bool before_opset17) {
     for (size_t i0 = 0; i0 < g.nodes.size(); ++i0) {
       const GraphNode& mean = g.nodes[i0];
@@ -102,17 +105,27 @@ struct ExportedNormFusions : NormPass {
       const int rank = static_cast<int>(known_rank(x));
       int64_t axis = -1, var_axis = -1;
       if (!tf_mean(mean, rank, pool, axis) || !declared_float32(x)) continue;
-      // mean is read by the Sub and by Mul(mean, sg), once each.
+      // mean is read by the Sub and by Mul(mean, sg) (center=False: Neg(mean), then
+      // Mul(Neg(mean), sg) as tf.nn.batch_normalization writes -mean * inv), once each.
       if (uses[m] != 2) continue;
       std::vector<int> m_readers = readers(m);
       if (m_readers.size() != 2) continue;
-      int i_sub = -1, i_mm = -1;
+      int i_sub = -1, i_mm = -1, i_neg = -1;
       for (int r : m_readers) {
         const GraphNode& n = g.nodes[r];
         if (plain(n, "Sub", 2) && other_input(n, m) == x) i_sub = r;
         else if (plain(n, "Mul", 2) && other_input(n, m) != m) i_mm = r;
+        else if (plain(n, "Neg", 1)) i_neg = r;
+      }
+      if (i_neg >= 0 && i_mm < 0) {
+        const int k = sole_reader(g.nodes[i_neg].outputs[0]);
+        if (k >= 0 && plain(g.nodes[k], "Mul", 2) && other_input(g.nodes[k], g.nodes[i_neg].outputs[0]) != g.nodes[i_neg].outputs[0])
+          i_mm = k;
+      } else {
+        i_neg = -1;
       }
       if (i_sub < 0 || i_mm < 0) continue;
+      const int mm_in = i_neg >= 0 ? g.nodes[i_neg].outputs[0] : m;  // what Mul(., sg) reads
       // The variance: the same mean of the square of d, plus eps, Sqrt, reciprocal.
       const int i_sq = square_of(g.nodes[i_sub].outputs[0]);
       if (i_sq < 0) continue;
@@ -126,40 +139,56 @@ struct ExportedNormFusions : NormPass {
       if (i_sqrt < 0) continue;
       const int i_rec = reciprocal_of(g.nodes[i_sqrt].outputs[0]);
       if (i_rec < 0) continue;
-      // sg = s * gamma, read by Mul(mean, sg) and Mul(X, sg).
+      // sg = s * gamma, read by Mul(mean, sg) and Mul(X, sg); scale=False: sg = s itself.
       const int s = g.nodes[i_rec].outputs[0];
-      const int i_sg = sole_reader(s);
-      if (i_sg < 0 || !plain(g.nodes[i_sg], "Mul", 2)) continue;
-      const int gamma_id = other_input(g.nodes[i_sg], s);
-      const Tensor* gamma = channel_vector(gamma_id);
-      const int sg = g.nodes[i_sg].outputs[0];
-      if (!gamma || uses[sg] != 2 || other_input(g.nodes[i_mm], m) != sg) continue;
+      int i_sg = -1, gamma_id = -1, sg = s;
+      if (uses[s] == 1) {
+        i_sg = sole_reader(s);
+        if (i_sg < 0 || !plain(g.nodes[i_sg], "Mul", 2)) continue;
+        gamma_id = other_input(g.nodes[i_sg], s);
+        if (!channel_vector(gamma_id)) continue;
+        sg = g.nodes[i_sg].outputs[0];
+      }
+      if (uses[sg] != 2 || other_input(g.nodes[i_mm], mm_in) != sg) continue;
       int i_xs = -1;
       for (int r : readers(sg))
         if (r != i_mm && plain(g.nodes[r], "Mul", 2) && other_input(g.nodes[r], sg) == x) i_xs = r;
       if (i_xs < 0) continue;
-      // Sub(beta, mean * sg), then Add(X * sg, that).
-      const int i_shift = sole_reader(g.nodes[i_mm].outputs[0]);
-      if (i_shift < 0 || !plain(g.nodes[i_shift], "Sub", 2) || g.nodes[i_shift].inputs[1] != g.nodes[i_mm].outputs[0])
-        continue;
-      const int beta_id = g.nodes[i_shift].inputs[0];
-      const Tensor* beta = channel_vector(beta_id);
-      if (!beta || beta->numel() != gamma->numel()) continue;
+      // Sub(beta, mean * sg), then Add(X * sg, that); center=False: Add(X * sg, -mean * sg).
+      int i_shift = -1, beta_id = -1;
+      if (i_neg < 0) {
+        i_shift = sole_reader(g.nodes[i_mm].outputs[0]);
+        if (i_shift < 0 || !plain(g.nodes[i_shift], "Sub", 2) || g.nodes[i_shift].inputs[1] != g.nodes[i_mm].outputs[0])
+          continue;
+        beta_id = g.nodes[i_shift].inputs[0];
+        const Tensor* beta = channel_vector(beta_id);
+        if (!beta || (gamma_id >= 0 && beta->numel() != constant_f32(gamma_id)->numel())) continue;
+      }
+      const int shift = i_shift >= 0 ? g.nodes[i_shift].outputs[0] : g.nodes[i_mm].outputs[0];
       const int i_out = sole_reader(g.nodes[i_xs].outputs[0]);
-      if (i_out < 0 || !plain(g.nodes[i_out], "Add", 2) ||
-          other_input(g.nodes[i_out], g.nodes[i_xs].outputs[0]) != g.nodes[i_shift].outputs[0] ||
-          sole_reader(g.nodes[i_shift].outputs[0]) != i_out)
+      if (i_out < 0 || !plain(g.nodes[i_out], "Add", 2) || other_input(g.nodes[i_out], g.nodes[i_xs].outputs[0]) != shift ||
+          sole_reader(shift) != i_out)
         continue;
+      if (gamma_id < 0) {  // ones of beta's size, else of X's declared last axis; unknown: left alone
+        const int64_t n = beta_id >= 0 ? constant_f32(beta_id)->numel() : known_last_dim(x);
+        const int64_t declared = known_last_dim(x);
+        if (n < 1 || (declared > 0 && declared != n)) continue;
+        gamma_id = add_ones(mean.name + "_scale_ones", n);
+      }
+      std::vector<int> matched = {static_cast<int>(i0), i_sub, i_sq, i_var, i_add, i_sqrt, i_rec, i_mm, i_xs, i_out};
+      if (i_sg >= 0) matched.push_back(i_sg);
+      if (i_neg >= 0) matched.push_back(i_neg);
+      if (i_shift >= 0) matched.push_back(i_shift);
       GraphNode fused;
       fused.name = mean.name.empty() ? g.nodes[i_out].name : mean.name;
       fused.op_type = "LayerNormalization";
       fused.opset = before_opset17 ? 17 : mean.opset;
-      fused.inputs = {x, gamma_id, beta_id};
+      fused.inputs = {x, gamma_id};
+      if (beta_id >= 0) fused.inputs.push_back(beta_id);
       fused.attrs.set("axis", axis);
       fused.attrs.set("epsilon", eps);
-      replace(before_opset17 ? "layer_norm_tf_before_opset17" : "layer_norm_tf",
-              {static_cast<int>(i0), i_sub, i_sq, i_var, i_add, i_sqrt, i_rec, i_sg, i_mm, i_shift, i_xs, i_out}, i_out,
-              std::move(fused), fmt::format("{} '{}'", mean.op_type, mean.name));
+      replace(before_opset17 ? "layer_norm_tf_before_opset17" : "layer_norm_tf", matched, i_out, std::move(fused),
+              fmt::format("{} '{}'", mean.op_type, mean.name));
     }
   }
 
@@ -234,12 +263,21 @@ struct ExportedNormFusions : NormPass {
       } else if (!declared_float32(x)) {
         continue;
       }
-      const int i_gamma = sole_reader(n);
-      if (i_gamma < 0 || !plain(g.nodes[i_gamma], "Mul", 2)) continue;
-      const int gamma_id = other_input(g.nodes[i_gamma], n);
-      const Tensor* gamma = constant(gamma_id);
-      if (!gamma || gamma->dtype() != gamma_type || gamma->rank() != 1 || gamma->numel() < 2) continue;
-      matched.push_back(i_gamma);
+      // Mul(n, gamma [C]). Without it (n read by no Mul: scale=False) the scale is a new
+      // constant of ones over X's declared last axis (RMSNormalization's scale is not
+      // optional); unknown size, or the float16 / bfloat16 form with its casts: left alone.
+      int i_gamma = sole_reader(n), gamma_id = -1;
+      if (i_gamma >= 0 && plain(g.nodes[i_gamma], "Mul", 2)) {
+        gamma_id = other_input(g.nodes[i_gamma], n);
+        const Tensor* gamma = constant(gamma_id);
+        if (!gamma || gamma->dtype() != gamma_type || gamma->rank() != 1 || gamma->numel() < 2) continue;
+        matched.push_back(i_gamma);
+      } else {
+        const int64_t C = known_last_dim(in);
+        if (absorb_casts || C < 1) continue;
+        i_gamma = matched.back();  // the last matched node: the normalizing Mul / Div
+        gamma_id = add_ones(g.nodes[i_gamma].name + "_scale_ones", C);
+      }
       GraphNode fused;
       fused.name = g.nodes[i_gamma].name;
       fused.op_type = "RMSNormalization";

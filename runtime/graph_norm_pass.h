@@ -3,6 +3,7 @@
 // last-axis ReduceMean, the 0.5 * x * (..) tail of both Gelu forms.
 #pragma once
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "runtime/graph_pass.h"
@@ -72,6 +73,33 @@ struct NormPass : FusionPass {
     }
     if (axes.size() != 1) return false;
     return axes[0] == -1 || (rank > 0 && axes[0] == rank - 1);
+  }
+
+  // The declared size of `id`'s last axis (graph input or value_info), or -1 when unknown.
+  int64_t known_last_dim(int id) const {
+    const ValueInfo* info = nullptr;
+    for (size_t k = 0; k < g.input_ids.size(); ++k)
+      if (g.input_ids[k] == id) info = &g.inputs[k];
+    if (auto v = g.value_infos.find(id); !info && v != g.value_infos.end()) info = &v->second;
+    if (!info || !info->has_shape || info->shape.empty()) return -1;
+    return info->shape.back().value > 0 ? info->shape.back().value : -1;
+  }
+
+  // A new float32 constant of `n` ones (the scale of a normalization written without its
+  // gamma Mul: LayerNormalization's and RMSNormalization's scale input is not optional).
+  int add_ones(const std::string& base, int64_t n) {
+    Tensor t(DType::Float32, {n});
+    float* d = t.mutable_data<float>();
+    for (int64_t i = 0; i < n; ++i) d[i] = 1.0f;
+    std::string name = base;
+    for (int i = 1; g.value_ids.count(name); ++i) name = base + "_" + std::to_string(i);
+    const int id = static_cast<int>(g.value_names.size());
+    g.value_names.push_back(name);
+    g.value_ids[name] = id;
+    g.known_dtypes[id] = DType::Float32;
+    g.constants[id] = std::move(t);
+    uses.push_back(0);
+    return id;
   }
 
   int64_t known_rank(int id) const {

@@ -83,15 +83,15 @@ const std::vector<GraphRule>& graph_rules() {
        "Conv -> Relu | Sigmoid | Clip -> Conv with the activation in its epilogue (saved as onnxruntime's "
        "com.microsoft FusedConv)"},
       {"layer_norm", kExtended, true, fuse_layer_norm,
-       "ReduceMean(X, last axis) -> Sub -> Pow 2 | Mul self -> ReduceMean -> Add(eps) -> Sqrt -> Div -> Mul(gamma) "
+       "ReduceMean(X, last axis) -> Sub -> Pow 2 | Mul self -> ReduceMean -> Add(eps) -> Sqrt -> Div -> [Mul(gamma), else ones] "
        "[-> Add(beta)] -> LayerNormalization (opset 17+; runtime/graph_fusion_norm.h)"},
       {"gelu", kExtended, true, fuse_gelu,
        "0.5 * x * (1 + Erf(x / sqrt 2)) (any grouping) -> Gelu (opset 20+; runtime/graph_fusion_norm.h)"},
       {"layer_norm_tf", kExtended, true, fuse_layer_norm_tf,
-       "TF LayerNorm: GlobalAveragePool | ReduceMean mean and variance, Reciprocal(Sqrt(var + eps)) * gamma = sg, "
-       "X * sg + (beta - mean * sg) -> LayerNormalization (opset 17+; runtime/graph_fusion_norm.h)"},
+       "TF LayerNorm: GlobalAveragePool | ReduceMean mean and variance, Reciprocal(Sqrt(var + eps)) [* gamma] = sg, "
+       "X * sg + (beta - mean * sg | -mean * sg) -> LayerNormalization (opset 17+; runtime/graph_fusion_norm.h)"},
       {"rms_norm", kExtended, true, fuse_rms_norm,
-       "x * Reciprocal(Sqrt(ReduceMean(x^2, last axis) + eps)) * gamma [optional Casts] -> RMSNormalization "
+       "x * Reciprocal(Sqrt(ReduceMean(x^2, last axis) + eps)) [* gamma, else ones] [optional Casts] -> RMSNormalization "
        "(opset 23+; runtime/graph_fusion_norm.h)"},
       {"gelu_tanh", kExtended, true, fuse_gelu_tanh,
        "0.5 * x * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x^3))) (any grouping) -> Gelu approximate tanh (opset 20+)"},
@@ -105,6 +105,8 @@ const std::vector<GraphRule>& graph_rules() {
       // Level 2 (extended), onnxmini-only results (kernels/fused_attributes.h): saved unfused.
       {"gemm_add", kExtended, false, fuse_gemm_add,
        "Gemm -> Add(V) [-> Add ..] -> Gemm adding V in its epilogue (_fused_addends)"},
+      {"gemm_reshape_residual", kExtended, false, fuse_gemm_reshape_residual,
+       "Gemm -> Reshape(s) -> Add(R) -> Gemm reshaping Y then adding R (R of that shape: in its epilogue)"},
       {"bn_conv", kExtended, false, fuse_bn_conv,
        "BatchNormalization -> Conv -> Conv applying BN per input channel (_fused_input_scale/shift)"},
       {"conv_prelu", kExtended, false, fuse_conv_prelu,
@@ -126,6 +128,8 @@ const std::vector<GraphRule>& graph_rules() {
       {"gelu_tanh_before_opset20", kExtended, false, fuse_gelu_tanh_before_opset20,
        "the gelu_tanh pattern in a model importing opset < 20 -> Gelu approximate tanh (the opset-20 kernel)"},
       // After the gelu twins, so the Gelu they make in an opset < 20 model is fused too.
+      {"conv_gelu", kExtended, false, fuse_conv_gelu,
+       "Conv -> Gelu (approximate none | tanh) -> Conv with it in its epilogue"},
       {"gemm_activation", kExtended, false, fuse_gemm_activation,
        "Gemm -> Relu | Sigmoid | Clip | HardSigmoid | HardSwish | Swish | Gelu | Mul(x, Sigmoid(x)) -> Gemm with "
        "the activation in its epilogue; MatMul(A any rank, B const) -> Add(bias const [N]) [-> one of those] -> "

@@ -16,6 +16,13 @@
 // result stays M x N, the columns are summed into one per-row bias and the rows
 // into one per-column bias of the epilogue (KMeans' distance expression costs no
 // pass over Y); otherwise the adds run after the GEMM as the Add nodes would.
+// A Reshape between the Gemm and its Add (fused_attr::kReshape: Keras' Dense layer, MatMul
+// on [B*S, K] -> Reshape to [B, S, N] -> Add(residual)): the shape input after the addends
+// reshapes Y first. When the one addend has exactly the reshaped shape (no broadcast), its
+// flat order is Y's, so it joins the GEMM epilogue as a residual (row i, column j at
+// i * N + j) and Y is written once; other shapes take the general path.
+#include <fmt/ranges.h>
+
 #include <cstring>
 
 #include "kernels/elementwise/elementwise.h"
@@ -39,10 +46,13 @@ class GemmKernel : public Kernel {
         trans_b_(info.attrs.get_int("transB", 0) != 0),
         fused_(gemm::FusedActivation::read(info)),
         addends_(static_cast<size_t>(info.attrs.get_int(fused_attr::kAddends, 0))),
+        reshape_(info.attrs.get_int(fused_attr::kReshape, 0)),
         // Before opset 7, C broadcasts only when the `broadcast` attribute (default 0) says so;
         // otherwise it must be exactly M x N.
         c_must_be_full_(info.opset < 7 && info.attrs.get_int("broadcast", 0) == 0) {
     if (fused_.act == gemm::Epilogue::Activation::PRelu) info.unsupported("a fused PRelu is not supported on Gemm");
+    if (reshape_ < 0 || reshape_ > 2 || (reshape_ && addends_ == 0))
+      info.fail("fused reshape {} with {} addends is not supported", reshape_, addends_);
     const Tensor* b = info.constant_input(1);
     if (b && info.mode == KernelMode::Fast && b->dtype() == DType::Float32 && b->rank() == 2) {
       const int64_t K = trans_b_ ? b->dim(1) : b->dim(0), N = trans_b_ ? b->dim(0) : b->dim(1);
@@ -148,8 +158,10 @@ class GemmKernel : public Kernel {
 
   // Y (M x N at y) = alpha * op(A) op(B) + beta * C, then the fused activation
   // when `activation`. `extra` (per-row and per-column vectors) joins the epilogue.
+  // `residual` (M x N, row stride N) is added after C and the extra vectors, before the activation.
   void compute_f32(KernelContext& ctx, int64_t M, int64_t N, int64_t K, CShape cs, float* y, bool activation,
-                   const float* extra_col = nullptr, const float* extra_row = nullptr) {
+                   const float* extra_col = nullptr, const float* extra_row = nullptr,
+                   const float* residual = nullptr) {
     if (ctx.reference_mode()) {
       ctx.stats().variant = "gemm_reference";
       reference<float>(ctx, M, N, K, cs, y);
@@ -176,6 +188,7 @@ class GemmKernel : public Kernel {
       args.beta = beta_;
     }
     if (extra_col || extra_row) set_extra_bias(args.epilogue, extra_col, extra_row);
+    if (residual) args.epilogue.residual = residual, args.epilogue.residual_ld = N;
     if (activation) fused_.set(args.epilogue);
     const gemm::SgemmPath path = ctx.gemm().sgemm_path(args, packed_b_ != nullptr);
     ctx.stats().variant = gemm::sgemm_variant(gemm::GemmCaller::Gemm, path.route);
@@ -193,13 +206,43 @@ class GemmKernel : public Kernel {
 
   // Broadcast shape of Y (M x N) and every addend, as the chain of Adds produced it.
   Shape sum_shape(const KernelContext& ctx, int64_t M, int64_t N) const {
-    std::vector<Shape> shapes{{M, N}};
+    std::vector<Shape> shapes{y_shape(ctx, M, N)};
     for (size_t i = 0; i < addends_; ++i) shapes.push_back(addend(ctx, i).shape());
     try {
       return broadcast_shapes(shapes);
     } catch (const Error& e) {
       ctx.fail("fused Add: {}", e.what());
     }
+  }
+
+  // Y's shape before the addends: M x N, or the fused Reshape's result (ONNX Reshape's rules:
+  // 0 copies Y's dimension unless allowzero, one -1 is inferred).
+  Shape y_shape(const KernelContext& ctx, int64_t M, int64_t N) const {
+    if (!reshape_) return {M, N};
+    const std::vector<int64_t> spec = ctx.input(3 + addends_).to_int64_vector();
+    const Shape in{M, N};
+    Shape out(spec.size());
+    int64_t known = 1, infer = -1;
+    for (size_t i = 0; i < spec.size(); ++i) {
+      int64_t d = spec[i];
+      if (d == 0 && reshape_ != 2) {
+        if (i >= in.size()) ctx.fail("fused Reshape: shape {} copies dimension {} of the {}x{} Gemm output", fmt::join(spec, ","), i, M, N);
+        d = in[i];
+      }
+      if (d == -1 && infer < 0) {
+        infer = static_cast<int64_t>(i);
+        continue;
+      }
+      if (d < 0) ctx.fail("fused Reshape: shape {} has invalid dimension {}", fmt::join(spec, ","), d);
+      out[i] = d;
+      known *= d;
+    }
+    if (infer >= 0) {
+      if (known == 0 || (M * N) % known != 0) ctx.fail("fused Reshape: cannot reshape {}x{} into {}", M, N, fmt::join(spec, ","));
+      out[infer] = M * N / known;
+    }
+    if (shape_numel(out) != M * N) ctx.fail("fused Reshape: cannot reshape {}x{} into {}", M, N, fmt::join(spec, ","));
+    return out;
   }
 
   static void set_extra_bias(gemm::Epilogue& e, const float* col, const float* row) {
@@ -220,6 +263,12 @@ class GemmKernel : public Kernel {
 
   void compute_with_addends(KernelContext& ctx, int64_t M, int64_t N, int64_t K, CShape cs) {
     Tensor& y = ctx.output(0);
+    if (reshape_) {  // one addend of the reshaped shape: the epilogue's residual
+      if (!ctx.reference_mode() && addends_ == 1 && addend(ctx, 0).shape() == y.shape() &&
+          y.shape() == y_shape(ctx, M, N))
+        return compute_f32(ctx, M, N, K, cs, y.mutable_data<float>(), true, nullptr, nullptr, addend(ctx, 0).data<float>());
+      return addends_after(ctx, M, N, K, cs);
+    }
     bool vectors = !ctx.reference_mode() && y.shape() == Shape{M, N};
     for (size_t i = 0; vectors && i < addends_; ++i) vectors = along(addend(ctx, i), M, N) != Along::Other;
     if (!vectors) return addends_after(ctx, M, N, K, cs);
@@ -255,6 +304,7 @@ class GemmKernel : public Kernel {
   void addends_after(KernelContext& ctx, int64_t M, int64_t N, int64_t K, CShape cs) {
     Tensor cur = ctx.scratch(DType::Float32, {M, N});
     compute_f32(ctx, M, N, K, cs, cur.mutable_data<float>(), false);
+    if (reshape_) cur = cur.view(y_shape(ctx, M, N));
     auto plus = [](float a, float b) { return a + b; };
     for (size_t k = 0; k < addends_; ++k) {
       const Tensor& v = addend(ctx, k);
@@ -302,6 +352,7 @@ class GemmKernel : public Kernel {
   std::shared_ptr<gemm::PackedB> packed_b_;  // constant B, packed at session creation
   gemm::FusedActivation fused_;              // set by the graph fusion pass
   size_t addends_;                           // fused Add inputs (3 ..), set by the graph fusion pass
+  int64_t reshape_;                          // fused Reshape before the addends: 0 none, 1, 2 allowzero
   bool c_must_be_full_;                      // opset < 7 with broadcast=0: C is exactly M x N
 };
 

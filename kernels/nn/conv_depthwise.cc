@@ -255,11 +255,12 @@ const char* conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const flo
   // Activations the plane kernels do not apply (they handle Relu / Clip / PRelu /
   // HardSigmoid / HardSwish in registers): a second pass over the plane while it is
   // still in cache. (HardSwish as that pass cost a third of a 16 x 112x112 3x3
-  // layer: 131 vs 86 us alone, Xeon AVX-512.)
+  // layer: 131 vs 86 us alone, Xeon AVX-512.) Sigmoid, Swish and the two Gelus need
+  // exp / erf: that pass runs the SIMD rows of kernels/simd (apply_epilogue).
   using A = gemm::Epilogue::Activation;
   // A fused residual Z (laid out as Y) is added in that pass too, before the activation,
   // which then moves there as well (the plane and block kernels apply only the bias).
-  const bool post_pass = epi.residual || epi.activation == A::Sigmoid || epi.activation == A::Swish;
+  const bool post_pass = epi.residual || depthwise_post_pass_activation(epi.activation);
   // ~64 KFLOP per task at least: a 7x7 plane of a 3x3 layer alone is ~1 KFLOP,
   // too little to pay for a hand-off between threads.
   const int64_t grain = std::max<int64_t>(1, (64 << 10) / std::max<int64_t>(1, 2 * OP * KP));
@@ -317,7 +318,7 @@ const char* conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const flo
       } else {
         k.plane(pg, x + p * IP, w + c * KP, e, yp);
       }
-      if (post_pass) {  // exact expf, as the other paths' scalar epilogue
+      if (post_pass) {  // [+ Z,] then the activation (apply_epilogue: SIMD rows where the table has them)
         gemm::Epilogue s = epi;
         s.bias = nullptr, s.bias2 = nullptr;
         s.bias_per_row = true;  // PRelu slope of channel c (row c below)

@@ -27,9 +27,17 @@ struct DepthwisePlaneGeom {
   int64_t parity_wq = 0;
 };
 
+// Whether the plane and block kernels leave activation `a` to the caller's pass over
+// each finished plane (gemm::apply_epilogue): those that need exp or erf (Sigmoid,
+// Swish, Gelu, GeluTanh). The kernels pass such a value through unchanged.
+inline bool depthwise_post_pass_activation(gemm::Epilogue::Activation a) {
+  using A = gemm::Epilogue::Activation;
+  return a == A::Sigmoid || a == A::Swish || a == A::Gelu || a == A::GeluTanh;
+}
+
 // The epilogue of one plane: bias, then the activation (Relu, Clip, PRelu with
-// this channel's slope, HardSigmoid / HardSwish; Sigmoid and Swish need exp and
-// are applied by the caller afterwards).
+// this channel's slope, HardSigmoid / HardSwish; Sigmoid, Swish and the Gelus need
+// exp / erf and are applied by the caller afterwards: depthwise_post_pass_activation).
 struct DepthwisePlaneEpi {
   float bias = 0;
   gemm::Epilogue::Activation act = gemm::Epilogue::Activation::None;

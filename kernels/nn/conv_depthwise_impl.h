@@ -71,7 +71,7 @@ inline float dw_activate(float v, const DepthwisePlaneEpi& e) {
     case A::PRelu: return v < 0 ? v * e.slope : v;
     case A::HardSigmoid: return std::max(0.0f, std::min(1.0f, e.alpha * v + e.beta));
     case A::HardSwish: return v * std::max(0.0f, std::min(1.0f, e.alpha * v + e.beta));
-    default: return v;  // None; Sigmoid / Swish: the caller's pass
+    default: return v;  // None; Sigmoid / Swish / Gelu / GeluTanh: the caller's pass
   }
 }
 
