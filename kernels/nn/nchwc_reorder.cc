@@ -1,0 +1,116 @@
+// ReorderToBlocked / ReorderFromBlocked (ai.onnxmini): the ends of a region in the blocked
+// channel layout NCHW16c (nchwc_conv.h), inserted at load time by runtime/graph_layout_nchwc.cc.
+//   ReorderToBlocked    X [N, C, H, W] float32 -> Y [N, ceil(C/16), H, W, 16], padding channels 0
+//   ReorderFromBlocked  X [N, Cb, H, W, 16] -> Y [N, channels, H, W] (attribute `channels` = C,
+//                       ceil(C/16) == Cb); the padding channels are dropped
+// Blocking: one task per (image, channel block); within it the 16 channel planes are read
+// (or written) a tile of 64 pixels at a time, so the 16 strided streams and the contiguous
+// blocked run both stay in L1.
+#include <algorithm>
+#include <climits>
+
+#include "core/thread_pool.h"
+#include "kernels/nn/nchwc_conv.h"
+#include "kernels/registry.h"
+
+namespace onnxmini {
+namespace nn {
+namespace {
+
+constexpr int64_t kTilePixels = 64;
+
+// One channel block: `planes` (<= 16) planes of hw floats, hw apart, <-> hw x 16 blocked.
+void to_blocked(const float* x, int64_t planes, int64_t hw, float* y) {
+  for (int64_t p0 = 0; p0 < hw; p0 += kTilePixels) {
+    const int64_t p1 = std::min(hw, p0 + kTilePixels);
+    for (int64_t c = 0; c < 16; ++c) {
+      if (c < planes) {
+        const float* xc = x + c * hw;
+        for (int64_t p = p0; p < p1; ++p) y[p * 16 + c] = xc[p];
+      } else {
+        for (int64_t p = p0; p < p1; ++p) y[p * 16 + c] = 0.0f;
+      }
+    }
+  }
+}
+
+void from_blocked(const float* x, int64_t planes, int64_t hw, float* y) {
+  for (int64_t p0 = 0; p0 < hw; p0 += kTilePixels) {
+    const int64_t p1 = std::min(hw, p0 + kTilePixels);
+    for (int64_t c = 0; c < planes; ++c) {
+      float* yc = y + c * hw;
+      for (int64_t p = p0; p < p1; ++p) yc[p] = x[p * 16 + c];
+    }
+  }
+}
+
+void run_blocks(KernelContext& ctx, int64_t N, int64_t C, int64_t hw, bool to, const float* x, float* y) {
+  const int64_t Cb = nchwc_blocks(C);
+  const int64_t bytes = static_cast<int64_t>(sizeof(float)) * N * Cb * 16 * hw;
+  const ParallelCost cost{N * Cb * 16 * hw, 2 * bytes, bytes};
+  parallel_for(ctx.threads(), N * Cb, 1, cost, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t n = t / Cb, cb = t % Cb;
+      const int64_t planes = std::min<int64_t>(16, C - cb * 16);
+      const float* plain_x = x + (n * C + cb * 16) * hw;
+      const int64_t blocked = (n * Cb + cb) * hw * 16;
+      if (to) to_blocked(plain_x, planes, hw, y + blocked);
+      else from_blocked(x + blocked, planes, hw, y + (n * C + cb * 16) * hw);
+    }
+  });
+}
+
+class ReorderToBlockedKernel : public Kernel {
+ public:
+  explicit ReorderToBlockedKernel(const KernelInfo&) {}
+  void prepare(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    if (x.dtype() != DType::Float32) ctx.unsupported("dtype {} is not supported (float32 only)", dtype_name(x.dtype()));
+    if (x.rank() != 4) ctx.fail("X has shape {}, expected N x C x H x W", shape_to_string(x.shape()));
+    ctx.allocate_output(0, DType::Float32, {x.dim(0), nchwc_blocks(x.dim(1)), x.dim(2), x.dim(3), 16});
+  }
+  void compute(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    ctx.stats().variant = "nchwc_reorder_to_blocked";
+    if (x.numel() == 0) return;
+    run_blocks(ctx, x.dim(0), x.dim(1), x.dim(2) * x.dim(3), true, x.data<float>(),
+               ctx.output(0).mutable_data<float>());
+  }
+};
+
+class ReorderFromBlockedKernel : public Kernel {
+ public:
+  explicit ReorderFromBlockedKernel(const KernelInfo& info) : channels_(info.attrs.get_int("channels", -1)) {
+    if (channels_ < 0) info.fail("attribute channels (the true channel count) is required, got {}", channels_);
+  }
+  void prepare(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    if (x.dtype() != DType::Float32) ctx.unsupported("dtype {} is not supported (float32 only)", dtype_name(x.dtype()));
+    if (x.rank() != 5 || x.dim(4) != 16 || x.dim(1) != nchwc_blocks(channels_))
+      ctx.fail("X has shape {}, expected N x {} x H x W x 16 for channels {}", shape_to_string(x.shape()),
+               nchwc_blocks(channels_), channels_);
+    ctx.allocate_output(0, DType::Float32, {x.dim(0), channels_, x.dim(2), x.dim(3)});
+  }
+  void compute(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    ctx.stats().variant = "nchwc_reorder_from_blocked";
+    if (x.numel() == 0 || channels_ == 0) return;
+    run_blocks(ctx, x.dim(0), channels_, x.dim(2) * x.dim(3), false, x.data<float>(),
+               ctx.output(0).mutable_data<float>());
+  }
+
+ private:
+  int64_t channels_;
+};
+
+}  // namespace
+}  // namespace nn
+
+ONNXMINI_REGISTER_KERNEL("reorder_to_blocked", "ai.onnxmini", "ReorderToBlocked", 1, INT_MAX,
+                         make_kernel<nn::ReorderToBlockedKernel>);
+ONNXMINI_REGISTER_KERNEL("reorder_from_blocked", "ai.onnxmini", "ReorderFromBlocked", 1, INT_MAX,
+                         make_kernel<nn::ReorderFromBlockedKernel>);
+
+}  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(nn_nchwc_reorder);
