@@ -209,6 +209,23 @@ struct LayoutPass {
       if (o >= 0) channels[o] = -1;
   }
 
+  // Moving node i out of the region needs a ReorderFromBlocked for each blocked input that
+  // nothing else reads in NCHW, and saves one per output: true when that is a net loss (an Add
+  // of two region values feeding a graph output stays blocked).
+  bool trimming_adds_reorders(size_t i) const {
+    const GraphNode& n = g.nodes[i];
+    std::set<int> newly;
+    for (int v : n.inputs) {
+      if (ch(v) <= 0 || producer[v] < 0 || !blocked[producer[v]] || graph_output[v]) continue;
+      bool other_nchw_reader = false;
+      for (int r : readers[v]) other_nchw_reader = other_nchw_reader || (r != static_cast<int>(i) && !blocked[r]);
+      if (!other_nchw_reader) newly.insert(v);
+    }
+    size_t outputs = 0;
+    for (int o : n.outputs) outputs += o >= 0;
+    return newly.size() > outputs;
+  }
+
   // Step 2: non-Conv nodes whose outputs no blocked node reads run in NCHW (the reorder
   // moves in front of them), until nothing changes.
   void trim() {
@@ -218,7 +235,8 @@ struct LayoutPass {
         if (!blocked[i] || kind[i] == Kind::Conv) continue;
         bool read = false;
         for (int o : g.nodes[i].outputs) read = read || (o >= 0 && read_by_blocked(o));
-        if (!read) unblock(i), changed = true;
+        if (read || trimming_adds_reorders(i)) continue;
+        unblock(i), changed = true;
       }
     }
   }

@@ -18,7 +18,8 @@
 //   Concat       axis 1 of blocked values whose channel counts are multiples of 16
 //   Split        axis 1 of a blocked value into parts that are multiples of 16 (sizes / 16)
 // Regions = connected sets of such nodes grown from Convs; trailing non-Conv nodes whose
-// outputs no region node reads are left in NCHW; a region pays only with at least
+// outputs no region node reads are left in NCHW (unless that needs more reorders: an Add of
+// two region values); a region pays only with at least
 // kNchwcMinConvs Convs (docs/performance.md "Blocked layout (NCHW16c)" has the numbers). A
 // value entering a region gets one ReorderToBlocked; a region value read outside it or a graph
 // output gets one ReorderFromBlocked (which keeps the original value's name).
