@@ -56,12 +56,13 @@ inline void nchwc_valid_taps(int64_t o, int64_t in, int64_t K, int64_t s, int64_
   if (k_lo >= k_hi) k_lo = k_hi = 0;
 }
 
-// The interior output columns [lo, hi): every tap of each lands inside [0, in).
+// The interior output columns [lo, hi): every tap of each lands inside [0, W) (closed
+// form: a pointwise layer's one row has H*W pixels, and this runs once per task).
 inline void nchwc_interior(const NchwcConvArgs& a, int64_t& lo, int64_t& hi) {
-  lo = 0;
-  while (lo < a.OW && lo * a.sw - a.pw < 0) ++lo;
-  hi = lo;
-  while (hi < a.OW && hi * a.sw - a.pw + (a.KW - 1) * a.dw < a.W) ++hi;
+  auto floor_div = [](int64_t x, int64_t d) { return x >= 0 ? x / d : -((-x + d - 1) / d); };
+  lo = std::min(a.OW, (a.pw + a.sw - 1) / a.sw);
+  hi = floor_div(a.W - 1 - (a.KW - 1) * a.dw + a.pw, a.sw) + 1;
+  hi = std::max(lo, std::min(a.OW, hi));
 }
 
 template <class B>
