@@ -83,9 +83,40 @@ constexpr int64_t kPixelsPerTask = 96;
 
 }  // namespace
 
+namespace {
+constexpr int64_t kTilePixels = 64;
+}  // namespace
+
+
+// One channel block: `planes` (<= 16) planes of hw floats, hw apart, <-> hw x 16 blocked.
+void nchwc_to_blocked_portable(const float* x, int64_t planes, int64_t hw, float* y) {
+  for (int64_t p0 = 0; p0 < hw; p0 += kTilePixels) {
+    const int64_t p1 = std::min(hw, p0 + kTilePixels);
+    for (int64_t c = 0; c < 16; ++c) {
+      if (c < planes) {
+        const float* xc = x + c * hw;
+        for (int64_t p = p0; p < p1; ++p) y[p * 16 + c] = xc[p];
+      } else {
+        for (int64_t p = p0; p < p1; ++p) y[p * 16 + c] = 0.0f;
+      }
+    }
+  }
+}
+
+void nchwc_from_blocked_portable(const float* x, int64_t planes, int64_t hw, float* y) {
+  for (int64_t p0 = 0; p0 < hw; p0 += kTilePixels) {
+    const int64_t p1 = std::min(hw, p0 + kTilePixels);
+    for (int64_t c = 0; c < planes; ++c) {
+      float* yc = y + c * hw;
+      for (int64_t p = p0; p < p1; ++p) yc[p] = x[p * 16 + c];
+    }
+  }
+}
+
 const NchwcKernels& nchwc_kernels_portable() {
   static const NchwcKernels k{cpu::Isa::Portable, nchwc_dense_row<PortableBlock, 1, 4, 4>,
-                              nchwc_depthwise_row<PortableBlock, 4>, 1};
+                              nchwc_depthwise_row<PortableBlock, 4>, 1,
+                              nchwc_to_blocked_portable, nchwc_from_blocked_portable};
   return k;
 }
 

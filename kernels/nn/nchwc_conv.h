@@ -56,12 +56,21 @@ using NchwcDenseRowFn = void (*)(const NchwcConvArgs& a, int64_t n, int64_t ob, 
 using NchwcDepthwiseRowFn = void (*)(const NchwcConvArgs& a, int64_t n, int64_t cb, int64_t oh, int64_t ow_begin,
                                      int64_t ow_end);
 
+// One channel block of a reorder: `planes` (<= 16) NCHW planes of hw floats each, hw apart
+// <-> hw x 16 blocked floats (to_blocked writes zeros in the padding channels).
+using NchwcReorderFn = void (*)(const float* x, int64_t planes, int64_t hw, float* y);
+
 struct NchwcKernels {
   cpu::Isa isa;
   NchwcDenseRowFn dense_row;
   NchwcDepthwiseRowFn depthwise_row;
   int dense_nb;  // output blocks one dense_row call holds in registers
+  NchwcReorderFn to_blocked, from_blocked;
 };
+
+// The portable reorders (also the AVX2 table's from_blocked: AVX2 has no scatter).
+void nchwc_to_blocked_portable(const float* x, int64_t planes, int64_t hw, float* y);
+void nchwc_from_blocked_portable(const float* x, int64_t planes, int64_t hw, float* y);
 
 const NchwcKernels& nchwc_kernels_portable();
 const NchwcKernels& nchwc_kernels_avx2();

@@ -34,11 +34,26 @@ struct Avx2Block {
   static Reg prelu(Reg v, Reg s) { return {prelu8(v.lo, s.lo), prelu8(v.hi, s.hi)}; }
 };
 
+// ReorderToBlocked: the 16 channels of one pixel are two 8-lane gathers (index c * hw), the
+// padding channels masked off (zero). ReorderFromBlocked has no scatter here: the portable loops.
+void to_blocked_avx2(const float* x, int64_t planes, int64_t hw, float* y) {
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i idx_lo = _mm256_mullo_epi32(lane, _mm256_set1_epi32(static_cast<int>(hw)));
+  const __m256i idx_hi = _mm256_mullo_epi32(_mm256_add_epi32(lane, _mm256_set1_epi32(8)), _mm256_set1_epi32(static_cast<int>(hw)));
+  const __m256 m_lo = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(planes)), lane));
+  const __m256 m_hi = _mm256_castsi256_ps(
+      _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(planes)), _mm256_add_epi32(lane, _mm256_set1_epi32(8))));
+  for (int64_t p = 0; p < hw; ++p) {
+    _mm256_storeu_ps(y + p * 16, _mm256_mask_i32gather_ps(_mm256_setzero_ps(), x + p, idx_lo, m_lo, 4));
+    _mm256_storeu_ps(y + p * 16 + 8, _mm256_mask_i32gather_ps(_mm256_setzero_ps(), x + p, idx_hi, m_hi, 4));
+  }
+}
+
 }  // namespace
 
 const NchwcKernels& nchwc_kernels_avx2() {
   static const NchwcKernels k{cpu::Isa::Avx2, nchwc_dense_row<Avx2Block, 1, 6, 6>, nchwc_depthwise_row<Avx2Block, 6>,
-                              1};
+                              1, to_blocked_avx2, nchwc_from_blocked_portable};
   return k;
 }
 

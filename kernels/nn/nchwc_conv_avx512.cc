@@ -29,11 +29,28 @@ struct Avx512Block {
   }
 };
 
+// Reorders: the 16 channels of one pixel are one gather (index c * hw) into one blocked
+// vector, and one scatter back; the padding channels are masked off (zero on the way in).
+void to_blocked_avx512(const float* x, int64_t planes, int64_t hw, float* y) {
+  const __mmask16 m = static_cast<__mmask16>((1u << planes) - 1u);
+  const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                         _mm512_set1_epi32(static_cast<int>(hw)));
+  for (int64_t p = 0; p < hw; ++p)
+    _mm512_storeu_ps(y + p * 16, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, x + p, 4));
+}
+
+void from_blocked_avx512(const float* x, int64_t planes, int64_t hw, float* y) {
+  const __mmask16 m = static_cast<__mmask16>((1u << planes) - 1u);
+  const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                         _mm512_set1_epi32(static_cast<int>(hw)));
+  for (int64_t p = 0; p < hw; ++p) _mm512_mask_i32scatter_ps(y + p, m, idx, _mm512_loadu_ps(x + p * 16), 4);
+}
+
 }  // namespace
 
 const NchwcKernels& nchwc_kernels_avx512() {
   static const NchwcKernels k{cpu::Isa::Avx512, nchwc_dense_row<Avx512Block, 2, 12, 16>,
-                              nchwc_depthwise_row<Avx512Block, 16>, 2};
+                              nchwc_depthwise_row<Avx512Block, 16>, 2, to_blocked_avx512, from_blocked_avx512};
   return k;
 }
 

@@ -82,14 +82,19 @@ ONNXMINI_NCHWC_INLINE typename B::Reg nchwc_activate(const NchwcConvArgs& a, typ
 
 // NB output blocks [ob, ob + NB) x PX output pixels [ow0, ow0 + PX) of row oh, over kernel
 // rows [kh0, kh1) and columns [kw0, kw1) (all inside X for these pixels).
-template <class B, int NB, int PX>
+// S > 1 (single border pixels): S partial sums over the input channels (ic mod S), so that
+// NB * PX * S FMA chains are in flight instead of NB (one chain waits 4 cycles per FMA).
+template <class B, int NB, int PX, int S = 1>
 ONNXMINI_NCHWC_INLINE void nchwc_dense_strip(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t oh, int64_t ow0,
                                              int64_t kh0, int64_t kh1, int64_t kw0, int64_t kw1) {
   using R = typename B::Reg;
-  R acc[NB][PX];
+  R acc[S][NB][PX];
   for (int b = 0; b < NB; ++b) {
     const R bv = a.bias ? B::load(a.bias + (ob + b) * 16) : B::zero();
-    for (int p = 0; p < PX; ++p) acc[b][p] = bv;
+    for (int p = 0; p < PX; ++p) {
+      acc[0][b][p] = bv;
+      for (int q = 1; q < S; ++q) acc[q][b][p] = B::zero();
+    }
   }
   const int64_t wblk = a.ICb * a.KH * a.KW * 256;  // floats of one output block's filter
   const int64_t xstep = a.sw * 16;
@@ -103,14 +108,16 @@ ONNXMINI_NCHWC_INLINE void nchwc_dense_strip(const NchwcConvArgs& a, int64_t n, 
       for (int64_t kw = kw0; kw < kw1; ++kw) {
         const float* xp = xc + (row + iw0 + kw * a.dw) * 16;
         const float* wp = wc + (kh * a.KW + kw) * 256;
-        for (int ic = 0; ic < 16; ++ic) {
-          R wv[NB];
-          for (int b = 0; b < NB; ++b) wv[b] = B::load(wp + b * wblk + ic * 16);
-          for (int p = 0; p < PX; ++p) {
-            const R xv = B::set1(xp[p * xstep + ic]);
-            for (int b = 0; b < NB; ++b) acc[b][p] = B::fma(wv[b], xv, acc[b][p]);
+        for (int ic0 = 0; ic0 < 16; ic0 += S)
+          for (int q = 0; q < S; ++q) {
+            const int ic = ic0 + q;
+            R wv[NB];
+            for (int b = 0; b < NB; ++b) wv[b] = B::load(wp + b * wblk + ic * 16);
+            for (int p = 0; p < PX; ++p) {
+              const R xv = B::set1(xp[p * xstep + ic]);
+              for (int b = 0; b < NB; ++b) acc[q][b][p] = B::fma(wv[b], xv, acc[q][b][p]);
+            }
           }
-        }
       }
     }
   }
@@ -119,7 +126,8 @@ ONNXMINI_NCHWC_INLINE void nchwc_dense_strip(const NchwcConvArgs& a, int64_t n, 
     float* yp = a.y + off;
     const R slope = a.act == NchwcAct::PRelu ? B::load(a.slope + (ob + b) * 16) : B::zero();
     for (int p = 0; p < PX; ++p) {
-      R v = acc[b][p];
+      R v = acc[0][b][p];
+      for (int q = 1; q < S; ++q) v = B::add(v, acc[q][b][p]);
       if (a.z) v = B::add(v, B::load(a.z + off + p * 16));
       B::store(yp + p * 16, nchwc_activate<B>(a, v, slope));
     }
@@ -131,7 +139,8 @@ template <class B, int NB, int PX>
 ONNXMINI_NCHWC_INLINE void nchwc_dense_tail(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t oh, int64_t ow0,
                                             int64_t r, int64_t kh0, int64_t kh1) {
   if constexpr (PX >= 1) {
-    if (r == PX) return nchwc_dense_strip<B, NB, PX>(a, n, ob, oh, ow0, kh0, kh1, 0, a.KW);
+    constexpr int S = NB * PX >= 8 ? 1 : NB * PX >= 4 ? 2 : 4;  // >= 8 chains where there are few pixels
+    if (r == PX) return nchwc_dense_strip<B, NB, PX, S>(a, n, ob, oh, ow0, kh0, kh1, 0, a.KW);
     nchwc_dense_tail<B, NB, PX - 1>(a, n, ob, oh, ow0, r, kh0, kh1);
   }
 }
@@ -146,7 +155,7 @@ void nchwc_dense_row_nb(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t o
   for (int64_t ow = ow_begin; ow < lo; ++ow) {
     int64_t kw0, kw1;
     nchwc_valid_taps(ow, a.W, a.KW, a.sw, a.dw, a.pw, kw0, kw1);
-    nchwc_dense_strip<B, NB, 1>(a, n, ob, oh, ow, kh0, kh1, kw0, kw1);
+    nchwc_dense_strip<B, NB, 1, 4>(a, n, ob, oh, ow, kh0, kh1, kw0, kw1);
   }
   int64_t ow = lo;
   for (; ow + PX <= hi; ow += PX) nchwc_dense_strip<B, NB, PX>(a, n, ob, oh, ow, kh0, kh1, 0, a.KW);
@@ -154,7 +163,7 @@ void nchwc_dense_row_nb(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t o
   for (ow = hi; ow < ow_end; ++ow) {
     int64_t kw0, kw1;
     nchwc_valid_taps(ow, a.W, a.KW, a.sw, a.dw, a.pw, kw0, kw1);
-    nchwc_dense_strip<B, NB, 1>(a, n, ob, oh, ow, kh0, kh1, kw0, kw1);
+    nchwc_dense_strip<B, NB, 1, 4>(a, n, ob, oh, ow, kh0, kh1, kw0, kw1);
   }
 }
 

@@ -3,9 +3,9 @@
 //   ReorderToBlocked    X [N, C, H, W] float32 -> Y [N, ceil(C/16), H, W, 16], padding channels 0
 //   ReorderFromBlocked  X [N, Cb, H, W, 16] -> Y [N, channels, H, W] (attribute `channels` = C,
 //                       ceil(C/16) == Cb); the padding channels are dropped
-// Blocking: one task per (image, channel block); within it the 16 channel planes are read
-// (or written) a tile of 64 pixels at a time, so the 16 strided streams and the contiguous
-// blocked run both stay in L1.
+// Blocking: one task per (image, channel block); the per-ISA routines (nchwc_conv.h) move one
+// block: AVX-512 gathers the 16 channels of a pixel (scatters them back), AVX2 gathers, the
+// portable loops go a tile of 64 pixels at a time so the 16 strided streams stay in L1.
 #include <algorithm>
 #include <climits>
 
@@ -17,34 +17,13 @@ namespace onnxmini {
 namespace nn {
 namespace {
 
-constexpr int64_t kTilePixels = 64;
-
-// One channel block: `planes` (<= 16) planes of hw floats, hw apart, <-> hw x 16 blocked.
-void to_blocked(const float* x, int64_t planes, int64_t hw, float* y) {
-  for (int64_t p0 = 0; p0 < hw; p0 += kTilePixels) {
-    const int64_t p1 = std::min(hw, p0 + kTilePixels);
-    for (int64_t c = 0; c < 16; ++c) {
-      if (c < planes) {
-        const float* xc = x + c * hw;
-        for (int64_t p = p0; p < p1; ++p) y[p * 16 + c] = xc[p];
-      } else {
-        for (int64_t p = p0; p < p1; ++p) y[p * 16 + c] = 0.0f;
-      }
-    }
-  }
-}
-
-void from_blocked(const float* x, int64_t planes, int64_t hw, float* y) {
-  for (int64_t p0 = 0; p0 < hw; p0 += kTilePixels) {
-    const int64_t p1 = std::min(hw, p0 + kTilePixels);
-    for (int64_t c = 0; c < planes; ++c) {
-      float* yc = y + c * hw;
-      for (int64_t p = p0; p < p1; ++p) yc[p] = x[p * 16 + c];
-    }
-  }
-}
-
 void run_blocks(KernelContext& ctx, int64_t N, int64_t C, int64_t hw, bool to, const float* x, float* y) {
+  const NchwcKernels& k = ctx.reference_mode() ? nchwc_kernels_portable() : nchwc_kernels_for(nchwc_isa());
+  ctx.stats().isa = cpu::isa_name(k.isa);
+  // The gathers index with int32 offsets c * hw (< 16 * hw).
+  const bool small = hw <= INT32_MAX / 16;
+  const NchwcReorderFn to_blocked = small ? k.to_blocked : nchwc_to_blocked_portable;
+  const NchwcReorderFn from_blocked = small ? k.from_blocked : nchwc_from_blocked_portable;
   const int64_t Cb = nchwc_blocks(C);
   const int64_t bytes = static_cast<int64_t>(sizeof(float)) * N * Cb * 16 * hw;
   const ParallelCost cost{N * Cb * 16 * hw, 2 * bytes, bytes};

@@ -293,8 +293,11 @@ TEST(NchwcConv, ProfileNamesVariantAndIsa) {
 }
 
 TEST(NchwcReorder, RoundTripIsExactAndPadsWithZero) {
+  NchwcIsaGuard guard;
+  for (cpu::Isa isa : isa_levels())
   for (const Shape& s : {Shape{2, 5, 3, 7}, Shape{1, 16, 4, 4}, Shape{1, 33, 65, 3}, Shape{1, 0, 2, 2}}) {
-    SCOPED_TRACE(shape_to_string(s));
+    nn::set_nchwc_isa_for_tests(isa);
+    SCOPED_TRACE(shape_to_string(s) + " " + cpu::isa_name(isa));
     ModelBuilder mb(17);
     mb.import_domain("ai.onnxmini", 1);
     mb.input("X", DType::Float32, s);
