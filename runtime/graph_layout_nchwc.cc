@@ -17,15 +17,25 @@ namespace onnxmini {
 namespace {
 
 constexpr int64_t kBlock = 16;
-// A region pays only with at least this many Convs: a lone Conv between two reorders is
-// about as fast as the NCHW kernel at best (benchmarks/results/nchwc_layers_*.csv) and pays
-// two reorders on top.
+// The cost rule for a region (measured: docs/performance.md "Blocked layout (NCHW16c)",
+// benchmarks/results/nchwc_*.csv). Per layer, NchwcConv's dense and pointwise paths are about
+// as fast as conv2d_lanes / the 1x1 GEMM (0.75-1.25x, the large-channel 1x1 layers below 1);
+// its depthwise path is where the layout pays (no padded plane copies, full vectors on small
+// planes). Whole models: regions of dense / pointwise Convs only (YOLOv8n, YOLOX) were 5-8%
+// slower, those with depthwise layers (MobileNetV3, PP-LCNet, ESNet) 9-18% faster; a region
+// needing many reorders for few Convs (ppocr_mobile_v2_cls, cut by its SqueezeExcite nodes
+// into 3-Conv pieces with 2-3 reorders each) was 5% slower. So a region pays with at least
+// kNchwcMinConvs Convs, kNchwcMinDepthwise of them depthwise, and at most
+// kMaxReordersPerConv reorders per Conv.
 constexpr int kNchwcMinConvs = 2;
+constexpr int kNchwcMinDepthwise = 1;
+constexpr double kMaxReordersPerConv = 0.5;
 // Channel padding: a Conv whose padded input or output channel count exceeds the true one
 // by more than this factor does that much useless work (3 -> 16 input channels: 5.3x).
 constexpr double kMaxPaddingFactor = 1.5;
 
 std::atomic<int> g_override{-1};  // -1: the environment decides
+std::atomic<bool> g_cost_rule{true};  // tests: false keeps every region with a Conv
 
 bool layout_enabled() {
   const int o = g_override.load(std::memory_order_relaxed);
@@ -241,7 +251,8 @@ struct LayoutPass {
     }
   }
 
-  // Step 3: connected regions; those with too few Convs stay in NCHW.
+  // Step 3: connected regions; those that do not pay stay in NCHW (the rule: kNchwcMinConvs,
+  // kNchwcMinDepthwise, kMaxReordersPerConv above).
   void keep_paying_regions() {
     std::vector<int> parent(g.nodes.size());
     std::iota(parent.begin(), parent.end(), 0);
@@ -255,11 +266,39 @@ struct LayoutPass {
         if (in >= 0 && producer[in] >= 0 && blocked[producer[in]] && ch(in) > 0)
           parent[find(static_cast<int>(i))] = find(producer[in]);
     }
-    std::vector<int> convs(g.nodes.size(), 0);
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      if (blocked[i] && kind[i] == Kind::Conv) ++convs[find(static_cast<int>(i))];
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      if (blocked[i] && convs[find(static_cast<int>(i))] < kNchwcMinConvs) unblock(i);
+    struct Region {
+      int convs = 0, depthwise = 0;
+      std::set<int> entries, exits;
+    };
+    std::vector<Region> regions(g.nodes.size());
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (!blocked[i]) continue;
+      Region& r = regions[find(static_cast<int>(i))];
+      const GraphNode& n = g.nodes[i];
+      if (kind[i] == Kind::Conv) {
+        ++r.convs;
+        r.depthwise += n.attrs.get_int("group", 1) > 1;
+        for (size_t k : {size_t{0}, size_t{3}})
+          if (k < n.inputs.size() && n.inputs[k] >= 0 && (producer[n.inputs[k]] < 0 || !blocked[producer[n.inputs[k]]]))
+            r.entries.insert(n.inputs[k]);
+      }
+      for (int o : n.outputs) {
+        if (o < 0) continue;
+        bool outside = graph_output[o];
+        for (int rd : readers[o]) outside = outside || !blocked[rd];
+        if (outside) r.exits.insert(o);
+      }
+    }
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (!blocked[i]) continue;
+      const Region& r = regions[find(static_cast<int>(i))];
+      const double reorders = static_cast<double>(r.entries.size() + r.exits.size());
+      const bool pays = !g_cost_rule.load(std::memory_order_relaxed)
+                            ? r.convs >= 1
+                            : r.convs >= kNchwcMinConvs && r.depthwise >= kNchwcMinDepthwise &&
+                                  reorders <= kMaxReordersPerConv * r.convs;
+      if (!pays) unblock(i);
+    }
   }
 
   int add_value(const std::string& base) {
@@ -417,5 +456,6 @@ void apply_nchwc_layout(RuleContext& ctx) { LayoutPass(ctx).run(); }
 
 void set_nchwc_layout_enabled_for_tests(bool on) { g_override.store(on ? 1 : 0, std::memory_order_relaxed); }
 void reset_nchwc_layout_override() { g_override.store(-1, std::memory_order_relaxed); }
+void set_nchwc_cost_rule_for_tests(bool on) { g_cost_rule.store(on, std::memory_order_relaxed); }
 
 }  // namespace onnxmini

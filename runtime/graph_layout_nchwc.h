@@ -6,7 +6,7 @@
 // Nodes that can run on blocked data:
 //   Conv         float32 constant 4-D filter, constant (or no) bias, group 1 or depthwise
 //                (group == C == M), no fused input BatchNormalization, and little channel
-//                padding (see nchwc_conv_pays); any fused activation / residual Z is kept
+//                padding (at most 1.5x the true counts); any fused activation / residual Z is kept
 //                -> NchwcConv (Z reordered to blocked if it comes from outside the region)
 //   unary        Relu, LeakyRelu, Sigmoid, Tanh, HardSigmoid, HardSwish, Clip, Elu, Softplus,
 //                Gelu, Neg, Abs on a blocked value: unchanged (elementwise on the 5-D tensor;
@@ -19,8 +19,9 @@
 //   Split        axis 1 of a blocked value into parts that are multiples of 16 (sizes / 16)
 // Regions = connected sets of such nodes grown from Convs; trailing non-Conv nodes whose
 // outputs no region node reads are left in NCHW (unless that needs more reorders: an Add of
-// two region values); a region pays only with at least
-// kNchwcMinConvs Convs (docs/performance.md "Blocked layout (NCHW16c)" has the numbers). A
+// two region values). The cost rule: a region pays with at least 2 Convs, one of them
+// depthwise, and at most 0.5 reorders per Conv (graph_layout_nchwc.cc; the numbers in
+// docs/performance.md "Blocked layout (NCHW16c)"). A
 // value entering a region gets one ReorderToBlocked; a region value read outside it or a graph
 // output gets one ReorderFromBlocked (which keeps the original value's name).
 // ONNXMINI_NCHWC=0 in the environment (read once) turns the rule off.
@@ -34,5 +35,7 @@ void apply_nchwc_layout(RuleContext& ctx);
 // Tests: override ONNXMINI_NCHWC (true: on, false: off); reset_nchwc_layout_override restores it.
 void set_nchwc_layout_enabled_for_tests(bool on);
 void reset_nchwc_layout_override();
+// Tests: false keeps every region with a Conv (the structure without the cost rule).
+void set_nchwc_cost_rule_for_tests(bool on);
 
 }  // namespace onnxmini

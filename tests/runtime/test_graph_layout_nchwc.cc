@@ -17,6 +17,14 @@ namespace onnxmini {
 namespace test {
 namespace {
 
+// The structural tests look at regions without the cost rule (which wants depthwise layers and
+// few reorders per Conv); the CostRule tests check it.
+class NoCostRule {
+ public:
+  NoCostRule() { set_nchwc_cost_rule_for_tests(false); }
+  ~NoCostRule() { set_nchwc_cost_rule_for_tests(true); }
+};
+
 size_t count(Session& s, const std::string& op) {
   size_t n = 0;
   for (const NodeDescription& node : s.describe().nodes) n += node.op_type == op;
@@ -67,6 +75,7 @@ ModelBuilder chain_model() {
 }
 
 TEST(NchwcLayout, ConvChainRunsBlockedWithOneReorderEachEnd) {
+  NoCostRule no_rule;
   const ModelBuilder mb = chain_model();
   auto s = mb.session(opts(ORT_ENABLE_ALL));
   EXPECT_EQ(count(*s, "NchwcConv"), 2u);
@@ -80,6 +89,7 @@ TEST(NchwcLayout, ConvChainRunsBlockedWithOneReorderEachEnd) {
 }
 
 TEST(NchwcLayout, Level2AndTheSwitchLeaveTheGraphAlone) {
+  NoCostRule no_rule;
   const ModelBuilder mb = chain_model();
   auto extended = mb.session(opts(ORT_ENABLE_EXTENDED));
   EXPECT_EQ(count(*extended, "NchwcConv"), 0u);
@@ -91,7 +101,7 @@ TEST(NchwcLayout, Level2AndTheSwitchLeaveTheGraphAlone) {
   EXPECT_EQ(count(*off, "ReorderToBlocked"), 0u);
 }
 
-TEST(NchwcLayout, LoneConvStaysNchw) {
+TEST(NchwcLayout, LoneConvStaysNchw) {  // the cost rule: a region needs 2 Convs
   ModelBuilder mb(17);
   mb.input("X", DType::Float32, {1, 16, 10, 10});
   conv(mb, "X", "c1", 16, 32, 3, 1);
@@ -103,9 +113,9 @@ TEST(NchwcLayout, LoneConvStaysNchw) {
 }
 
 TEST(NchwcLayout, NearMissesStayNchw) {
+  NoCostRule no_rule;
   // 3 input channels (16 padded: 5.3x the work), a grouped Conv (group 2, not depthwise),
-  // a Conv with a filter that is a graph input: none of them is blocked, so no region has
-  // two Convs.
+  // a Conv with a filter that is a graph input: none of them is blocked.
   ModelBuilder mb(17);
   mb.input("X", DType::Float32, {1, 3, 10, 10});
   mb.input("Wdyn", DType::Float32, {32, 32, 3, 3});
@@ -119,6 +129,7 @@ TEST(NchwcLayout, NearMissesStayNchw) {
 }
 
 TEST(NchwcLayout, ValuesReadOutsideGetAReorderAndKeepTheirNames) {
+  NoCostRule no_rule;
   // c1 -> c2 -> c3 in one region; r1 is also a graph output and feeds a MaxPool (no blocked
   // kernel), whose result re-enters the region through c4 and a Sub with c3.
   ModelBuilder mb(17);
@@ -146,6 +157,7 @@ TEST(NchwcLayout, ValuesReadOutsideGetAReorderAndKeepTheirNames) {
 }
 
 TEST(NchwcLayout, ConcatSplitAndResidualInsideTheRegion) {
+  NoCostRule no_rule;
   // c1 (32) -> Split [16, 16] -> c2(a), c3(b) -> Concat -> c4 (+ residual Z = c1: conv_add)
   ModelBuilder mb(13);
   mb.input("X", DType::Float32, {1, 32, 9, 11});
@@ -169,6 +181,7 @@ TEST(NchwcLayout, ConcatSplitAndResidualInsideTheRegion) {
 }
 
 TEST(NchwcLayout, ChannelsNotMultipleOf16EndTheRegionAtConcat) {
+  NoCostRule no_rule;
   // Concat of two 24-channel values cannot stay blocked (the padding would sit mid-tensor).
   ModelBuilder mb(13);
   mb.input("X", DType::Float32, {1, 24, 6, 6});
@@ -185,7 +198,37 @@ TEST(NchwcLayout, ChannelsNotMultipleOf16EndTheRegionAtConcat) {
   expect_same_outputs(mb, {1, 24, 6, 6}, 48 * 9);
 }
 
+// A chain of `convs` Convs of 32 channels; every second one depthwise when `depthwise`.
+ModelBuilder conv_chain(int convs, bool depthwise) {
+  ModelBuilder mb(17);
+  mb.input("X", DType::Float32, {1, 32, 10, 10});
+  std::string in = "X";
+  for (int i = 0; i < convs; ++i) {
+    const std::string out = i + 1 == convs ? "Y" : "c" + std::to_string(i);
+    conv(mb, in, out, 32, 32, 3, 10 + 2 * i, depthwise && i % 2 == 1 ? 32 : 1);
+    in = out;
+  }
+  mb.output("Y");
+  return mb;
+}
+
+TEST(NchwcLayout, CostRuleWantsDepthwiseAndFewReorders) {
+  // Dense / pointwise only: measured no faster than NCHW (YOLO-style models were slower).
+  auto dense = conv_chain(4, false).session(opts(ORT_ENABLE_ALL));
+  EXPECT_EQ(count(*dense, "NchwcConv"), 0u);
+  // With depthwise layers and 2 reorders for 4 Convs: blocked.
+  const ModelBuilder mixed = conv_chain(4, true);
+  auto s = mixed.session(opts(ORT_ENABLE_ALL));
+  EXPECT_EQ(count(*s, "NchwcConv"), 4u);
+  EXPECT_EQ(count(*s, "ReorderToBlocked") + count(*s, "ReorderFromBlocked"), 2u);
+  expect_same_outputs(mixed, {1, 32, 10, 10}, 32 * 9 * 2);
+  // 2 reorders for 3 Convs: more than 0.5 per Conv, stays NCHW.
+  auto short_chain = conv_chain(3, true).session(opts(ORT_ENABLE_ALL));
+  EXPECT_EQ(count(*short_chain, "NchwcConv"), 0u);
+}
+
 TEST(NchwcLayout, SavedModelHasNoLayoutOps) {
+  NoCostRule no_rule;
   const ModelBuilder mb = chain_model();
   SessionOptions o = opts(ORT_ENABLE_ALL);
   o.optimized_model_filepath =
