@@ -4,7 +4,8 @@ the cost inside a region, reorders excluded), for the Conv rows of benchmarks/sh
 
 Each round runs `onnxmini run --repeat R --json` once per side (alternating which goes first), so
 both see the same load; the result is each side's median over rounds and the median of the
-per-round ratios nchw / nchwc (> 1: the blocked layer is faster). Feeds the cost rule of
+per-round ratios nchw / nchwc (> 1: the blocked layer is faster), of latency and of CPU time per
+run (process CPU time / runs: less sensitive to other processes taking the core). Feeds the cost rule of
 runtime/graph_layout_nchwc.cc (docs/performance.md "Blocked layout (NCHW16c)").
 
     .venv/bin/python benchmarks/bench_nchwc_layers.py [--threads 1 2] [--rounds 5] [--kinds conv_dense ...]
@@ -57,7 +58,8 @@ def models(case, folder, i):
 def latency(cli, path, spec, threads, repeat):
     args = [cli, "run", str(path), "--input", spec, "--threads", str(threads), "--repeat", str(repeat), "--warmup",
             "3", "--warmup-ms", "100", "--json"]
-    return json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)["latency_ms"]["median"]
+    d = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)
+    return d["latency_ms"]["median"], d["cpu_ms"]["mean"]
 
 
 def main():
@@ -76,21 +78,23 @@ def main():
         for i, case in enumerate(cases):
             (pp, ps), (bp, bs) = models(case, pathlib.Path(tmp), i)
             for t in a.threads:
-                plain, blocked, ratios = [], [], []
+                plain, blocked, ratios, cpu_ratios = [], [], [], []
                 for r in range(a.rounds):
                     order = [(0, pp, ps), (1, bp, bs)][:: 1 if r % 2 == 0 else -1]
                     got = {}
                     for side, p, s in order:
                         got[side] = latency(a.cli, p, s, t, a.repeat)
-                    plain.append(got[0])
-                    blocked.append(got[1])
-                    ratios.append(got[0] / got[1])
+                    plain.append(got[0][0])
+                    blocked.append(got[1][0])
+                    ratios.append(got[0][0] / got[1][0])
+                    cpu_ratios.append(got[0][1] / got[1][1])
                 row = {"kind": case["kind"], "model": case["model"], "node": case["node"],
                        "x": "x".join(map(str, case["inputs"][0]["shape"])),
                        "w": "x".join(map(str, case["inputs"][1]["shape"])),
                        "strides": "x".join(map(str, case["attrs"].get("strides", [1, 1]))), "threads": t,
                        "nchw_ms": round(statistics.median(plain), 4), "nchwc_ms": round(statistics.median(blocked), 4),
-                       "ratio": round(statistics.median(ratios), 3)}
+                       "ratio": round(statistics.median(ratios), 3),
+                       "ratio_cpu": round(statistics.median(cpu_ratios), 3)}
                 rows.append(row)
                 print(",".join(str(v) for v in row.values()), flush=True)
     out = HERE / "results" / f"nchwc_layers_{a.tag}.csv"
