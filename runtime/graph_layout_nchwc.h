@@ -19,9 +19,9 @@
 //   Split        axis 1 of a blocked value into parts that are multiples of 16 (sizes / 16)
 // Regions = connected sets of such nodes grown from Convs; trailing non-Conv nodes whose
 // outputs no region node reads are left in NCHW (unless that needs more reorders: an Add of
-// two region values). The cost rule: a region pays with at least 2 Convs, one of them
-// depthwise, and at most 0.5 reorders per Conv (graph_layout_nchwc.cc; the numbers in
-// docs/performance.md "Blocked layout (NCHW16c)"). A
+// two region values). The cost rule: a region pays with at least 2 Convs, at most 0.5
+// reorders per Conv and, except on AVX2 (the ISA NchwcConv will run), a depthwise Conv among
+// them (graph_layout_nchwc.cc; the numbers in docs/performance.md "Blocked layout (NCHW16c)"). A
 // value entering a region gets one ReorderToBlocked; a region value read outside it or a graph
 // output gets one ReorderFromBlocked (which keeps the original value's name).
 // ONNXMINI_NCHWC=0 in the environment (read once) turns the rule off.

@@ -294,32 +294,33 @@ TEST(NchwcConv, ProfileNamesVariantAndIsa) {
 
 TEST(NchwcReorder, RoundTripIsExactAndPadsWithZero) {
   NchwcIsaGuard guard;
-  for (cpu::Isa isa : isa_levels())
-  for (const Shape& s : {Shape{2, 5, 3, 7}, Shape{1, 16, 4, 4}, Shape{1, 33, 65, 3}, Shape{1, 0, 2, 2}}) {
-    nn::set_nchwc_isa_for_tests(isa);
-    SCOPED_TRACE(shape_to_string(s) + " " + cpu::isa_name(isa));
-    ModelBuilder mb(17);
-    mb.import_domain("ai.onnxmini", 1);
-    mb.input("X", DType::Float32, s);
-    mb.node("ReorderToBlocked", {"X"}, {"B"}).domain("ai.onnxmini");
-    mb.node("ReorderFromBlocked", {"B"}, {"Y"}).domain("ai.onnxmini").attr("channels", s[1]);
-    mb.output("B");
-    mb.output("Y");
-    const Tensor x = random_tensor(DType::Float32, s, 3);
-    auto sess = mb.session(opts(0, KernelMode::Fast, 2));
-    const auto out = run_all(*sess, {{"X", x}});
-    const int64_t cb = nn::nchwc_blocks(s[1]), hw = s[2] * s[3];
-    ASSERT_EQ(out[0].shape(), (Shape{s[0], cb, s[2], s[3], 16}));
-    EXPECT_TRUE(tensors_near(out[1], x, 0, 0));
-    const float* b = out[0].data<float>();
-    const float* xd = x.data<float>();
-    for (int64_t n = 0; n < s[0]; ++n)
-      for (int64_t c = 0; c < cb * 16; ++c)
-        for (int64_t p = 0; p < hw; ++p) {
-          const float got = b[((n * cb + c / 16) * hw + p) * 16 + c % 16];
-          const float want = c < s[1] ? xd[(n * s[1] + c) * hw + p] : 0.0f;
-          ASSERT_EQ(got, want) << "n=" << n << " c=" << c << " p=" << p;
-        }
+  for (cpu::Isa isa : isa_levels()) {
+    for (const Shape& s : {Shape{2, 5, 3, 7}, Shape{1, 16, 4, 4}, Shape{1, 33, 65, 3}, Shape{1, 0, 2, 2}}) {
+      nn::set_nchwc_isa_for_tests(isa);
+      SCOPED_TRACE(shape_to_string(s) + " " + cpu::isa_name(isa));
+      ModelBuilder mb(17);
+      mb.import_domain("ai.onnxmini", 1);
+      mb.input("X", DType::Float32, s);
+      mb.node("ReorderToBlocked", {"X"}, {"B"}).domain("ai.onnxmini");
+      mb.node("ReorderFromBlocked", {"B"}, {"Y"}).domain("ai.onnxmini").attr("channels", s[1]);
+      mb.output("B");
+      mb.output("Y");
+      const Tensor x = random_tensor(DType::Float32, s, 3);
+      auto sess = mb.session(opts(0, KernelMode::Fast, 2));
+      const auto out = run_all(*sess, {{"X", x}});
+      const int64_t cb = nn::nchwc_blocks(s[1]), hw = s[2] * s[3];
+      ASSERT_EQ(out[0].shape(), (Shape{s[0], cb, s[2], s[3], 16}));
+      EXPECT_TRUE(tensors_near(out[1], x, 0, 0));
+      const float* b = out[0].data<float>();
+      const float* xd = x.data<float>();
+      for (int64_t n = 0; n < s[0]; ++n)
+        for (int64_t c = 0; c < cb * 16; ++c)
+          for (int64_t p = 0; p < hw; ++p) {
+            const float got = b[((n * cb + c / 16) * hw + p) * 16 + c % 16];
+            const float want = c < s[1] ? xd[(n * s[1] + c) * hw + p] : 0.0f;
+            ASSERT_EQ(got, want) << "n=" << n << " c=" << c << " p=" << p;
+          }
+    }
   }
 }
 
