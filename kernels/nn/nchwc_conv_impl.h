@@ -8,18 +8,21 @@
 // Layout (nchwc_conv.h): X [N][ICb][H][W][16], Y [N][OCb][OH][OW][16], the dense filter
 // [OCb][ICb][KH][KW][16 ic][16 oc], the depthwise filter [Cb][KH][KW][16].
 //
-// Dense blocking. One call computes output pixels [ow_begin, ow_end) of row oh of NB output blocks. The row is cut
-// into strips of PX consecutive output pixels whose NB x PX accumulators stay in registers
-// (AVX-512: 2 blocks x 12 px = 24 zmm; AVX2: 1 block x 6 px = 12 ymm pairs... see the
-// instantiating files). The inner loop runs over input blocks, the valid kernel rows,
+// Dense blocking. One call computes output pixels [ow_begin, ow_end) of row oh of NB output
+// blocks. The row is cut into strips of PX consecutive output pixels whose NB x PX
+// accumulators stay in registers (AVX-512: 2 blocks x 12 px = 24 zmm; AVX2: 1 block x 6 px =
+// 12 ymm pairs; portable 1 x 4). The inner loop runs over input blocks, the valid kernel rows,
 // kernel columns and the 16 input channels of the block: one 16-wide weight vector per
 // output block (contiguous in the packed filter) FMA'd with the broadcast input value of
 // each pixel. So every weight vector loaded feeds PX FMAs and every broadcast feeds NB.
+// Unit stride along W is a separate instantiation (the broadcasts' offsets are immediates:
+// 2-9% on the zoo's stride-1 3x3 layers, AVX-512).
 // Borders: the kernel rows that land in X are the same for a whole output row (computed
 // once); output columns whose taps all land in X form the interior, run in full strips
 // without a single check; the few border columns run one pixel at a time over their
-// valid taps only. The epilogue (bias first, as the accumulators' start value; residual Z;
-// Relu / Clip / HardSigmoid / HardSwish / PRelu) is applied in registers before the store.
+// valid taps only, with 4 partial sums. The epilogue (bias first, as the accumulators' start
+// value; residual Z; Relu / Clip / HardSigmoid / HardSwish / PRelu) is applied in registers
+// before the store.
 //
 // Depthwise blocking. One call computes output row oh of one channel block: strips of PX
 // pixels, each accumulator one pixel's 16 channels; per tap one weight vector load and PX
@@ -84,7 +87,8 @@ ONNXMINI_NCHWC_INLINE typename B::Reg nchwc_activate(const NchwcConvArgs& a, typ
 // rows [kh0, kh1) and columns [kw0, kw1) (all inside X for these pixels).
 // S > 1 (single border pixels): S partial sums over the input channels (ic mod S), so that
 // NB * PX * S FMA chains are in flight instead of NB (one chain waits 4 cycles per FMA).
-template <class B, int NB, int PX, int S = 1>
+// U: unit stride along W, known at compile time (the broadcasts' offsets become immediates).
+template <class B, int NB, int PX, int S = 1, bool U = false>
 ONNXMINI_NCHWC_INLINE void nchwc_dense_strip(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t oh, int64_t ow0,
                                              int64_t kh0, int64_t kh1, int64_t kw0, int64_t kw1) {
   using R = typename B::Reg;
@@ -97,7 +101,7 @@ ONNXMINI_NCHWC_INLINE void nchwc_dense_strip(const NchwcConvArgs& a, int64_t n, 
     }
   }
   const int64_t wblk = a.ICb * a.KH * a.KW * 256;  // floats of one output block's filter
-  const int64_t xstep = a.sw * 16;
+  const int64_t xstep = U ? 16 : a.sw * 16;
   const int64_t ih0 = oh * a.sh - a.ph, iw0 = ow0 * a.sw - a.pw;
   const float* xn = a.x + n * a.ICb * a.H * a.W * 16;
   for (int64_t icb = 0; icb < a.ICb; ++icb) {
@@ -135,17 +139,17 @@ ONNXMINI_NCHWC_INLINE void nchwc_dense_strip(const NchwcConvArgs& a, int64_t n, 
 }
 
 // The last r < PX pixels of the interior: the strip of exactly r pixels.
-template <class B, int NB, int PX>
+template <class B, int NB, int PX, bool U>
 ONNXMINI_NCHWC_INLINE void nchwc_dense_tail(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t oh, int64_t ow0,
                                             int64_t r, int64_t kh0, int64_t kh1) {
   if constexpr (PX >= 1) {
     constexpr int S = NB * PX >= 8 ? 1 : NB * PX >= 4 ? 2 : 4;  // >= 8 chains where there are few pixels
-    if (r == PX) return nchwc_dense_strip<B, NB, PX, S>(a, n, ob, oh, ow0, kh0, kh1, 0, a.KW);
-    nchwc_dense_tail<B, NB, PX - 1>(a, n, ob, oh, ow0, r, kh0, kh1);
+    if (r == PX) return nchwc_dense_strip<B, NB, PX, S, U>(a, n, ob, oh, ow0, kh0, kh1, 0, a.KW);
+    nchwc_dense_tail<B, NB, PX - 1, U>(a, n, ob, oh, ow0, r, kh0, kh1);
   }
 }
 
-template <class B, int NB, int PX>
+template <class B, int NB, int PX, bool U>
 void nchwc_dense_row_nb(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t oh, int64_t ow_begin,
                         int64_t ow_end) {
   int64_t kh0, kh1, lo, hi;
@@ -158,8 +162,8 @@ void nchwc_dense_row_nb(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t o
     nchwc_dense_strip<B, NB, 1, 4>(a, n, ob, oh, ow, kh0, kh1, kw0, kw1);
   }
   int64_t ow = lo;
-  for (; ow + PX <= hi; ow += PX) nchwc_dense_strip<B, NB, PX>(a, n, ob, oh, ow, kh0, kh1, 0, a.KW);
-  if (ow < hi) nchwc_dense_tail<B, NB, PX - 1>(a, n, ob, oh, ow, hi - ow, kh0, kh1);
+  for (; ow + PX <= hi; ow += PX) nchwc_dense_strip<B, NB, PX, 1, U>(a, n, ob, oh, ow, kh0, kh1, 0, a.KW);
+  if (ow < hi) nchwc_dense_tail<B, NB, PX - 1, U>(a, n, ob, oh, ow, hi - ow, kh0, kh1);
   for (ow = hi; ow < ow_end; ++ow) {
     int64_t kw0, kw1;
     nchwc_valid_taps(ow, a.W, a.KW, a.sw, a.dw, a.pw, kw0, kw1);
@@ -171,8 +175,13 @@ void nchwc_dense_row_nb(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t o
 template <class B, int NB, int PX, int PX1>
 void nchwc_dense_row(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t nb, int64_t oh, int64_t ow_begin,
                      int64_t ow_end) {
-  if (nb == NB) return nchwc_dense_row_nb<B, NB, PX>(a, n, ob, oh, ow_begin, ow_end);
-  for (int64_t b = 0; b < nb; ++b) nchwc_dense_row_nb<B, 1, PX1>(a, n, ob + b, oh, ow_begin, ow_end);
+  if (a.sw == 1) {
+    if (nb == NB) return nchwc_dense_row_nb<B, NB, PX, true>(a, n, ob, oh, ow_begin, ow_end);
+    for (int64_t b = 0; b < nb; ++b) nchwc_dense_row_nb<B, 1, PX1, true>(a, n, ob + b, oh, ow_begin, ow_end);
+    return;
+  }
+  if (nb == NB) return nchwc_dense_row_nb<B, NB, PX, false>(a, n, ob, oh, ow_begin, ow_end);
+  for (int64_t b = 0; b < nb; ++b) nchwc_dense_row_nb<B, 1, PX1, false>(a, n, ob + b, oh, ow_begin, ow_end);
 }
 
 // Depthwise: channel block cb, PX pixels [ow0, ow0 + PX) of row oh over taps
