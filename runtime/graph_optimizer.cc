@@ -12,6 +12,7 @@
 #include "runtime/graph_fusion_qdq.h"
 #include "runtime/graph_fusion_residual.h"
 #include "runtime/graph_fusion_se.h"
+#include "runtime/graph_layout_nchwc.h"
 #include "runtime/graph_sinking.h"
 
 namespace onnxmini {
@@ -32,7 +33,7 @@ void constant_folding(RuleContext& ctx) {
 }  // namespace
 
 const std::vector<GraphRule>& graph_rules() {
-  constexpr int kBasic = ORT_ENABLE_BASIC, kExtended = ORT_ENABLE_EXTENDED;
+  constexpr int kBasic = ORT_ENABLE_BASIC, kExtended = ORT_ENABLE_EXTENDED, kLayout = ORT_ENABLE_LAYOUT;
   static const std::vector<GraphRule> rules = {
       // Level 1 (basic): plain ONNX, every value bit for bit.
       {"eliminate_identity", kBasic, true, eliminate_identity, "Identity(x) -> x"},
@@ -136,6 +137,11 @@ const std::vector<GraphRule>& graph_rules() {
        "MatMul with the bias [and activation] in its epilogue"},
       {"reduce_mean_max", kExtended, false, fuse_reduce_mean_max,
        "ReduceMean(X) + ReduceMax(X) over the same single axis -> ReduceMeanMax (one pass over X)"},
+      // Level 3 (layout), last: it sees the Convs with every fusion already in their attributes.
+      {"nchwc_layout", kLayout, false, apply_nchwc_layout,
+       "chains of float32 2-D Convs (dense, pointwise, depthwise) with the elementwise ops, per-channel constants, "
+       "Concat / Split on channels between them -> NchwcConv etc. on blocked NCHW16c data, reordered once at the "
+       "chain's ends (ONNXMINI_NCHWC=0: off; runtime/graph_layout_nchwc.h)"},
   };
   return rules;
 }

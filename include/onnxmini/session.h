@@ -25,8 +25,8 @@ namespace onnxmini {
 //   0 none: the model's nodes one for one (profiles line up with the model);
 //   1 basic: constant folding, eliminations (Identity, inference Dropout, no-op Cast / Reshape /
 //     Transpose pairs, dead nodes, unused initializers), Shape of fixed shapes folded;
-//   2 extended: fusions; 3 layout and 99 all: onnxmini makes its layout choices (prepacked
-//     weights) inside the kernels at load at every level, so 3 and 99 add no rewrite to 2.
+//   2 extended: fusions; 3 layout and 99 all: also the load-time blocked channel layout
+//     (NCHW16c) for chains of convolutions (docs/optimizer.md `nchwc_layout`; never saved).
 enum GraphOptimizationLevel : int {
   ORT_DISABLE_ALL = 0,
   ORT_ENABLE_BASIC = 1,

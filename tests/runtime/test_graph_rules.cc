@@ -316,7 +316,7 @@ TEST(GraphRules, LevelsMatchTheTable) {
   int last_level = 0;
   bool seen_private = false;
   for (const auto& r : rules) {
-    EXPECT_TRUE(r.level == ORT_ENABLE_BASIC || r.level == ORT_ENABLE_EXTENDED) << r.name;
+    EXPECT_TRUE(r.level == ORT_ENABLE_BASIC || r.level == ORT_ENABLE_EXTENDED || r.level == ORT_ENABLE_LAYOUT) << r.name;
     EXPECT_GE(r.level, last_level) << r.name;
     last_level = r.level;
     EXPECT_FALSE(seen_private && r.saved_as_onnx) << r.name << " comes after an onnxmini-only rule";

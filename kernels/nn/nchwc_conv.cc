@@ -1,0 +1,306 @@
+// NchwcConv (ai.onnxmini): a 2-D float32 Conv on tensors in the blocked layout NCHW16c
+// (nchwc_conv.h), put there by the load-time pass runtime/graph_layout_nchwc.cc. Inputs:
+// X [N, ceil(C/16), H, W, 16], W (constant, ONNX layout [M, C/group, KH, KW]), B (optional),
+// Z (optional residual in Y's blocked layout, with _fused_residual). Attributes: Conv's
+// (kernel_shape, strides, pads, dilations, auto_pad, group), `channels` = M (the true
+// output channel count) and the fused activation of kernels/fused_attributes.h.
+// Output Y [N, ceil(M/16), OH, OW, 16]. Variants (kernel_variant in profiles):
+//   nchwc_pointwise     1x1, stride 1, no padding: the plane is one row of H*W pixels
+//   nchwc_depthwise     group == C == M (one channel per group)
+//   nchwc_conv_direct   every other group-1 convolution
+// The filter is packed once, at kernel creation. The portable table is the reference
+// (KernelMode::Reference runs it); AVX2 and AVX-512 tables are chosen at run time.
+#include "kernels/nn/nchwc_conv.h"
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <string>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "kernels/fused_attributes.h"
+#include "kernels/gemm_engine/fused_activation.h"
+#include "kernels/nn/nchwc_conv_impl.h"
+#include "kernels/nn/spatial.h"
+#include "kernels/registry.h"
+
+namespace onnxmini {
+namespace nn {
+namespace {
+
+// Portable traits: a block is 16 floats in an array; the loops of 16 are left to the
+// compiler's vectoriser (SSE2 at least).
+struct PortableBlock {
+  struct Reg {
+    float v[16];
+  };
+  static Reg zero() { return Reg{}; }
+  static Reg set1(float s) {
+    Reg r;
+    for (float& x : r.v) x = s;
+    return r;
+  }
+  static Reg load(const float* p) {
+    Reg r;
+    for (int i = 0; i < 16; ++i) r.v[i] = p[i];
+    return r;
+  }
+  static void store(float* p, const Reg& r) {
+    for (int i = 0; i < 16; ++i) p[i] = r.v[i];
+  }
+  static Reg fma(const Reg& a, const Reg& b, Reg c) {
+    for (int i = 0; i < 16; ++i) c.v[i] += a.v[i] * b.v[i];
+    return c;
+  }
+  static Reg add(Reg a, const Reg& b) {
+    for (int i = 0; i < 16; ++i) a.v[i] += b.v[i];
+    return a;
+  }
+  static Reg mul(Reg a, const Reg& b) {
+    for (int i = 0; i < 16; ++i) a.v[i] *= b.v[i];
+    return a;
+  }
+  static Reg max(Reg a, const Reg& b) {
+    for (int i = 0; i < 16; ++i) a.v[i] = a.v[i] > b.v[i] ? a.v[i] : b.v[i];
+    return a;
+  }
+  static Reg min(Reg a, const Reg& b) {
+    for (int i = 0; i < 16; ++i) a.v[i] = a.v[i] < b.v[i] ? a.v[i] : b.v[i];
+    return a;
+  }
+  static Reg prelu(Reg v, const Reg& s) {
+    for (int i = 0; i < 16; ++i) v.v[i] = v.v[i] < 0 ? v.v[i] * s.v[i] : v.v[i];
+    return v;
+  }
+};
+
+std::atomic<int> g_isa{-1};  // -1: follow cpu::active_isa()
+
+// Pixels per task along a row: whole rows up to this, so that a task's input rows and
+// output strip stay in L1/L2 while the output blocks of the task's group are swept.
+constexpr int64_t kPixelsPerTask = 96;
+
+}  // namespace
+
+namespace {
+constexpr int64_t kTilePixels = 64;
+}  // namespace
+
+
+// One channel block: `planes` (<= 16) planes of hw floats, hw apart, <-> hw x 16 blocked.
+void nchwc_to_blocked_portable(const float* x, int64_t planes, int64_t hw, float* y) {
+  for (int64_t p0 = 0; p0 < hw; p0 += kTilePixels) {
+    const int64_t p1 = std::min(hw, p0 + kTilePixels);
+    for (int64_t c = 0; c < 16; ++c) {
+      if (c < planes) {
+        const float* xc = x + c * hw;
+        for (int64_t p = p0; p < p1; ++p) y[p * 16 + c] = xc[p];
+      } else {
+        for (int64_t p = p0; p < p1; ++p) y[p * 16 + c] = 0.0f;
+      }
+    }
+  }
+}
+
+void nchwc_from_blocked_portable(const float* x, int64_t planes, int64_t hw, float* y) {
+  for (int64_t p0 = 0; p0 < hw; p0 += kTilePixels) {
+    const int64_t p1 = std::min(hw, p0 + kTilePixels);
+    for (int64_t c = 0; c < planes; ++c) {
+      float* yc = y + c * hw;
+      for (int64_t p = p0; p < p1; ++p) yc[p] = x[p * 16 + c];
+    }
+  }
+}
+
+const NchwcKernels& nchwc_kernels_portable() {
+  static const NchwcKernels k{cpu::Isa::Portable, nchwc_dense_row<PortableBlock, 1, 4, 4>,
+                              nchwc_depthwise_row<PortableBlock, 4>, 1,
+                              nchwc_to_blocked_portable, nchwc_from_blocked_portable};
+  return k;
+}
+
+const NchwcKernels& nchwc_kernels_for(cpu::Isa isa) {
+  const cpu::Isa hw = cpu::hw_isa();
+  const cpu::Isa capped = static_cast<int>(isa) < static_cast<int>(hw) ? isa : hw;
+  if (capped == cpu::Isa::Avx512) return nchwc_kernels_avx512();
+  if (capped == cpu::Isa::Avx2) return nchwc_kernels_avx2();
+  return nchwc_kernels_portable();
+}
+
+cpu::Isa nchwc_isa() {
+  const int v = g_isa.load(std::memory_order_relaxed);
+  return v < 0 ? cpu::active_isa() : static_cast<cpu::Isa>(v);
+}
+
+void set_nchwc_isa_for_tests(cpu::Isa isa) {
+  g_isa.store(isa == cpu::active_isa() ? -1 : static_cast<int>(isa), std::memory_order_relaxed);
+}
+
+std::vector<float> nchwc_pack_dense(const float* w, int64_t M, int64_t C, int64_t KH, int64_t KW) {
+  const int64_t OCb = nchwc_blocks(M), ICb = nchwc_blocks(C);
+  std::vector<float> p(static_cast<size_t>(OCb * ICb * KH * KW * 256), 0.0f);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t kh = 0; kh < KH; ++kh)
+        for (int64_t kw = 0; kw < KW; ++kw) {
+          const int64_t dst = ((((m / 16) * ICb + c / 16) * KH + kh) * KW + kw) * 256 + (c % 16) * 16 + m % 16;
+          p[static_cast<size_t>(dst)] = w[((m * C + c) * KH + kh) * KW + kw];
+        }
+  return p;
+}
+
+std::vector<float> nchwc_pack_depthwise(const float* w, int64_t C, int64_t KH, int64_t KW) {
+  std::vector<float> p(static_cast<size_t>(nchwc_blocks(C) * KH * KW * 16), 0.0f);
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t k = 0; k < KH * KW; ++k) p[static_cast<size_t>(((c / 16) * KH * KW + k) * 16 + c % 16)] = w[c * KH * KW + k];
+  return p;
+}
+
+namespace {
+
+class NchwcConvKernel : public Kernel {
+ public:
+  explicit NchwcConvKernel(const KernelInfo& info) : attrs_(read_window_attrs(info)), act_(gemm::FusedActivation::read(info)) {
+    const Tensor* w = info.constant_input(1);
+    if (!w) info.fail("W must be a constant (the blocked filter is packed at session creation)");
+    if (w->dtype() != DType::Float32 || w->rank() != 4)
+      info.fail("W has dtype {} and shape {}, expected float32 M x C/group x KH x KW", dtype_name(w->dtype()),
+                shape_to_string(w->shape()));
+    M_ = w->dim(0), cg_ = w->dim(1), KH_ = w->dim(2), KW_ = w->dim(3);
+    group_ = info.attrs.get_int("group", 1);
+    channels_ = info.attrs.get_int("channels", M_);
+    if (channels_ != M_) info.fail("channels {} does not match W's {} output channels", channels_, M_);
+    depthwise_ = group_ == M_ && cg_ == 1 && group_ > 1;
+    if (group_ != 1 && !depthwise_)
+      info.unsupported("group {} with W {}: only group 1 and depthwise (group == channels) are supported", group_,
+                       shape_to_string(w->shape()));
+    if (!attrs_.kernel.empty() && attrs_.kernel != std::vector<int64_t>{KH_, KW_})
+      info.fail("kernel_shape {} does not match W {}", shape_to_string(attrs_.kernel), shape_to_string(w->shape()));
+    if (info.attrs.has(fused_attr::kInputScale))
+      info.unsupported("a fused input BatchNormalization is not supported in the blocked layout");
+    const float* wd = w->data<float>();
+    packed_ = depthwise_ ? nchwc_pack_depthwise(wd, M_, KH_, KW_) : nchwc_pack_dense(wd, M_, cg_, KH_, KW_);
+    const int64_t padded = nchwc_blocks(M_) * 16;
+    if (info.has_input(2)) {
+      const Tensor* b = info.constant_input(2);
+      if (!b || b->dtype() != DType::Float32 || b->numel() != M_)
+        info.fail("B must be a constant of {} float32 values", M_);
+      bias_.assign(static_cast<size_t>(padded), 0.0f);
+      std::copy(b->data<float>(), b->data<float>() + M_, bias_.begin());
+    }
+    if (act_.act == FusedActivationKind::PRelu) {
+      if (static_cast<int64_t>(act_.params.size()) != M_ && act_.params.size() != 1)
+        info.fail("PRelu has {} slopes for {} output channels", act_.params.size(), M_);
+      slope_.assign(static_cast<size_t>(padded), 0.0f);
+      for (int64_t m = 0; m < M_; ++m) slope_[m] = act_.params.size() == 1 ? act_.params[0] : act_.params[m];
+    }
+    residual_ = info.attrs.get_int(fused_attr::kResidual, 0) != 0;
+    if (residual_ && !info.has_input(3)) info.fail("_fused_residual is set but input Z is absent");
+  }
+
+  void prepare(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    if (x.dtype() != DType::Float32) ctx.unsupported("dtype {} is not supported (float32 only)", dtype_name(x.dtype()));
+    if (x.rank() != 5 || x.dim(4) != 16)
+      ctx.fail("X has shape {}, expected the blocked layout N x ceil(C/16) x H x W x 16", shape_to_string(x.shape()));
+    const int64_t C = depthwise_ ? M_ : cg_;
+    if (x.dim(1) != nchwc_blocks(C))
+      ctx.fail("X has {} channel blocks, W {} expects {} input channels ({} blocks)", x.dim(1),
+               shape_to_string(ctx.input(1).shape()), C, nchwc_blocks(C));
+    const Window win = resolve_window(ctx, attrs_, {x.dim(2), x.dim(3)}, {KH_, KW_});
+    const Shape y_shape{x.dim(0), nchwc_blocks(M_), win.out[0], win.out[1], 16};
+    if (residual_ && ctx.input(3).shape() != y_shape)
+      ctx.fail("Z has shape {}, expected Y's blocked shape {}", shape_to_string(ctx.input(3).shape()),
+               shape_to_string(y_shape));
+    ctx.allocate_output(0, DType::Float32, y_shape);
+  }
+
+  void compute(KernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    Tensor& y = ctx.output(0);
+    // Resolved per run (not kept from prepare): concurrent runs share the kernel.
+    const Window win = resolve_window(ctx, attrs_, {x.dim(2), x.dim(3)}, {KH_, KW_});
+    NchwcConvArgs a;
+    a.N = x.dim(0), a.ICb = x.dim(1), a.OCb = y.dim(1), a.H = x.dim(2), a.W = x.dim(3);
+    a.OH = win.out[0], a.OW = win.out[1];
+    a.KH = KH_, a.KW = KW_, a.sh = win.stride[0], a.sw = win.stride[1], a.dh = win.dilation[0],
+    a.dw = win.dilation[1], a.ph = win.pad_begin[0], a.pw = win.pad_begin[1];
+    a.x = x.data<float>(), a.w = packed_.data(), a.y = y.mutable_data<float>();
+    a.bias = bias_.empty() ? nullptr : bias_.data();
+    a.z = residual_ ? ctx.input(3).data<float>() : nullptr;
+    gemm::Epilogue post;  // the activations that need exp / erf: applied on each finished row
+    switch (act_.act) {
+      case FusedActivationKind::Relu: case FusedActivationKind::Clip: case FusedActivationKind::HardSigmoid:
+      case FusedActivationKind::HardSwish: case FusedActivationKind::PRelu: {
+        gemm::Epilogue e;
+        act_.set(e);
+        a.act = e.activation, a.lo = e.clip_min, a.hi = e.clip_max, a.alpha = e.hard_alpha, a.beta = e.hard_beta;
+        a.slope = slope_.empty() ? nullptr : slope_.data();
+        break;
+      }
+      default: act_.set(post);
+    }
+    const bool pointwise = !depthwise_ && KH_ == 1 && KW_ == 1 && a.sh == 1 && a.sw == 1 && a.ph == 0 &&
+                           a.pw == 0 && win.pad_end[0] == 0 && win.pad_end[1] == 0;
+    if (pointwise) a.W = a.H * a.W, a.H = 1, a.OW = a.OH * a.OW, a.OH = 1;  // one row of pixels
+    const NchwcKernels& k = ctx.reference_mode() ? nchwc_kernels_portable() : nchwc_kernels_for(nchwc_isa());
+    ctx.stats().variant = depthwise_ ? "nchwc_depthwise" : pointwise ? "nchwc_pointwise" : "nchwc_conv_direct";
+    ctx.stats().isa = cpu::isa_name(k.isa);
+    const int64_t cin = depthwise_ ? 1 : a.ICb * 16;
+    ctx.stats().flops = 2.0 * static_cast<double>(y.numel()) * static_cast<double>(cin * KH_ * KW_);
+    if (y.numel() == 0) return;
+
+    // Tasks: (image, row, pixel chunk, group of output blocks), the block group fastest so
+    // that consecutive tasks reuse the same input rows from cache.
+    const int64_t nb = depthwise_ ? 1 : k.dense_nb;
+    const int64_t groups = (a.OCb + nb - 1) / nb;
+    const int64_t chunks = (a.OW + kPixelsPerTask - 1) / kPixelsPerTask;
+    const int64_t tasks = a.N * a.OH * chunks * groups;
+    const int64_t bytes = static_cast<int64_t>(sizeof(float)) * (x.numel() + y.numel());
+    const ParallelCost cost{static_cast<int64_t>(ctx.stats().flops), bytes,
+                            static_cast<int64_t>(sizeof(float)) * y.numel()};
+    const bool has_post = post.activation != gemm::Epilogue::Activation::None;
+    parallel_for(ctx.threads(), tasks, 1, cost, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t g = t % groups, c = (t / groups) % chunks, oh = (t / groups / chunks) % a.OH;
+        const int64_t n = t / groups / chunks / a.OH;
+        const int64_t ob = g * nb, blocks = std::min(nb, a.OCb - ob);
+        const int64_t ow0 = c * kPixelsPerTask, ow1 = std::min(a.OW, ow0 + kPixelsPerTask);
+        if (depthwise_) k.depthwise_row(a, n, ob, oh, ow0, ow1);
+        else k.dense_row(a, n, ob, blocks, oh, ow0, ow1);
+        if (has_post)
+          for (int64_t b = ob; b < ob + blocks; ++b)
+            gemm::apply_epilogue(post, a.y + (((n * a.OCb + b) * a.OH + oh) * a.OW + ow0) * 16, (ow1 - ow0) * 16, 0, 0);
+      }
+    });
+  }
+
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>&) const override {
+    const cpu::Isa isa = info.mode == KernelMode::Reference ? cpu::Isa::Portable : nchwc_kernels_for(nchwc_isa()).isa;
+    auto ones = [](const std::vector<int64_t>& v) {
+      return std::all_of(v.begin(), v.end(), [](int64_t s) { return s == 1; });
+    };
+    const bool no_pads = std::all_of(attrs_.pads.begin(), attrs_.pads.end(), [](int64_t p) { return p == 0; }) &&
+                         (attrs_.auto_pad == AutoPad::NotSet || attrs_.auto_pad == AutoPad::Valid);
+    const bool pointwise = !depthwise_ && KH_ == 1 && KW_ == 1 && ones(attrs_.strides) && no_pads;
+    return KernelPlan{depthwise_ ? "nchwc_depthwise" : pointwise ? "nchwc_pointwise" : "nchwc_conv_direct",
+                      cpu::isa_name(isa), ""};
+  }
+
+ private:
+  WindowAttrs attrs_;
+  gemm::FusedActivation act_;
+  int64_t M_ = 0, cg_ = 0, KH_ = 0, KW_ = 0, group_ = 1, channels_ = 0;
+  bool depthwise_ = false, residual_ = false;
+  std::vector<float> packed_, bias_, slope_;
+};
+
+}  // namespace
+}  // namespace nn
+
+ONNXMINI_REGISTER_KERNEL("nchwc_conv", "ai.onnxmini", "NchwcConv", 1, INT_MAX, make_kernel<nn::NchwcConvKernel>);
+
+}  // namespace onnxmini
+
+ONNXMINI_KERNEL_FILE(nn_nchwc_conv);

@@ -1,0 +1,250 @@
+// The body of NchwcConv's row kernels (nchwc_conv.h), written once over a vector traits
+// class B (B::Reg holds one block of 16 floats; zero / set1 / load / store / fma / add /
+// mul / max / min / prelu) and instantiated by nchwc_conv.cc (portable), nchwc_conv_avx2.cc
+// and nchwc_conv_avx512.cc with their ISA flags. Everything sits in an unnamed namespace
+// so each file compiled with different -m flags keeps its own copy (no ODR merging of an
+// AVX-512 instantiation into the portable path).
+//
+// Layout (nchwc_conv.h): X [N][ICb][H][W][16], Y [N][OCb][OH][OW][16], the dense filter
+// [OCb][ICb][KH][KW][16 ic][16 oc], the depthwise filter [Cb][KH][KW][16].
+//
+// Dense blocking. One call computes output pixels [ow_begin, ow_end) of row oh of NB output
+// blocks. The row is cut into strips of PX consecutive output pixels whose NB x PX
+// accumulators stay in registers (AVX-512: 2 blocks x 12 px = 24 zmm; AVX2: 1 block x 6 px =
+// 12 ymm pairs; portable 1 x 4). The inner loop runs over input blocks, the valid kernel rows,
+// kernel columns and the 16 input channels of the block: one 16-wide weight vector per
+// output block (contiguous in the packed filter) FMA'd with the broadcast input value of
+// each pixel. So every weight vector loaded feeds PX FMAs and every broadcast feeds NB.
+// Unit stride along W is a separate instantiation (the broadcasts' offsets are immediates:
+// 2-9% on the zoo's stride-1 3x3 layers, AVX-512).
+// Borders: the kernel rows that land in X are the same for a whole output row (computed
+// once); output columns whose taps all land in X form the interior, run in full strips
+// without a single check; the few border columns run one pixel at a time over their
+// valid taps only, with 4 partial sums. The epilogue (bias first, as the accumulators' start
+// value; residual Z; Relu / Clip / HardSigmoid / HardSwish / PRelu) is applied in registers
+// before the store.
+//
+// Depthwise blocking. One call computes output row oh of one channel block: strips of PX
+// pixels, each accumulator one pixel's 16 channels; per tap one weight vector load and PX
+// (contiguous, 16-float) input loads + FMAs.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/nn/nchwc_conv.h"
+
+#if defined(__GNUC__)
+#define ONNXMINI_NCHWC_INLINE inline __attribute__((always_inline))
+#else
+#define ONNXMINI_NCHWC_INLINE inline
+#endif
+
+namespace onnxmini {
+namespace nn {
+namespace {
+
+using NchwcAct = gemm::Epilogue::Activation;
+
+// The taps k < K with o*s - p + k*d inside [0, in): [k_lo, k_hi) (contiguous).
+inline void nchwc_valid_taps(int64_t o, int64_t in, int64_t K, int64_t s, int64_t d, int64_t p, int64_t& k_lo,
+                             int64_t& k_hi) {
+  k_lo = K, k_hi = 0;
+  for (int64_t k = 0; k < K; ++k) {
+    const int64_t i = o * s - p + k * d;
+    if (i >= 0 && i < in) {
+      k_lo = std::min(k_lo, k);
+      k_hi = k + 1;
+    }
+  }
+  if (k_lo >= k_hi) k_lo = k_hi = 0;
+}
+
+// The interior output columns [lo, hi): every tap of each lands inside [0, W) (closed
+// form: a pointwise layer's one row has H*W pixels, and this runs once per task).
+inline void nchwc_interior(const NchwcConvArgs& a, int64_t& lo, int64_t& hi) {
+  auto floor_div = [](int64_t x, int64_t d) { return x >= 0 ? x / d : -((-x + d - 1) / d); };
+  lo = std::min(a.OW, (a.pw + a.sw - 1) / a.sw);
+  hi = floor_div(a.W - 1 - (a.KW - 1) * a.dw + a.pw, a.sw) + 1;
+  hi = std::max(lo, std::min(a.OW, hi));
+}
+
+template <class B>
+ONNXMINI_NCHWC_INLINE typename B::Reg nchwc_activate(const NchwcConvArgs& a, typename B::Reg v,
+                                                     typename B::Reg slope) {
+  switch (a.act) {
+    case NchwcAct::Relu: return B::max(v, B::zero());
+    case NchwcAct::Clip: return B::min(B::max(v, B::set1(a.lo)), B::set1(a.hi));
+    case NchwcAct::HardSigmoid:
+      return B::min(B::max(B::fma(v, B::set1(a.alpha), B::set1(a.beta)), B::zero()), B::set1(1.0f));
+    case NchwcAct::HardSwish:
+      return B::mul(v, B::min(B::max(B::fma(v, B::set1(a.alpha), B::set1(a.beta)), B::zero()), B::set1(1.0f)));
+    case NchwcAct::PRelu: return B::prelu(v, slope);
+    default: return v;  // None, or applied by the caller after the row (Sigmoid, Swish, Gelu)
+  }
+}
+
+// NB output blocks [ob, ob + NB) x PX output pixels [ow0, ow0 + PX) of row oh, over kernel
+// rows [kh0, kh1) and columns [kw0, kw1) (all inside X for these pixels).
+// S > 1 (single border pixels): S partial sums over the input channels (ic mod S), so that
+// NB * PX * S FMA chains are in flight instead of NB (one chain waits 4 cycles per FMA).
+// U: unit stride along W, known at compile time (the broadcasts' offsets become immediates).
+template <class B, int NB, int PX, int S = 1, bool U = false>
+ONNXMINI_NCHWC_INLINE void nchwc_dense_strip(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t oh, int64_t ow0,
+                                             int64_t kh0, int64_t kh1, int64_t kw0, int64_t kw1) {
+  using R = typename B::Reg;
+  R acc[S][NB][PX];
+  for (int b = 0; b < NB; ++b) {
+    const R bv = a.bias ? B::load(a.bias + (ob + b) * 16) : B::zero();
+    for (int p = 0; p < PX; ++p) {
+      acc[0][b][p] = bv;
+      for (int q = 1; q < S; ++q) acc[q][b][p] = B::zero();
+    }
+  }
+  const int64_t wblk = a.ICb * a.KH * a.KW * 256;  // floats of one output block's filter
+  const int64_t xstep = U ? 16 : a.sw * 16;
+  const int64_t ih0 = oh * a.sh - a.ph, iw0 = ow0 * a.sw - a.pw;
+  const float* xn = a.x + n * a.ICb * a.H * a.W * 16;
+  for (int64_t icb = 0; icb < a.ICb; ++icb) {
+    const float* xc = xn + icb * a.H * a.W * 16;
+    const float* wc = a.w + ob * wblk + icb * a.KH * a.KW * 256;
+    for (int64_t kh = kh0; kh < kh1; ++kh) {
+      const int64_t row = (ih0 + kh * a.dh) * a.W;
+      for (int64_t kw = kw0; kw < kw1; ++kw) {
+        const float* xp = xc + (row + iw0 + kw * a.dw) * 16;
+        const float* wp = wc + (kh * a.KW + kw) * 256;
+        for (int ic0 = 0; ic0 < 16; ic0 += S)
+          for (int q = 0; q < S; ++q) {
+            const int ic = ic0 + q;
+            R wv[NB];
+            for (int b = 0; b < NB; ++b) wv[b] = B::load(wp + b * wblk + ic * 16);
+            for (int p = 0; p < PX; ++p) {
+              const R xv = B::set1(xp[p * xstep + ic]);
+              for (int b = 0; b < NB; ++b) acc[q][b][p] = B::fma(wv[b], xv, acc[q][b][p]);
+            }
+          }
+      }
+    }
+  }
+  for (int b = 0; b < NB; ++b) {
+    const int64_t off = (((n * a.OCb + ob + b) * a.OH + oh) * a.OW + ow0) * 16;
+    float* yp = a.y + off;
+    const R slope = a.act == NchwcAct::PRelu ? B::load(a.slope + (ob + b) * 16) : B::zero();
+    for (int p = 0; p < PX; ++p) {
+      R v = acc[0][b][p];
+      for (int q = 1; q < S; ++q) v = B::add(v, acc[q][b][p]);
+      if (a.z) v = B::add(v, B::load(a.z + off + p * 16));
+      B::store(yp + p * 16, nchwc_activate<B>(a, v, slope));
+    }
+  }
+}
+
+// The last r < PX pixels of the interior: the strip of exactly r pixels.
+template <class B, int NB, int PX, bool U>
+ONNXMINI_NCHWC_INLINE void nchwc_dense_tail(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t oh, int64_t ow0,
+                                            int64_t r, int64_t kh0, int64_t kh1) {
+  if constexpr (PX >= 1) {
+    constexpr int S = NB * PX >= 8 ? 1 : NB * PX >= 4 ? 2 : 4;  // >= 8 chains where there are few pixels
+    if (r == PX) return nchwc_dense_strip<B, NB, PX, S, U>(a, n, ob, oh, ow0, kh0, kh1, 0, a.KW);
+    nchwc_dense_tail<B, NB, PX - 1, U>(a, n, ob, oh, ow0, r, kh0, kh1);
+  }
+}
+
+template <class B, int NB, int PX, bool U>
+void nchwc_dense_row_nb(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t oh, int64_t ow_begin,
+                        int64_t ow_end) {
+  int64_t kh0, kh1, lo, hi;
+  nchwc_valid_taps(oh, a.H, a.KH, a.sh, a.dh, a.ph, kh0, kh1);
+  nchwc_interior(a, lo, hi);
+  lo = std::clamp(lo, ow_begin, ow_end), hi = std::clamp(hi, lo, ow_end);
+  for (int64_t ow = ow_begin; ow < lo; ++ow) {
+    int64_t kw0, kw1;
+    nchwc_valid_taps(ow, a.W, a.KW, a.sw, a.dw, a.pw, kw0, kw1);
+    nchwc_dense_strip<B, NB, 1, 4>(a, n, ob, oh, ow, kh0, kh1, kw0, kw1);
+  }
+  int64_t ow = lo;
+  for (; ow + PX <= hi; ow += PX) nchwc_dense_strip<B, NB, PX, 1, U>(a, n, ob, oh, ow, kh0, kh1, 0, a.KW);
+  if (ow < hi) nchwc_dense_tail<B, NB, PX - 1, U>(a, n, ob, oh, ow, hi - ow, kh0, kh1);
+  for (ow = hi; ow < ow_end; ++ow) {
+    int64_t kw0, kw1;
+    nchwc_valid_taps(ow, a.W, a.KW, a.sw, a.dw, a.pw, kw0, kw1);
+    nchwc_dense_strip<B, NB, 1, 4>(a, n, ob, oh, ow, kh0, kh1, kw0, kw1);
+  }
+}
+
+// NB blocks at once, or one (the layer's last block when OCb is odd).
+template <class B, int NB, int PX, int PX1>
+void nchwc_dense_row(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t nb, int64_t oh, int64_t ow_begin,
+                     int64_t ow_end) {
+  if (a.sw == 1) {
+    if (nb == NB) return nchwc_dense_row_nb<B, NB, PX, true>(a, n, ob, oh, ow_begin, ow_end);
+    for (int64_t b = 0; b < nb; ++b) nchwc_dense_row_nb<B, 1, PX1, true>(a, n, ob + b, oh, ow_begin, ow_end);
+    return;
+  }
+  if (nb == NB) return nchwc_dense_row_nb<B, NB, PX, false>(a, n, ob, oh, ow_begin, ow_end);
+  for (int64_t b = 0; b < nb; ++b) nchwc_dense_row_nb<B, 1, PX1, false>(a, n, ob + b, oh, ow_begin, ow_end);
+}
+
+// Depthwise: channel block cb, PX pixels [ow0, ow0 + PX) of row oh over taps
+// [kh0, kh1) x [kw0, kw1).
+template <class B, int PX>
+ONNXMINI_NCHWC_INLINE void nchwc_dw_strip(const NchwcConvArgs& a, int64_t n, int64_t cb, int64_t oh, int64_t ow0,
+                                          int64_t kh0, int64_t kh1, int64_t kw0, int64_t kw1) {
+  using R = typename B::Reg;
+  R acc[PX];
+  const R bv = a.bias ? B::load(a.bias + cb * 16) : B::zero();
+  for (int p = 0; p < PX; ++p) acc[p] = bv;
+  const int64_t xstep = a.sw * 16;
+  const int64_t ih0 = oh * a.sh - a.ph, iw0 = ow0 * a.sw - a.pw;
+  const float* xc = a.x + (n * a.ICb + cb) * a.H * a.W * 16;
+  const float* wc = a.w + cb * a.KH * a.KW * 16;
+  for (int64_t kh = kh0; kh < kh1; ++kh) {
+    const int64_t row = (ih0 + kh * a.dh) * a.W;
+    for (int64_t kw = kw0; kw < kw1; ++kw) {
+      const R wv = B::load(wc + (kh * a.KW + kw) * 16);
+      const float* xp = xc + (row + iw0 + kw * a.dw) * 16;
+      for (int p = 0; p < PX; ++p) acc[p] = B::fma(B::load(xp + p * xstep), wv, acc[p]);
+    }
+  }
+  const int64_t off = (((n * a.OCb + cb) * a.OH + oh) * a.OW + ow0) * 16;
+  const R slope = a.act == NchwcAct::PRelu ? B::load(a.slope + cb * 16) : B::zero();
+  for (int p = 0; p < PX; ++p) {
+    R v = acc[p];
+    if (a.z) v = B::add(v, B::load(a.z + off + p * 16));
+    B::store(a.y + off + p * 16, nchwc_activate<B>(a, v, slope));
+  }
+}
+
+template <class B, int PX>
+ONNXMINI_NCHWC_INLINE void nchwc_dw_tail(const NchwcConvArgs& a, int64_t n, int64_t cb, int64_t oh, int64_t ow0,
+                                         int64_t r, int64_t kh0, int64_t kh1) {
+  if constexpr (PX >= 1) {
+    if (r == PX) return nchwc_dw_strip<B, PX>(a, n, cb, oh, ow0, kh0, kh1, 0, a.KW);
+    nchwc_dw_tail<B, PX - 1>(a, n, cb, oh, ow0, r, kh0, kh1);
+  }
+}
+
+template <class B, int PX>
+void nchwc_depthwise_row(const NchwcConvArgs& a, int64_t n, int64_t cb, int64_t oh, int64_t ow_begin,
+                         int64_t ow_end) {
+  int64_t kh0, kh1, lo, hi;
+  nchwc_valid_taps(oh, a.H, a.KH, a.sh, a.dh, a.ph, kh0, kh1);
+  nchwc_interior(a, lo, hi);
+  lo = std::clamp(lo, ow_begin, ow_end), hi = std::clamp(hi, lo, ow_end);
+  for (int64_t ow = ow_begin; ow < lo; ++ow) {
+    int64_t kw0, kw1;
+    nchwc_valid_taps(ow, a.W, a.KW, a.sw, a.dw, a.pw, kw0, kw1);
+    nchwc_dw_strip<B, 1>(a, n, cb, oh, ow, kh0, kh1, kw0, kw1);
+  }
+  int64_t ow = lo;
+  for (; ow + PX <= hi; ow += PX) nchwc_dw_strip<B, PX>(a, n, cb, oh, ow, kh0, kh1, 0, a.KW);
+  if (ow < hi) nchwc_dw_tail<B, PX - 1>(a, n, cb, oh, ow, hi - ow, kh0, kh1);
+  for (ow = hi; ow < ow_end; ++ow) {
+    int64_t kw0, kw1;
+    nchwc_valid_taps(ow, a.W, a.KW, a.sw, a.dw, a.pw, kw0, kw1);
+    nchwc_dw_strip<B, 1>(a, n, cb, oh, ow, kh0, kh1, kw0, kw1);
+  }
+}
+
+}  // namespace
+}  // namespace nn
+}  // namespace onnxmini

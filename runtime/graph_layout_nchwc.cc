@@ -1,0 +1,466 @@
+// The nchwc_layout rule (graph_layout_nchwc.h).
+#include "runtime/graph_layout_nchwc.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/cpu_features.h"
+#include "kernels/fused_attributes.h"
+#include "kernels/nn/nchwc_conv.h"
+
+namespace onnxmini {
+namespace {
+
+constexpr int64_t kBlock = 16;
+// The cost rule for a region (measured on the Xeon: docs/performance.md "Blocked layout
+// (NCHW16c)", benchmarks/results/nchwc_*.csv). Per layer on AVX-512, NchwcConv's dense and
+// pointwise paths are about as fast as conv2d_lanes / the 1x1 GEMM (0.8-1.27x, the
+// large-channel 1x1 layers below 1); its depthwise path is where the layout pays (1.07-2.2x:
+// no padded plane copies, full vectors on small planes). Whole models on AVX-512: regions of
+// dense / pointwise Convs only (YOLOv8n, YOLOX) were 4-6% slower, those with depthwise layers
+// (MobileNetV3, PP-LCNet, ESNet) 0-20% faster. On the AVX2 path the dense layers are faster
+// too (0.78-1.39x, median 1.26, against the 2-ymm lanes tiles), and the YOLO models gained
+// 3-8%. A region needing many reorders for few Convs (ppocr_mobile_v2_cls, cut by its
+// SqueezeExcite nodes into 3-Conv pieces with 2-3 reorders each) was 3-9% slower. So a region
+// pays with at least kNchwcMinConvs Convs, at most kMaxReordersPerConv reorders per Conv and,
+// except on AVX2, a depthwise Conv among them.
+constexpr int kNchwcMinConvs = 2;
+constexpr double kMaxReordersPerConv = 0.5;
+int min_depthwise_convs() { return nn::nchwc_kernels_for(nn::nchwc_isa()).isa == cpu::Isa::Avx2 ? 0 : 1; }
+// Channel padding: a Conv whose padded input or output channel count exceeds the true one
+// by more than this factor does that much useless work (3 -> 16 input channels: 5.3x).
+constexpr double kMaxPaddingFactor = 1.5;
+
+std::atomic<int> g_override{-1};  // -1: the environment decides
+std::atomic<bool> g_cost_rule{true};  // tests: false keeps every region with a Conv
+
+bool layout_enabled() {
+  const int o = g_override.load(std::memory_order_relaxed);
+  if (o >= 0) return o != 0;
+  static const bool env_on = [] {
+    const char* e = std::getenv("ONNXMINI_NCHWC");
+    return !(e && std::strcmp(e, "0") == 0);
+  }();
+  return env_on;
+}
+
+int64_t blocks(int64_t c) { return (c + kBlock - 1) / kBlock; }
+bool little_padding(int64_t c) { return c > 0 && static_cast<double>(blocks(c) * kBlock) <= kMaxPaddingFactor * c; }
+
+enum class Kind { None, Conv, Unary, Binary, Concat, Split };
+
+const std::set<std::string>& unary_ops() {
+  static const std::set<std::string> ops{"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish",
+                                         "Clip", "Elu",       "Softplus", "Gelu", "Neg",         "Abs"};
+  return ops;
+}
+
+struct LayoutPass {
+  RuleContext& ctx;
+  Graph& g;
+  std::vector<Kind> kind;              // per node
+  std::vector<bool> blocked;           // per node: runs on blocked data
+  std::vector<int64_t> channels;       // per value id: true channel count of a blocked value, else -1
+  std::vector<int> producer;           // per value id: node index, or -1
+  std::vector<std::vector<int>> readers;  // per value id: nodes reading it (inputs or implicit inputs)
+  std::vector<bool> graph_output;      // per value id
+
+  explicit LayoutPass(RuleContext& c) : ctx(c), g(c.g) {}
+
+  const Tensor* constant_f32(int id) const {
+    if (id < 0 || g.overridable.count(id)) return nullptr;
+    auto it = g.constants.find(id);
+    return it == g.constants.end() || it->second.dtype() != DType::Float32 ? nullptr : &it->second;
+  }
+  const Tensor* constant_i64(int id) const {
+    if (id < 0 || g.overridable.count(id)) return nullptr;
+    auto it = g.constants.find(id);
+    return it == g.constants.end() || it->second.dtype() != DType::Int64 ? nullptr : &it->second;
+  }
+  int64_t ch(int id) const { return id >= 0 && id < static_cast<int>(channels.size()) ? channels[id] : -1; }
+
+  void index_values() {
+    const size_t nv = g.value_names.size();
+    producer.assign(nv, -1);
+    readers.assign(nv, {});
+    graph_output.assign(nv, false);
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      for (int o : g.nodes[i].outputs)
+        if (o >= 0) producer[o] = static_cast<int>(i);
+      for (int in : g.nodes[i].inputs)
+        if (in >= 0) readers[in].push_back(static_cast<int>(i));
+      for (int in : g.nodes[i].implicit_inputs) readers[in].push_back(static_cast<int>(i));
+    }
+    for (int o : g.output_ids) graph_output[o] = true;
+  }
+
+  // The output channel count of a Conv that NchwcConv takes and where the layout can pay, or -1.
+  int64_t conv_channels(const GraphNode& n) const {
+    if (!n.domain.empty() || n.op_type != "Conv" || n.outputs.size() != 1 || n.outputs[0] < 0 || n.inputs.size() < 2 ||
+        n.inputs[0] < 0)
+      return -1;
+    if (n.attrs.has(fused_attr::kInputScale) || n.attrs.has(fused_attr::kInputShift)) return -1;
+    const Tensor* w = constant_f32(n.inputs[1]);
+    if (!w || w->rank() != 4) return -1;
+    const int64_t M = w->dim(0), cg = w->dim(1), group = n.attrs.get_int("group", 1);
+    if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
+      const Tensor* b = constant_f32(n.inputs[2]);
+      if (!b || b->numel() != M) return -1;
+    }
+    const bool residual = n.attrs.get_int(fused_attr::kResidual, 0) != 0;
+    if (n.inputs.size() > 4 || (n.inputs.size() == 4 && (!residual || n.inputs[3] < 0))) return -1;
+    const bool depthwise = group > 1 && group == M && cg == 1;
+    if (group != 1 && !depthwise) return -1;
+    if (!little_padding(M) || (!depthwise && !little_padding(cg))) return -1;
+    for (const char* a : {"strides", "dilations"})
+      if (n.attrs.has(a) && n.attrs.get_ints(a).size() != 2) return -1;
+    if (n.attrs.has("pads") && n.attrs.get_ints("pads").size() != 4) return -1;
+    return M;
+  }
+
+  // A constant operand of a binary op that broadcasts per channel or as a scalar against a
+  // blocked value of C channels: 1 (one element), 2 (one per channel), 0 (neither).
+  int channel_constant(int id, int64_t C) const {
+    const Tensor* t = constant_f32(id);
+    if (!t) return 0;
+    if (t->numel() == 1 && t->rank() <= 4) return 1;
+    const Shape& s = t->shape();
+    if (s.size() == 4 && s[0] == 1 && s[1] == C && s[2] == 1 && s[3] == 1) return 2;
+    if (s.size() == 3 && s[0] == C && s[1] == 1 && s[2] == 1) return 2;
+    return 0;
+  }
+
+  // Axis 1 of a 4-D value (1 or -3), from attribute `axis` (default `dflt`).
+  static bool channel_axis(const GraphNode& n, int64_t dflt) {
+    const int64_t axis = n.attrs.get_int("axis", dflt);
+    return axis == 1 || axis == -3;
+  }
+
+  // The Split's part sizes along axis 1 of a value of C channels, or empty.
+  std::vector<int64_t> split_sizes(const GraphNode& n, int64_t C) const {
+    if (!channel_axis(n, 0)) return {};
+    const size_t parts = n.outputs.size();
+    std::vector<int64_t> sizes;
+    if (n.attrs.has("split")) {
+      sizes = n.attrs.get_ints("split");
+    } else if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
+      const Tensor* s = constant_i64(n.inputs[1]);
+      if (!s) return {};
+      sizes.assign(s->data<int64_t>(), s->data<int64_t>() + s->numel());
+    } else {
+      if (parts == 0 || C % static_cast<int64_t>(parts) != 0) return {};
+      sizes.assign(parts, C / static_cast<int64_t>(parts));
+    }
+    if (sizes.size() != parts || std::accumulate(sizes.begin(), sizes.end(), int64_t{0}) != C) return {};
+    for (int64_t s : sizes)
+      if (s <= 0 || s % kBlock != 0) return {};
+    for (int o : n.outputs)
+      if (o < 0) return {};
+    return sizes;
+  }
+
+  // Step 1: in execution order, which nodes can run on blocked data given their inputs.
+  void classify() {
+    kind.assign(g.nodes.size(), Kind::None);
+    blocked.assign(g.nodes.size(), false);
+    channels.assign(g.value_names.size(), -1);
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const GraphNode& n = g.nodes[i];
+      if (!n.subgraphs.empty()) continue;
+      if (const int64_t M = conv_channels(n); M > 0) {
+        kind[i] = Kind::Conv, blocked[i] = true, channels[n.outputs[0]] = M;
+        continue;
+      }
+      if (!n.domain.empty() || n.outputs.empty() || n.outputs[0] < 0 || n.inputs.empty()) continue;
+      const int64_t C0 = ch(n.inputs[0]);
+      if (unary_ops().count(n.op_type) && n.outputs.size() == 1 && C0 > 0) {
+        kind[i] = Kind::Unary, blocked[i] = true, channels[n.outputs[0]] = C0;
+      } else if ((n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul" || n.op_type == "Div") &&
+                 n.inputs.size() == 2 && n.outputs.size() == 1 && n.opset >= 7) {
+        const int a = n.inputs[0], b = n.inputs[1];
+        const int64_t Ca = ch(a), Cb = ch(b);
+        int64_t C = -1;
+        if (Ca > 0 && Cb > 0 && Ca == Cb && n.op_type != "Div") C = Ca;
+        else if (Ca > 0 && Cb < 0 && channel_constant(b, Ca)) C = Ca;
+        else if (Cb > 0 && Ca < 0 && channel_constant(a, Cb) && n.op_type != "Div") C = Cb;
+        if (C > 0) kind[i] = Kind::Binary, blocked[i] = true, channels[n.outputs[0]] = C;
+      } else if (n.op_type == "Concat" && n.outputs.size() == 1 && channel_axis(n, 1)) {
+        int64_t C = 0;
+        for (int in : n.inputs) {
+          const int64_t c = ch(in);
+          if (c <= 0 || c % kBlock != 0) {
+            C = -1;
+            break;
+          }
+          C += c;
+        }
+        if (C > 0) kind[i] = Kind::Concat, blocked[i] = true, channels[n.outputs[0]] = C;
+      } else if (n.op_type == "Split" && C0 > 0) {
+        const std::vector<int64_t> sizes = split_sizes(n, C0);
+        if (sizes.empty()) continue;
+        kind[i] = Kind::Split, blocked[i] = true;
+        for (size_t k = 0; k < sizes.size(); ++k) channels[n.outputs[k]] = sizes[k];
+      }
+    }
+  }
+
+  bool read_by_blocked(int v) const {
+    for (int r : readers[v])
+      if (blocked[r]) return true;
+    return false;
+  }
+
+  void unblock(size_t i) {
+    blocked[i] = false;
+    for (int o : g.nodes[i].outputs)
+      if (o >= 0) channels[o] = -1;
+  }
+
+  // Moving node i out of the region needs a ReorderFromBlocked for each blocked input that
+  // nothing else reads in NCHW, and saves one per output: true when that is a net loss (an Add
+  // of two region values feeding a graph output stays blocked).
+  bool trimming_adds_reorders(size_t i) const {
+    const GraphNode& n = g.nodes[i];
+    std::set<int> newly;
+    for (int v : n.inputs) {
+      if (ch(v) <= 0 || producer[v] < 0 || !blocked[producer[v]] || graph_output[v]) continue;
+      bool other_nchw_reader = false;
+      for (int r : readers[v]) other_nchw_reader = other_nchw_reader || (r != static_cast<int>(i) && !blocked[r]);
+      if (!other_nchw_reader) newly.insert(v);
+    }
+    size_t outputs = 0;
+    for (int o : n.outputs) outputs += o >= 0;
+    return newly.size() > outputs;
+  }
+
+  // Step 2: non-Conv nodes whose outputs no blocked node reads run in NCHW (the reorder
+  // moves in front of them), until nothing changes.
+  void trim() {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t i = g.nodes.size(); i-- > 0;) {
+        if (!blocked[i] || kind[i] == Kind::Conv) continue;
+        bool read = false;
+        for (int o : g.nodes[i].outputs) read = read || (o >= 0 && read_by_blocked(o));
+        if (read || trimming_adds_reorders(i)) continue;
+        unblock(i), changed = true;
+      }
+    }
+  }
+
+  // Step 3: connected regions; those that do not pay stay in NCHW (the rule: kNchwcMinConvs,
+  // min_depthwise_convs, kMaxReordersPerConv above).
+  void keep_paying_regions() {
+    std::vector<int> parent(g.nodes.size());
+    std::iota(parent.begin(), parent.end(), 0);
+    auto find = [&](int x) {
+      while (parent[x] != x) x = parent[x] = parent[parent[x]];
+      return x;
+    };
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (!blocked[i]) continue;
+      for (int in : g.nodes[i].inputs)
+        if (in >= 0 && producer[in] >= 0 && blocked[producer[in]] && ch(in) > 0)
+          parent[find(static_cast<int>(i))] = find(producer[in]);
+    }
+    struct Region {
+      int convs = 0, depthwise = 0;
+      std::set<int> entries, exits;
+    };
+    std::vector<Region> regions(g.nodes.size());
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (!blocked[i]) continue;
+      Region& r = regions[find(static_cast<int>(i))];
+      const GraphNode& n = g.nodes[i];
+      if (kind[i] == Kind::Conv) {
+        ++r.convs;
+        r.depthwise += n.attrs.get_int("group", 1) > 1;
+        for (size_t k : {size_t{0}, size_t{3}})
+          if (k < n.inputs.size() && n.inputs[k] >= 0 && (producer[n.inputs[k]] < 0 || !blocked[producer[n.inputs[k]]]))
+            r.entries.insert(n.inputs[k]);
+      }
+      for (int o : n.outputs) {
+        if (o < 0) continue;
+        bool outside = graph_output[o];
+        for (int rd : readers[o]) outside = outside || !blocked[rd];
+        if (outside) r.exits.insert(o);
+      }
+    }
+    const int min_depthwise = min_depthwise_convs();
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (!blocked[i]) continue;
+      const Region& r = regions[find(static_cast<int>(i))];
+      const double reorders = static_cast<double>(r.entries.size() + r.exits.size());
+      const bool pays = !g_cost_rule.load(std::memory_order_relaxed)
+                            ? r.convs >= 1
+                            : r.convs >= kNchwcMinConvs && r.depthwise >= min_depthwise &&
+                                  reorders <= kMaxReordersPerConv * r.convs;
+      if (!pays) unblock(i);
+    }
+  }
+
+  int add_value(const std::string& base) {
+    std::string name = base;
+    for (int k = 1; g.value_ids.count(name); ++k) name = fmt::format("{}_{}", base, k);
+    const int id = static_cast<int>(g.value_names.size());
+    g.value_names.push_back(name);
+    g.value_ids[name] = id;
+    g.known_dtypes[id] = DType::Float32;
+    return id;
+  }
+
+  // A per-channel constant ([1, C, 1, 1] / [C, 1, 1]) as [1, Cb, 1, 1, 16], padding `pad`.
+  int blocked_constant(int id, int64_t C, float pad) {
+    const Tensor& t = g.constants.at(id);
+    Tensor b(DType::Float32, {1, blocks(C), 1, 1, kBlock});
+    float* d = b.mutable_data<float>();
+    for (int64_t c = 0; c < blocks(C) * kBlock; ++c) d[c] = c < C ? t.data<float>()[c] : pad;
+    const int nid = add_value(g.value_names[id] + "/nchwc");
+    g.constants[nid] = std::move(b);
+    return nid;
+  }
+
+  // `index`: the node it serves (onnxruntime's node_index of profile events).
+  GraphNode reorder(const char* op, int in, int out, const std::string& name, int64_t C, int index) {
+    GraphNode r;
+    r.index = index;
+    r.name = name;
+    r.op_type = op;
+    r.domain = "ai.onnxmini";
+    r.opset = 1;
+    r.inputs = {in};
+    r.outputs = {out};
+    if (C >= 0) r.attrs.set("channels", C);
+    return r;
+  }
+
+  // Step 4: the rewrite. Blocked values get new ids; the original ids are produced by a
+  // ReorderFromBlocked where something outside the region (or the graph's output) reads them.
+  void rewrite() {
+    const size_t nv = g.value_names.size();
+    std::vector<int> blocked_id(nv, -1), entry_id(nv, -1);
+    std::vector<int64_t> final_channels(nv, -1);
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      if (blocked[i])
+        for (int o : g.nodes[i].outputs)
+          if (o >= 0) {
+            final_channels[o] = channels[o];
+            blocked_id[o] = add_value(g.value_names[o] + "/nchwc");
+          }
+    auto needs_nchw = [&](int v) {
+      if (graph_output[v]) return true;
+      for (int r : readers[v])  // implicit (subgraph) uses too: nodes with bodies are never blocked
+        if (!blocked[r]) return true;
+      return false;
+    };
+    std::vector<GraphNode> out;
+    int regions_nodes = 0, to_reorders = 0, from_reorders = 0;
+    std::string convs;
+    // The blocked form of value v read by node i (a Conv's X or Z may come from outside).
+    int serving = 0;  // index of the node being rewritten
+    auto blocked_input = [&](int v) {
+      if (blocked_id[v] >= 0) return blocked_id[v];
+      if (entry_id[v] < 0) {
+        entry_id[v] = add_value(g.value_names[v] + "/nchwc_in");
+        out.push_back(reorder("ReorderToBlocked", v, entry_id[v], g.value_names[v] + "/to_nchwc", -1, serving));
+        ++to_reorders;
+      }
+      return entry_id[v];
+    };
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      GraphNode n = std::move(g.nodes[i]);
+      if (!blocked[i]) {
+        out.push_back(std::move(n));
+        continue;
+      }
+      ++regions_nodes;
+      serving = n.index;
+      switch (kind[i]) {
+        case Kind::Conv:
+          n.inputs[0] = blocked_input(n.inputs[0]);
+          if (n.inputs.size() == 4) n.inputs[3] = blocked_input(n.inputs[3]);
+          n.op_type = "NchwcConv";
+          n.domain = "ai.onnxmini";
+          n.opset = 1;
+          n.attrs.set("channels", final_channels[n.outputs[0]]);
+          convs += (convs.empty() ? "" : ", ") + fmt::format("'{}'", n.name);
+          break;
+        case Kind::Binary: {
+          const int64_t C = final_channels[n.outputs[0]];
+          for (int& in : n.inputs) {
+            if (blocked_id[in] >= 0) in = blocked_id[in];
+            else if (channel_constant(in, C) == 2) in = blocked_constant(in, C, n.op_type == "Div" ? 1.0f : 0.0f);
+          }
+          break;
+        }
+        case Kind::Split: {
+          std::vector<int64_t> sizes = split_sizes(n, channels_of_input(n));
+          for (int64_t& s : sizes) s /= kBlock;
+          n.inputs[0] = blocked_id[n.inputs[0]];
+          if (n.attrs.has("split")) {
+            n.attrs.set("split", sizes);
+          } else if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
+            Tensor t(DType::Int64, {static_cast<int64_t>(sizes.size())});
+            std::copy(sizes.begin(), sizes.end(), t.mutable_data<int64_t>());
+            const int sid = add_value(g.value_names[n.inputs[1]] + "/nchwc");
+            g.known_dtypes[sid] = DType::Int64;
+            g.constants[sid] = std::move(t);
+            n.inputs[1] = sid;
+          }
+          n.attrs.set("axis", int64_t{1});
+          break;
+        }
+        case Kind::Concat:
+          n.attrs.set("axis", int64_t{1});
+          [[fallthrough]];
+        default:
+          for (int& in : n.inputs)
+            if (in >= 0 && blocked_id[in] >= 0) in = blocked_id[in];
+      }
+      std::vector<int> originals = n.outputs;
+      for (int& o : n.outputs)
+        if (o >= 0) o = blocked_id[o];
+      out.push_back(std::move(n));
+      for (int o : originals)
+        if (o >= 0 && needs_nchw(o)) {
+          out.push_back(reorder("ReorderFromBlocked", blocked_id[o], o, g.value_names[o] + "/from_nchwc",
+                                final_channels[o], serving));
+          ++from_reorders;
+        }
+    }
+    g.nodes = std::move(out);
+    if (regions_nodes > 0)
+      ctx.applied("nchwc_layout", fmt::format("{} node(s) in NCHW16c (Convs {}), {} reorder(s) in, {} out",
+                                              regions_nodes, convs, to_reorders, from_reorders));
+  }
+
+  int64_t channels_of_input(const GraphNode& n) const { return channels[n.inputs[0]]; }
+
+  void run() {
+    if (!layout_enabled()) return;
+    index_values();
+    classify();
+    trim();
+    keep_paying_regions();
+    bool any = false;
+    for (bool b : blocked) any = any || b;
+    if (any) rewrite();
+  }
+};
+
+}  // namespace
+
+void apply_nchwc_layout(RuleContext& ctx) { LayoutPass(ctx).run(); }
+
+void set_nchwc_layout_enabled_for_tests(bool on) { g_override.store(on ? 1 : 0, std::memory_order_relaxed); }
+void reset_nchwc_layout_override() { g_override.store(-1, std::memory_order_relaxed); }
+void set_nchwc_cost_rule_for_tests(bool on) { g_cost_rule.store(on, std::memory_order_relaxed); }
+
+}  // namespace onnxmini

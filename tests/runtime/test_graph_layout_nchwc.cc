@@ -1,0 +1,258 @@
+// The nchwc_layout rule (runtime/graph_layout_nchwc.h): which nodes go into the blocked
+// layout (regions of at least two Convs, with their elementwise ops, per-channel constants,
+// Concat / Split on channels), where the reorders go (entries, values read outside, graph
+// outputs), the near-misses that stay in NCHW, level 2 and ONNXMINI_NCHWC=0 leaving the graph
+// alone, and the saved model staying plain ONNX; every model's outputs against the reference
+// kernels at level 0.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <unistd.h>
+
+#include "core/cpu_features.h"
+#include "kernels/nn/nchwc_conv.h"
+#include "runtime/graph_layout_nchwc.h"
+#include "tests/common/fusion_test_util.h"
+
+namespace onnxmini {
+namespace test {
+namespace {
+
+// The structural tests look at regions without the cost rule (which wants depthwise layers and
+// few reorders per Conv); the CostRule tests check it.
+class NoCostRule {
+ public:
+  NoCostRule() { set_nchwc_cost_rule_for_tests(false); }
+  ~NoCostRule() { set_nchwc_cost_rule_for_tests(true); }
+};
+
+size_t count(Session& s, const std::string& op) {
+  size_t n = 0;
+  for (const NodeDescription& node : s.describe().nodes) n += node.op_type == op;
+  return n;
+}
+
+// Conv of `in` (C channels) to M channels, k x k, padding k / 2, stride s, weights seeded.
+void conv(ModelBuilder& mb, const std::string& in, const std::string& out, int64_t C, int64_t M, int64_t k,
+          uint32_t seed, int64_t group = 1, int64_t s = 1) {
+  const std::string w = out + "_W", b = out + "_B";
+  mb.initializer(w, random_tensor(DType::Float32, {M, C / group, k, k}, seed, -0.3, 0.3));
+  mb.initializer(b, random_tensor(DType::Float32, {M}, seed + 1));
+  mb.node("Conv", {in, w, b}, {out})
+      .name(out)
+      .attr("pads", std::vector<int64_t>{k / 2, k / 2, k / 2, k / 2})
+      .attr("strides", std::vector<int64_t>{s, s})
+      .attr("group", group);
+}
+
+// Level 99 (fast, 1 and 2 threads) against level 0 with the reference kernels.
+void expect_same_outputs(const ModelBuilder& mb, const Shape& x_shape, int64_t k) {
+  const std::vector<std::pair<std::string, Tensor>> feeds{{"X", random_tensor(DType::Float32, x_shape, 9)}};
+  auto ref = mb.session(opts(0, KernelMode::Reference));
+  const auto want = run_all(*ref, feeds);
+  for (int threads : {1, 2}) {
+    auto s = mb.session(opts(ORT_ENABLE_ALL, KernelMode::Fast, threads));
+    const auto got = run_all(*s, feeds);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i].shape(), want[i].shape()) << "output " << i;
+      EXPECT_TRUE(tensors_near(got[i], want[i], reduction_atol(DType::Float32, k), 1e-4)) << "output " << i;
+    }
+  }
+}
+
+// X [1, 16, 12, 12] -> Conv 3x3 -> Relu -> Conv 3x3 -> Mul([1, 32, 1, 1] const) -> Sigmoid -> Y.
+ModelBuilder chain_model() {
+  ModelBuilder mb(17);
+  mb.input("X", DType::Float32, {1, 16, 12, 12});
+  conv(mb, "X", "c1", 16, 32, 3, 1);
+  mb.node("Relu", {"c1"}, {"r1"});
+  conv(mb, "r1", "c2", 32, 32, 3, 3);
+  mb.initializer("scale", random_tensor(DType::Float32, {1, 32, 1, 1}, 5));
+  mb.node("Mul", {"c2", "scale"}, {"m"});
+  mb.node("Sigmoid", {"m"}, {"Y"});
+  mb.output("Y");
+  return mb;
+}
+
+TEST(NchwcLayout, ConvChainRunsBlockedWithOneReorderEachEnd) {
+  NoCostRule no_rule;
+  const ModelBuilder mb = chain_model();
+  auto s = mb.session(opts(ORT_ENABLE_ALL));
+  EXPECT_EQ(count(*s, "NchwcConv"), 2u);
+  EXPECT_EQ(count(*s, "Conv"), 0u);
+  EXPECT_EQ(count(*s, "ReorderToBlocked"), 1u);
+  EXPECT_EQ(count(*s, "ReorderFromBlocked"), 1u);
+  EXPECT_EQ(count(*s, "Mul"), 1u);  // on blocked data, its constant rewritten to [1, 2, 1, 1, 16]
+  auto layout = mb.session(opts(ORT_ENABLE_LAYOUT));
+  EXPECT_EQ(count(*layout, "NchwcConv"), 2u) << "level 3 applies the rule too";
+  expect_same_outputs(mb, {1, 16, 12, 12}, 32 * 9 + 2);
+}
+
+TEST(NchwcLayout, Level2AndTheSwitchLeaveTheGraphAlone) {
+  NoCostRule no_rule;
+  const ModelBuilder mb = chain_model();
+  auto extended = mb.session(opts(ORT_ENABLE_EXTENDED));
+  EXPECT_EQ(count(*extended, "NchwcConv"), 0u);
+  EXPECT_EQ(count(*extended, "Conv"), 2u);
+  set_nchwc_layout_enabled_for_tests(false);
+  auto off = mb.session(opts(ORT_ENABLE_ALL));
+  reset_nchwc_layout_override();
+  EXPECT_EQ(count(*off, "NchwcConv"), 0u);
+  EXPECT_EQ(count(*off, "ReorderToBlocked"), 0u);
+}
+
+TEST(NchwcLayout, LoneConvStaysNchw) {  // the cost rule: a region needs 2 Convs
+  ModelBuilder mb(17);
+  mb.input("X", DType::Float32, {1, 16, 10, 10});
+  conv(mb, "X", "c1", 16, 32, 3, 1);
+  mb.node("Relu", {"c1"}, {"Y"});
+  mb.output("Y");
+  auto s = mb.session(opts(ORT_ENABLE_ALL));
+  EXPECT_EQ(count(*s, "NchwcConv"), 0u);
+  EXPECT_EQ(count(*s, "ReorderToBlocked"), 0u);
+}
+
+TEST(NchwcLayout, NearMissesStayNchw) {
+  NoCostRule no_rule;
+  // 3 input channels (16 padded: 5.3x the work), a grouped Conv (group 2, not depthwise),
+  // a Conv with a filter that is a graph input: none of them is blocked.
+  ModelBuilder mb(17);
+  mb.input("X", DType::Float32, {1, 3, 10, 10});
+  mb.input("Wdyn", DType::Float32, {32, 32, 3, 3});
+  conv(mb, "X", "c1", 3, 32, 3, 1);
+  conv(mb, "c1", "c2", 32, 32, 3, 3, /*group=*/2);
+  mb.node("Conv", {"c2", "Wdyn"}, {"Y"}).attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+  mb.output("Y");
+  auto s = mb.session(opts(ORT_ENABLE_ALL));
+  EXPECT_EQ(count(*s, "NchwcConv"), 0u);
+  EXPECT_EQ(count(*s, "Conv"), 3u);
+}
+
+TEST(NchwcLayout, ValuesReadOutsideGetAReorderAndKeepTheirNames) {
+  NoCostRule no_rule;
+  // c1 -> c2 -> c3 in one region; r1 is also a graph output and feeds a MaxPool (no blocked
+  // kernel), whose result re-enters the region through c4 and a Sub with c3.
+  ModelBuilder mb(17);
+  mb.input("X", DType::Float32, {1, 16, 8, 8});
+  conv(mb, "X", "c1", 16, 16, 3, 1);
+  mb.node("Relu", {"c1"}, {"r1"});
+  conv(mb, "r1", "c2", 16, 16, 3, 3);
+  conv(mb, "c2", "c3", 16, 16, 1, 5);
+  mb.node("MaxPool", {"r1"}, {"p"})
+      .attr("kernel_shape", std::vector<int64_t>{3, 3})
+      .attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+  conv(mb, "p", "c4", 16, 16, 1, 7);
+  mb.node("Sub", {"c3", "c4"}, {"d"});  // both blocked: one region through the Sub
+  conv(mb, "d", "Y", 16, 16, 3, 9);
+  mb.output("r1");
+  mb.output("Y");
+  auto s = mb.session(opts(ORT_ENABLE_ALL));
+  EXPECT_EQ(count(*s, "NchwcConv"), 5u);
+  EXPECT_EQ(count(*s, "ReorderToBlocked"), 2u);    // X, and the MaxPool's output
+  EXPECT_EQ(count(*s, "ReorderFromBlocked"), 2u);  // r1 (graph output and MaxPool input), Y
+  const auto outs = s->describe().outputs;
+  ASSERT_EQ(outs.size(), 2u);
+  EXPECT_EQ(outs[0].name, "r1");
+  expect_same_outputs(mb, {1, 16, 8, 8}, 16 * 9 * 4);
+}
+
+TEST(NchwcLayout, ConcatSplitAndResidualInsideTheRegion) {
+  NoCostRule no_rule;
+  // c1 (32) -> Split [16, 16] -> c2(a), c3(b) -> Concat -> c4 (+ residual Z = c1: conv_add)
+  ModelBuilder mb(13);
+  mb.input("X", DType::Float32, {1, 32, 9, 11});
+  conv(mb, "X", "c1", 32, 32, 3, 1);
+  mb.initializer("sizes", Tensor::from_vector<int64_t>({2}, {16, 16}));
+  mb.node("Split", {"c1", "sizes"}, {"a", "b"}).attr("axis", int64_t{1});
+  conv(mb, "a", "c2", 16, 16, 3, 3);
+  conv(mb, "b", "c3", 16, 16, 3, 5, /*group=*/16);  // depthwise
+  mb.node("Concat", {"c2", "c3"}, {"cat"}).attr("axis", int64_t{-3});
+  conv(mb, "cat", "c4", 32, 32, 1, 7);
+  mb.node("Add", {"c4", "c1"}, {"Y"});
+  mb.output("Y");
+  auto s = mb.session(opts(ORT_ENABLE_ALL));
+  EXPECT_EQ(count(*s, "NchwcConv"), 4u);
+  EXPECT_EQ(count(*s, "ReorderToBlocked"), 1u);
+  EXPECT_EQ(count(*s, "ReorderFromBlocked"), 1u);
+  EXPECT_EQ(count(*s, "Split"), 1u);
+  EXPECT_EQ(count(*s, "Concat"), 1u);
+  EXPECT_EQ(count(*s, "Add"), 1u);  // kept blocked: in NCHW it would need two reorders, not one
+  expect_same_outputs(mb, {1, 32, 9, 11}, 32 * 9 * 3);
+}
+
+TEST(NchwcLayout, ChannelsNotMultipleOf16EndTheRegionAtConcat) {
+  NoCostRule no_rule;
+  // Concat of two 24-channel values cannot stay blocked (the padding would sit mid-tensor).
+  ModelBuilder mb(13);
+  mb.input("X", DType::Float32, {1, 24, 6, 6});
+  conv(mb, "X", "c1", 24, 24, 3, 1);
+  conv(mb, "c1", "c2", 24, 24, 3, 3);
+  mb.node("Concat", {"c1", "c2"}, {"cat"}).attr("axis", int64_t{1});
+  conv(mb, "cat", "c3", 48, 48, 1, 5);
+  conv(mb, "c3", "Y", 48, 48, 1, 7);
+  mb.output("Y");
+  auto s = mb.session(opts(ORT_ENABLE_ALL));
+  EXPECT_EQ(count(*s, "NchwcConv"), 4u);  // two regions of two Convs each
+  EXPECT_EQ(count(*s, "ReorderToBlocked"), 2u);
+  EXPECT_EQ(count(*s, "ReorderFromBlocked"), 3u);  // c1 and c2 for the Concat, Y
+  expect_same_outputs(mb, {1, 24, 6, 6}, 48 * 9);
+}
+
+// A chain of `convs` Convs of 32 channels; every second one depthwise when `depthwise`.
+ModelBuilder conv_chain(int convs, bool depthwise) {
+  ModelBuilder mb(17);
+  mb.input("X", DType::Float32, {1, 32, 10, 10});
+  std::string in = "X";
+  for (int i = 0; i < convs; ++i) {
+    const std::string out = i + 1 == convs ? "Y" : "c" + std::to_string(i);
+    conv(mb, in, out, 32, 32, 3, 10 + 2 * i, depthwise && i % 2 == 1 ? 32 : 1);
+    in = out;
+  }
+  mb.output("Y");
+  return mb;
+}
+
+TEST(NchwcLayout, CostRuleWantsDepthwiseAndFewReorders) {
+  // Dense / pointwise only: measured no faster than NCHW on AVX-512 (YOLO-style models were
+  // slower), faster on AVX2.
+  if (cpu::hw_has_avx512()) {
+    nn::set_nchwc_isa_for_tests(cpu::Isa::Avx512);
+    auto dense = conv_chain(4, false).session(opts(ORT_ENABLE_ALL));
+    EXPECT_EQ(count(*dense, "NchwcConv"), 0u) << "AVX-512";
+  }
+  if (cpu::hw_has_avx2_fma()) {
+    nn::set_nchwc_isa_for_tests(cpu::Isa::Avx2);
+    auto dense = conv_chain(4, false).session(opts(ORT_ENABLE_ALL));
+    EXPECT_EQ(count(*dense, "NchwcConv"), 4u) << "AVX2";
+  }
+  nn::set_nchwc_isa_for_tests(cpu::active_isa());
+  // With depthwise layers and 2 reorders for 4 Convs: blocked.
+  const ModelBuilder mixed = conv_chain(4, true);
+  auto s = mixed.session(opts(ORT_ENABLE_ALL));
+  EXPECT_EQ(count(*s, "NchwcConv"), 4u);
+  EXPECT_EQ(count(*s, "ReorderToBlocked") + count(*s, "ReorderFromBlocked"), 2u);
+  expect_same_outputs(mixed, {1, 32, 10, 10}, 32 * 9 * 2);
+  // 2 reorders for 3 Convs: more than 0.5 per Conv, stays NCHW.
+  auto short_chain = conv_chain(3, true).session(opts(ORT_ENABLE_ALL));
+  EXPECT_EQ(count(*short_chain, "NchwcConv"), 0u);
+}
+
+TEST(NchwcLayout, SavedModelHasNoLayoutOps) {
+  NoCostRule no_rule;
+  const ModelBuilder mb = chain_model();
+  SessionOptions o = opts(ORT_ENABLE_ALL);
+  o.optimized_model_filepath =
+      (std::filesystem::temp_directory_path() / ("onnxmini_nchwc_" + std::to_string(::getpid()) + ".onnx")).string();
+  auto s = mb.session(o);
+  EXPECT_EQ(count(*s, "NchwcConv"), 2u);
+  auto saved = Session::load(o.optimized_model_filepath, opts(ORT_DISABLE_ALL));
+  std::remove(o.optimized_model_filepath.c_str());
+  for (const NodeDescription& n : saved->describe().nodes) EXPECT_NE(n.domain, "ai.onnxmini") << n.op_type;
+  EXPECT_EQ(count(*saved, "Conv"), 2u);
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace onnxmini
