@@ -1,7 +1,8 @@
 // The plan interpreter. Data layout: every slot is a dense buffer; steps read
 // and write them through LoopNests (sizes + per-tensor strides, innermost last,
 // contiguous loops already merged by the planner) or through batched GEMM with
-// leading dimensions and batch strides, so operands are read in place.
+// leading dimensions and batch strides, so operands are read in place (tiny
+// products take the engine's small-matrix route, gemm_engine/small_gemm.h).
 // Threads: loop nests split their leading loops along which the output moves
 // (no two threads write one element); GEMM steps split the outer batch loops,
 // or hand the pool to the engine when there is a single batched call.
@@ -130,8 +131,9 @@ void run_gemm(const Step& s, T* c, const T* a, const T* b, ThreadPool* pool, con
       args.C = c + off[0], args.ldc = g.ldc;
       gemm::BatchStrides bs;
       bs.a = g.inner_stride[0], bs.b = g.inner_stride[1], bs.c = g.inner_stride[2];
-      if (g.inner_batch == 1) engine.sgemm(args, inner_pool);
-      else engine.sgemm_batched(args, g.inner_batch, bs, inner_pool);
+      // Even a batch of one goes through sgemm_batched: the builtin engine's small-matrix
+      // route (no packing) lives there, and for other shapes it is plain sgemm.
+      engine.sgemm_batched(args, g.inner_batch, bs, inner_pool);
     } else {
       for (int64_t i = 0; i < g.inner_batch; ++i) {
         gemm::DgemmArgs args;
