@@ -39,12 +39,16 @@ struct SmallSgemm {
   SmallTile (*tile)(const SgemmArgs& args);
 };
 
-// The cost rule: tiny enough that packing would not pay (M <= 32, N <= 64, K <= 512;
-// measured in docs/kernels/gemm.md), no epilogue, and not A^T with B^T.
+// The cost rule: tiny enough that packing does not pay, measured against the packed
+// engine on the Xeon (AVX-512 and AVX2 paths, docs/gemm.md "Small batched products"):
+// N <= 64 (at most two panels of 2 vectors), K <= 512 (no K blocking), M <= 32, or
+// M <= 64 unless B^T with K > 64 (transposing a long B^T per matrix then loses to the
+// packed engine). No epilogue, and not A^T with B^T.
 inline bool small_sgemm_fits(const SgemmArgs& g) {
   const bool e = g.epilogue.bias || g.epilogue.bias2 || g.epilogue.residual ||
                  g.epilogue.activation != Epilogue::Activation::None;
-  return !e && !(g.trans_a && g.trans_b) && g.M > 0 && g.N > 0 && g.K > 0 && g.M <= 32 && g.N <= 64 && g.K <= 512;
+  if (e || (g.trans_a && g.trans_b) || g.M <= 0 || g.N <= 0 || g.K <= 0) return false;
+  return g.N <= 64 && g.K <= 512 && (g.M <= 32 || (g.M <= 64 && (!g.trans_b || g.K <= 64)));
 }
 
 const SmallSgemm& small_sgemm_portable();

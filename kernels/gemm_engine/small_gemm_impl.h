@@ -85,7 +85,7 @@ struct SmallGemm {
 #pragma GCC unroll 2
       for (int v = 0; v < CV; ++v) {
         float* cp = c + r * ldc + v * W;
-        reg out = V::mul(acc[r][v], va);
+        reg out = alpha == 1.0f ? acc[r][v] : V::mul(acc[r][v], va);  // alpha 1 (einsum, MatMul): no multiply
         if (beta != 0.0f) out = V::fmadd(V::loadz(cp, mk[v]), vb, out);  // beta == 0: C is write-only
         V::store_mask(cp, mk[v], out);
       }

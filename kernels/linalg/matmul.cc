@@ -9,7 +9,7 @@
 //                     (B prepacked at session creation when it is a constant)
 //   matmul_batched    batch dims equal, or A has no batch: sgemm_batched with
 //                     strides (0 for the side that is broadcast); tiny matrices
-//                     (attention's [B, H, S, S] x [B, H, S, D], S <= 32) take the
+//                     (attention's [B, H, S, S] x [B, H, S, D], S <= 64) take the
 //                     engine's small-matrix route, "matmul_batched+gemm_small/builtin"
 //   matmul_broadcast  anything else: one sgemm per output matrix, offsets from
 //                     the broadcast strides
