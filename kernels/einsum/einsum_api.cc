@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -48,6 +49,7 @@ struct Cache {
   std::mutex mu;
   std::map<std::string, std::shared_ptr<const CachedPlan>> entries;
   std::vector<std::shared_ptr<const CachedPlan>> replaced;  // kept alive: profiles may point into them
+  std::atomic<uint64_t> generation{0};                       // plan_cache_generation()
 };
 Cache& cache() {
   static Cache c;
@@ -162,8 +164,11 @@ std::shared_ptr<const CachedPlan> get_plan(const std::string& equation, const st
     c.replaced.push_back(slot);
   }
   slot = made;
+  c.generation.fetch_add(1, std::memory_order_release);
   return slot;
 }
+
+uint64_t plan_cache_generation() { return cache().generation.load(std::memory_order_acquire); }
 
 }  // namespace einsum_impl
 
