@@ -17,7 +17,7 @@ struct SmallV256 {
   using reg = __m256;
   using mask = __m256i;
   static constexpr int W = 8;
-  static constexpr int RB1 = 8, RB2 = 6;
+  static constexpr int RB1 = 8, RB2 = 6, RB4 = 0;
   static constexpr int TR = 2, TC = 4;
 
   static reg zero() { return _mm256_setzero_ps(); }

@@ -1,6 +1,7 @@
 // AVX-512 instance of the small-matrix SGEMM (small_gemm_impl.h): 16 lanes.
-// Broadcast kernel: 8 rows x 2 zmm (16 accumulators) per 32-column panel, 8 x 1 for a
-// panel of at most 16 columns; masked loads / stores cover the N edge.
+// Broadcast kernel: 12 rows x 2 zmm (24 accumulators) per 32-column panel, 12 x 1 for a
+// panel of at most 16 columns, 6 rows x 4 zmm when N is 64 (4 B loads + 6 broadcasts per
+// 24 FMAs instead of 2 + 12 twice); masked loads / stores only at the N edge.
 // Dot kernel: a 4 x 4 tile of C, 16 zmm accumulators along K, folded by four rounds
 // of shuffle + add (256-bit halves, 128-bit quarters, pairs, neighbours) into one zmm
 // holding the 16 sums.
@@ -20,7 +21,7 @@ struct SmallV512 {
   using reg = __m512;
   using mask = __mmask16;
   static constexpr int W = 16;
-  static constexpr int RB1 = 12, RB2 = 12;
+  static constexpr int RB1 = 12, RB2 = 12, RB4 = 6;
   static constexpr int TR = 4, TC = 4;
 
   static reg zero() { return _mm512_setzero_ps(); }

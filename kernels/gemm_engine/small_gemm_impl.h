@@ -4,13 +4,15 @@
 // V provides: reg, mask, W (lanes); zero(), set1(f), load(p), loadz(p, m) (masked,
 // zero fill), store(p, v), store_mask(p, m, v), fmadd(a, b, c), mul(a, b), tail(n)
 // (first min(n, W) lanes, n >= 1), transpose(in[W], out[W]); the broadcast tile
-// heights RB1 / RB2 (rows of C held for one / two vectors of columns); the dot tile
+// heights RB1 / RB2 / RB4 (rows of C held for one / two / four vectors of columns; RB4 0:
+// no four-vector panel); the dot tile
 // TR x TC and store_tile(acc, c, ldc, rows, cols, alpha, beta), which folds each
 // accumulator acc[r * TC + c] to its sum and writes C[r, c] = alpha * sum + beta * C[r, c]
 // for r < rows, c < cols; kReduceOps / kTransposeOps, their instruction counts (cost rule).
 //
 // Layout and blocking (all operands in place, row-major with leading dimensions):
-//   broadcast kernel (op(B) = B): C is cut into column panels of 2W (or W at the edge)
+//   broadcast kernel (op(B) = B): C is cut into column panels of 2W (or W at the edge;
+//     one panel of 4W rows of RB4 when N is exactly 4W and the ISA has the registers)
 //     and row blocks of RB2 (RB1) rows; per k the panel's B row segment is loaded
 //     once (masked past N) and A[i, k] broadcast for each row, so each k step is
 //     CV loads + R broadcasts for R * CV FMAs; the accumulators stay in registers
@@ -60,65 +62,75 @@ struct SmallGemm {
 
   // One R x (CV * W) tile of C: A row r at a + r * lda (TA: column r at a + r, row k at
   // a + k * lda), B row k at b + k * ldb.
-  template <int R, int CV, bool TA>
+  template <int R, int CV, bool TA, bool kFull>
   static void bcast_tile(int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
                          const mask* mk, float alpha, float beta) {
     reg acc[R][CV];
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r)
-#pragma GCC unroll 2
+#pragma GCC unroll 4
       for (int v = 0; v < CV; ++v) acc[r][v] = V::zero();
     for (int64_t k = 0; k < K; ++k) {
       reg bv[CV];
-#pragma GCC unroll 2
-      for (int v = 0; v < CV; ++v) bv[v] = V::loadz(b + k * ldb + v * W, mk[v]);
+#pragma GCC unroll 4
+      for (int v = 0; v < CV; ++v) bv[v] = kFull ? V::load(b + k * ldb + v * W) : V::loadz(b + k * ldb + v * W, mk[v]);
 #pragma GCC unroll 16
       for (int r = 0; r < R; ++r) {
         const reg av = V::set1(TA ? a[k * lda + r] : a[r * lda + k]);
-#pragma GCC unroll 2
+#pragma GCC unroll 4
         for (int v = 0; v < CV; ++v) acc[r][v] = V::fmadd(av, bv[v], acc[r][v]);
       }
     }
     const reg va = V::set1(alpha), vb = V::set1(beta);
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r)
-#pragma GCC unroll 2
+#pragma GCC unroll 4
       for (int v = 0; v < CV; ++v) {
         float* cp = c + r * ldc + v * W;
         reg out = alpha == 1.0f ? acc[r][v] : V::mul(acc[r][v], va);  // alpha 1 (einsum, MatMul): no multiply
-        if (beta != 0.0f) out = V::fmadd(V::loadz(cp, mk[v]), vb, out);  // beta == 0: C is write-only
-        V::store_mask(cp, mk[v], out);
+        if (beta != 0.0f) out = V::fmadd(kFull ? V::load(cp) : V::loadz(cp, mk[v]), vb, out);  // beta 0: write-only
+        if (kFull) V::store(cp, out);
+        else V::store_mask(cp, mk[v], out);
       }
   }
 
   // `rows` (1..R) rows through the tile instance of that height.
-  template <int R, int CV, bool TA>
+  template <int R, int CV, bool TA, bool kFull>
   static void bcast_rows(int rows, int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
                          int64_t ldc, const mask* mk, float alpha, float beta) {
     if constexpr (R > 1) {
-      if (rows < R) return bcast_rows<R - 1, CV, TA>(rows, K, a, lda, b, ldb, c, ldc, mk, alpha, beta);
+      if (rows < R) return bcast_rows<R - 1, CV, TA, kFull>(rows, K, a, lda, b, ldb, c, ldc, mk, alpha, beta);
     }
-    bcast_tile<R, CV, TA>(K, a, lda, b, ldb, c, ldc, mk, alpha, beta);
+    bcast_tile<R, CV, TA, kFull>(K, a, lda, b, ldb, c, ldc, mk, alpha, beta);
+  }
+
+  // A panel of CV vectors of columns; kFull: all CV * W columns live, plain loads and
+  // stores (masked ones cost an extra uop on the FMA ports of some cores).
+  template <int CV, bool TA, bool kFull>
+  static void bcast_panel(const SgemmArgs& g, const float* A, const float* B, float* C, const mask* mk) {
+    constexpr int RB = CV == 4 ? V::RB4 : CV == 2 ? V::RB2 : V::RB1;
+    for (int64_t i0 = 0; i0 < g.M; i0 += RB) {
+      const int rows = static_cast<int>(std::min<int64_t>(RB, g.M - i0));
+      bcast_rows<RB, CV, TA, kFull>(rows, g.K, TA ? A + i0 : A + i0 * g.lda, g.lda, B, g.ldb, C + i0 * g.ldc, g.ldc, mk,
+                                    g.alpha, g.beta);
+    }
   }
 
   template <bool TA>
   static void bcast_matrix(const SgemmArgs& g, const float* A, const float* B, float* C) {
+    if constexpr (V::RB4 > 0) {
+      if (g.N == 4 * W) {  // one panel of 4 vectors: each A broadcast feeds 4 FMAs
+        const mask mk[4] = {V::tail(W), V::tail(W), V::tail(W), V::tail(W)};
+        return bcast_panel<4, TA, true>(g, A, B, C, mk);
+      }
+    }
     for (int64_t j0 = 0; j0 < g.N; j0 += 2 * W) {
       const int64_t n = std::min<int64_t>(2 * W, g.N - j0);
       const mask mk[2] = {V::tail(n), V::tail(n > W ? n - W : 1)};
-      if (n > W) {
-        for (int64_t i0 = 0; i0 < g.M; i0 += V::RB2) {
-          const int rows = static_cast<int>(std::min<int64_t>(V::RB2, g.M - i0));
-          bcast_rows<V::RB2, 2, TA>(rows, g.K, TA ? A + i0 : A + i0 * g.lda, g.lda, B + j0, g.ldb,
-                                    C + i0 * g.ldc + j0, g.ldc, mk, g.alpha, g.beta);
-        }
-      } else {
-        for (int64_t i0 = 0; i0 < g.M; i0 += V::RB1) {
-          const int rows = static_cast<int>(std::min<int64_t>(V::RB1, g.M - i0));
-          bcast_rows<V::RB1, 1, TA>(rows, g.K, TA ? A + i0 : A + i0 * g.lda, g.lda, B + j0, g.ldb,
-                                    C + i0 * g.ldc + j0, g.ldc, mk, g.alpha, g.beta);
-        }
-      }
+      if (n == 2 * W) bcast_panel<2, TA, true>(g, A, B + j0, C + j0, mk);
+      else if (n > W) bcast_panel<2, TA, false>(g, A, B + j0, C + j0, mk);
+      else if (n == W) bcast_panel<1, TA, true>(g, A, B + j0, C + j0, mk);
+      else bcast_panel<1, TA, false>(g, A, B + j0, C + j0, mk);
     }
   }
 
