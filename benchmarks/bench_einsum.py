@@ -8,17 +8,23 @@
   onnxruntime's Einsum (one-node model)
   the exported graph under onnxruntime
 
---isa picks onnxmini's kernels (ONNXMINI_ISA for the CLI: avx512, avx2, portable); onnxruntime and numpy keep
-theirs. --rounds N repeats every row N times, methods interleaved, and reports the median over rounds.
+--isa picks onnxmini's kernels (ONNXMINI_ISA for the CLI: avx512, avx2, portable); onnxruntime and numpy.einsum
+keep theirs. With --isa avx2, numpy's OpenBLAS (DYNAMIC_ARCH) is held to its Haswell (AVX2) kernels through
+OPENBLAS_CORETYPE, so the "numpy.matmul on views" column compares like with like (the CSV's numpy_blas_core).
+--rounds N repeats every row N times, methods interleaved, and reports the median over rounds.
 
 Writes raw medians to benchmarks/results/einsum_<tag>.csv and prints a markdown table.
 Usage: bench_einsum.py [--cli PATH] [--repeat N] [--rounds N] [--isa ISA] [--tag NAME] [--quick]
 """
 import os
+import sys
 
 # numpy's bundled BLAS would use every core for matmul: one thread, as every other column.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
+# OpenBLAS reads its core type when numpy loads it: decide before the import (see --isa above).
+if "--isa=avx2" in sys.argv or any(a == "--isa" and b == "avx2" for a, b in zip(sys.argv, sys.argv[1:])):
+    os.environ.setdefault("OPENBLAS_CORETYPE", "Haswell")
 
 import argparse
 import csv
@@ -149,6 +155,7 @@ def main():
             "numpy_matmul_views_us": round(med["matmul"], 2) if med["matmul"] is not None else "",
             "ort_einsum_us": round(med["ort"], 2), "ort_graph_us": round(med["ort_graph"], 2),
             "plan": summary,
+            "numpy_blas_core": os.environ.get("OPENBLAS_CORETYPE", "auto"),
         }
         row["x_vs_ort"] = round(ratio("ort"), 2)
         row["x_vs_numpy"] = round(ratio("numpy"), 2)
@@ -173,7 +180,7 @@ def main():
               f"{r['numpy_us']} | {r['numpy_matmul_views_us'] or 'n/a'} | {r['ort_einsum_us']} | {r['ort_graph_us']} | "
               f"{r['x_vs_ort']}x | {r['x_vs_numpy']}x | {mm} |")
     print(f"\nmachine: {platform.processor() or platform.machine()}, onnxruntime {ort.__version__}, numpy {np.__version__}, "
-          f"onnx {onnx.__version__}")
+          f"onnx {onnx.__version__}, numpy BLAS core {os.environ.get('OPENBLAS_CORETYPE', 'auto')}")
 
 
 if __name__ == "__main__":

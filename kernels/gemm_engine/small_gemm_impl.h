@@ -3,12 +3,14 @@
 //
 // V provides: reg, mask, W (lanes); zero(), set1(f), load(p), loadz(p, m) (masked,
 // zero fill), store(p, v), store_mask(p, m, v), fmadd(a, b, c), mul(a, b), tail(n)
-// (first min(n, W) lanes, n >= 1), transpose(in[W], out[W]); the broadcast tile
+// (first min(n, W) lanes, n >= 1), transpose(in[W], out[W]); kDot (whether the ISA has
+// the dot kernel at all); the broadcast tile
 // heights RB1 / RB2 / RB4 (rows of C held for one / two / four vectors of columns; RB4 0:
 // no four-vector panel); the dot tile
 // TR x TC and store_tile(acc, c, ldc, rows, cols, alpha, beta), which folds each
 // accumulator acc[r * TC + c] to its sum and writes C[r, c] = alpha * sum + beta * C[r, c]
-// for r < rows, c < cols; kReduceOps / kTransposeOps, their instruction counts (cost rule).
+// for r < rows, c < cols (kDot only); kReduceOps / kTransposeOps, their instruction
+// counts for the cost rule.
 //
 // Layout and blocking (all operands in place, row-major with leading dimensions):
 //   broadcast kernel (op(B) = B): C is cut into column panels of 2W (or W at the edge;
@@ -21,7 +23,8 @@
 //     together along K, W floats at a time (the K tail masked), into TR * TC
 //     accumulators; one transposing reduction per tile folds them. Rows / columns
 //     past M / N at the edges repeat the last valid one and are not stored.
-//   B^T with more rows of A (dot_pays says no): B is transposed once per matrix into
+//   B^T with more rows of A (dot_pays says no; always on ISAs without kDot): B is
+//     transposed once per matrix into
 //     a thread-local K x round_up(N, W) buffer (W x W register transposes), then the
 //     broadcast kernel runs on it, so the transpose is shared by all M rows.
 #pragma once
@@ -190,18 +193,33 @@ struct SmallGemm {
   // TR x TC outputs; transposing B once pays W x W shuffles per block, then the
   // broadcast kernel reuses it for every row of A. Large M favours the transpose.
   static bool dot_pays(const SgemmArgs& g) {
+    if constexpr (!V::kDot) {
+      (void)g;
+      return false;
+    } else {
+      return dot_cost(g) <= transpose_cost(g);
+    }
+  }
+  static int64_t dot_cost(const SgemmArgs& g) {
     const int64_t chunks = (g.K + W - 1) / W;
     const int64_t tiles = ((g.M + V::TR - 1) / V::TR) * ((g.N + V::TC - 1) / V::TC);
-    const int64_t dot = tiles * (chunks * (V::TR * V::TC + V::TR + V::TC) + V::kReduceOps);
+    return tiles * (chunks * (V::TR * V::TC + V::TR + V::TC) + V::kReduceOps);
+  }
+  static int64_t transpose_cost(const SgemmArgs& g) {
+    const int64_t chunks = (g.K + W - 1) / W;
     const int64_t cv = g.N > W ? 2 : 1, rb = cv == 2 ? V::RB2 : V::RB1;
     const int64_t panels = (g.N + 2 * W - 1) / (2 * W);
     const int64_t bcast = panels * g.K * (((g.M + rb - 1) / rb) * cv + g.M * (1 + cv));
-    const int64_t tb = ((g.N + W - 1) / W) * chunks * (V::kTransposeOps + 2 * W) + bcast;
-    return dot <= tb;
+    return ((g.N + W - 1) / W) * chunks * (V::kTransposeOps + 2 * W) + bcast;
   }
 
   static SmallTile tile(const SgemmArgs& g) {
-    if (g.trans_b && dot_pays(g)) return SmallTile{V::TR, V::TC, true};
+    if constexpr (V::kDot) {
+      if (g.trans_b && dot_pays(g)) return SmallTile{V::TR, V::TC, true};
+    }
+    if constexpr (V::RB4 > 0) {
+      if (g.N == 4 * W) return SmallTile{V::RB4, 4 * W, false};
+    }
     return g.N > W ? SmallTile{V::RB2, 2 * W, false} : SmallTile{V::RB1, W, false};
   }
 
@@ -219,9 +237,13 @@ struct SmallGemm {
       const float* A = g.A + b * s.a;
       const float* B = g.B + b * s.b;
       float* C = g.C + b * s.c;
-      if (dot) {
-        dot_matrix(g, A, B, C);
-      } else if (bt) {
+      if constexpr (V::kDot) {
+        if (dot) {
+          dot_matrix(g, A, B, C);
+          continue;
+        }
+      }
+      if (bt) {
         if (b == 0 || s.b != 0) transpose(B, g.ldb, g.N, g.K, bt, gt.ldb);  // a broadcast B is transposed once
         bcast_matrix<false>(gt, A, bt, C);
       } else if (g.trans_a) {
