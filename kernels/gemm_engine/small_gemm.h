@@ -9,10 +9,12 @@
 //   op(B) = B (K x N rows):  a broadcast kernel, RB rows x (CV vectors of columns);
 //                            each k loads one B row segment (masked at the N edge)
 //                            and broadcasts A[i, k] (A or A^T, read in place).
-//   op(B) = B^T, A not transposed: a dot kernel, TR rows of A x TC rows of B held as
-//                            TR * TC vector accumulators along the contiguous K
-//                            (masked K tail), folded by one transposing reduction
-//                            into TR x TC sums per tile.
+//   op(B) = B^T, A not transposed, few rows (AVX-512): a dot kernel, TR rows of A x
+//                            TC rows of B held as TR * TC vector accumulators along
+//                            the contiguous K (masked K tail), folded by one
+//                            transposing reduction into TR x TC sums per tile;
+//                            otherwise B^T is transposed once per matrix (register
+//                            transposes) and the broadcast kernel runs on it.
 // A^T with B^T is not covered (neither operand contiguous along K).
 #pragma once
 #include <cstdint>
