@@ -5,7 +5,8 @@
 // products take the engine's small-matrix route, gemm_engine/small_gemm.h).
 // Threads: loop nests split their leading loops along which the output moves
 // (no two threads write one element); GEMM steps split the outer batch loops,
-// or hand the pool to the engine when there is a single batched call.
+// or hand the pool to the engine when there is a single batched call or the
+// whole step is under ~1 MFLOP.
 #include "kernels/einsum/einsum_executor.h"
 
 #include <fmt/format.h>
