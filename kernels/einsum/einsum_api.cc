@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -11,6 +12,7 @@
 #include "kernels/einsum/einsum_executor.h"
 #include "kernels/einsum/einsum_planner.h"
 #include "kernels/gemm_engine/gemm.h"
+#include "kernels/gemm_engine/small_gemm.h"
 #include "core/cpu_features.h"
 #include "core/logging.h"
 #include "core/thread_pool.h"
@@ -47,6 +49,7 @@ struct Cache {
   std::mutex mu;
   std::map<std::string, std::shared_ptr<const CachedPlan>> entries;
   std::vector<std::shared_ptr<const CachedPlan>> replaced;  // kept alive: profiles may point into them
+  std::atomic<uint64_t> generation{0};                       // plan_cache_generation()
 };
 Cache& cache() {
   static Cache c;
@@ -106,12 +109,22 @@ std::shared_ptr<CachedPlan> time_plans(std::vector<Plan> plans, const EinsumOpti
 
 }  // namespace
 
+// Whether a float32 run of this GEMM step takes the builtin engine's small-matrix route
+// (gemm_engine/small_gemm.h): ",small" in the summary, the Einsum node's variant.
+static bool small_gemm_step(const GemmShape& g) {
+  gemm::SgemmArgs a;
+  a.trans_a = g.trans_a, a.trans_b = g.trans_b;
+  a.M = g.M, a.N = g.N, a.K = g.K;
+  return gemm::small_sgemm_fits(a);
+}
+
 std::string plan_summary(const Plan& p) {
   std::vector<std::string> steps;
   for (const Step& s : p.steps) {
     if (s.kind == StepKind::Gemm)
-      steps.push_back(fmt::format("gemm {}x({}x{}x{}{}{})", s.flops > 0 ? static_cast<int64_t>(s.flops / (2.0 * s.gemm.M * s.gemm.N * s.gemm.K)) : 0,
-                                  s.gemm.M, s.gemm.N, s.gemm.K, s.gemm.trans_a ? ",A^T" : "", s.gemm.trans_b ? ",B^T" : ""));
+      steps.push_back(fmt::format("gemm {}x({}x{}x{}{}{}{})", s.flops > 0 ? static_cast<int64_t>(s.flops / (2.0 * s.gemm.M * s.gemm.N * s.gemm.K)) : 0,
+                                  s.gemm.M, s.gemm.N, s.gemm.K, s.gemm.trans_a ? ",A^T" : "", s.gemm.trans_b ? ",B^T" : "",
+                                  small_gemm_step(s.gemm) ? ",small" : ""));
     else
       steps.push_back(fmt::format("{} {}", step_kind_name(s.kind), p.slots[s.out].elements));
   }
@@ -151,8 +164,11 @@ std::shared_ptr<const CachedPlan> get_plan(const std::string& equation, const st
     c.replaced.push_back(slot);
   }
   slot = made;
+  c.generation.fetch_add(1, std::memory_order_release);
   return slot;
 }
+
+uint64_t plan_cache_generation() { return cache().generation.load(std::memory_order_acquire); }
 
 }  // namespace einsum_impl
 

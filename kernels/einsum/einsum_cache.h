@@ -1,5 +1,6 @@
 // The process-wide plan cache, shared by the Einsum kernel and the public API.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,10 @@ struct CachedPlan {
 // profiler's variant string) stay valid for the life of the process.
 std::shared_ptr<const CachedPlan> get_plan(const std::string& equation, const std::vector<Shape>& shapes,
                                            const EinsumOptions& options);
+
+// Bumped whenever get_plan stores a plan (a new key, or a timed plan replacing one):
+// a caller keeping the plan of its last shapes (the Einsum kernel) revalidates with it.
+uint64_t plan_cache_generation();
 
 // The short summary put in ctx.stats().variant.
 std::string plan_summary(const Plan& p);

@@ -110,6 +110,8 @@ void GemmEngine::sgemm_batched(const SgemmArgs& args, int64_t batch, const Batch
   }
 }
 
+SgemmPath GemmEngine::sgemm_batched_path(const SgemmArgs& args) const { return sgemm_path(args, false); }
+
 namespace {
 class PlainPackedB : public PackedB {
  public:
@@ -228,18 +230,18 @@ SgemmPath GemmEngine::sgemm_path(const SgemmArgs& args, bool) const {
 
 const char* sgemm_variant(GemmCaller caller, SgemmRoute route) {
   // [caller][route], routes in SgemmRoute's order.
-  static const char* const names[4][7] = {
+  static const char* const names[4][8] = {
       {"gemm_empty", "gemm_skinny/builtin", "gemm_packed/builtin", "gemm_prepacked/builtin", "gemm/eigen",
-       "gemm/openblas", "gemm/reference"},
+       "gemm/openblas", "gemm/reference", "gemm_small/builtin"},
       {"matmul_folded+gemm_empty", "matmul_folded+gemm_skinny/builtin", "matmul_folded+gemm_packed/builtin",
        "matmul_folded+gemm_prepacked/builtin", "matmul_folded+gemm/eigen", "matmul_folded+gemm/openblas",
-       "matmul_folded+gemm/reference"},
+       "matmul_folded+gemm/reference", "matmul_folded+gemm_small/builtin"},
       {"matmul_batched+gemm_empty", "matmul_batched+gemm_skinny/builtin", "matmul_batched+gemm_packed/builtin",
        "matmul_batched+gemm_prepacked/builtin", "matmul_batched+gemm/eigen", "matmul_batched+gemm/openblas",
-       "matmul_batched+gemm/reference"},
+       "matmul_batched+gemm/reference", "matmul_batched+gemm_small/builtin"},
       {"matmul_broadcast+gemm_empty", "matmul_broadcast+gemm_skinny/builtin", "matmul_broadcast+gemm_packed/builtin",
        "matmul_broadcast+gemm_prepacked/builtin", "matmul_broadcast+gemm/eigen", "matmul_broadcast+gemm/openblas",
-       "matmul_broadcast+gemm/reference"}};
+       "matmul_broadcast+gemm/reference", "matmul_broadcast+gemm_small/builtin"}};
   return names[static_cast<int>(caller)][static_cast<int>(route)];
 }
 
@@ -247,6 +249,8 @@ std::string sgemm_blocking(const SgemmPath& p) {
   if (p.mr <= 0 || p.route == SgemmRoute::Empty) return "";
   std::string s = "micro-tile " + std::to_string(p.mr) + "x" + std::to_string(p.nr);
   if (p.route == SgemmRoute::Skinny) return s + ", A read in place, KC " + std::to_string(p.kc);
+  if (p.route == SgemmRoute::Small)
+    return s + (p.small_dot ? " of dot products along K" : " of broadcast FMAs") + ", operands read in place, no packing";
   return s + ", MC " + std::to_string(p.mc) + " KC " + std::to_string(p.kc) + " NC " + std::to_string(p.nc);
 }
 

@@ -104,13 +104,16 @@ struct ImplicitB {
 //   Packed    builtin, A and B packed into MC x KC / KC x NC panels per call
 //   Prepacked builtin, B packed at session creation (constant weights)
 //   Eigen / OpenBlas: the external library; Reference: the plain triple loop; Empty: no product (M, N or K is 0).
-enum class SgemmRoute { Empty, Skinny, Packed, Prepacked, Eigen, OpenBlas, Reference };
+//   Small     builtin sgemm_batched on tiny matrices: nothing packed, register tile sized to the
+//             matrix (small_gemm.h; small_sgemm_fits is the rule)
+enum class SgemmRoute { Empty, Skinny, Packed, Prepacked, Eigen, OpenBlas, Reference, Small };
 
 struct SgemmPath {
   SgemmRoute route = SgemmRoute::Reference;
   const char* isa = "portable";    // the micro-kernels' instruction set (cpu::isa_name)
   int mr = 0, nr = 0;              // register tile (builtin only; 0 otherwise)
   int64_t mc = 0, kc = 0, nc = 0;  // cache blocks (builtin only)
+  bool small_dot = false;          // Small route: the mr x nr tile is of dot products along K (B^T)
 };
 
 // Who called the engine, for the variant name.
@@ -135,6 +138,9 @@ class GemmEngine {
   // Default: loops over sgemm. Engines may parallelise across the batch.
   virtual void sgemm_batched(const SgemmArgs& args, int64_t batch, const BatchStrides& strides,
                              ThreadPool* pool) const;
+  // The route sgemm_batched takes for args' shape (the builtin engine's Small route for tiny
+  // matrices); default: sgemm_path(args, false).
+  virtual SgemmPath sgemm_batched_path(const SgemmArgs& args) const;
   // Prepacking; the default keeps a plain copy and calls sgemm.
   virtual std::shared_ptr<PackedB> pack_b(bool trans_b, int64_t K, int64_t N, const float* B, int64_t ldb) const;
   // args.B / ldb / trans_b are ignored; `packed` supplies B.

@@ -37,6 +37,7 @@
 
 #include "kernels/gemm_engine/gemm.h"
 #include "kernels/gemm_engine/sgemm_kernel.h"
+#include "kernels/gemm_engine/small_gemm.h"
 #include "core/thread_pool.h"
 
 namespace onnxmini {
@@ -444,9 +445,18 @@ void dgemm_blocked(const DgemmArgs& g, ThreadPool* pool) {
   });
 }
 
+// The small-matrix routines of an ISA (small_gemm_{avx512,avx2,portable}.cc).
+const SmallSgemm& small_for(cpu::Isa isa) {
+  switch (isa) {
+    case cpu::Isa::Avx512: return small_sgemm_avx512();
+    case cpu::Isa::Avx2: return small_sgemm_avx2();
+    default: return small_sgemm_portable();
+  }
+}
+
 class BuiltinEngine : public GemmEngine {
  public:
-  explicit BuiltinEngine(const SgemmKernelSet& ks) : ks_(ks) {}
+  explicit BuiltinEngine(const SgemmKernelSet& ks) : ks_(ks), small_(small_for(ks.isa)) {}
   const char* name() const override { return "builtin"; }
   // Mirrors run()'s first decisions (keep the two in step).
   SgemmPath sgemm_path(const SgemmArgs& g, bool prepacked_b) const override {
@@ -461,10 +471,34 @@ class BuiltinEngine : public GemmEngine {
   void sgemm(const SgemmArgs& a, ThreadPool* pool) const override { run(ks_, a, nullptr, pool); }
   void dgemm(const DgemmArgs& a, ThreadPool* pool) const override { dgemm_blocked(a, pool); }
 
-  // Small matrices: one whole GEMM per task across the batch; large ones
-  // parallelise inside each GEMM instead.
+  SgemmPath sgemm_batched_path(const SgemmArgs& g) const override {
+    SgemmPath p = sgemm_path(g, false);
+    if (p.route != SgemmRoute::Empty && small_sgemm_fits(g)) {
+      p.route = SgemmRoute::Small;
+      const SmallTile t = small_.tile(g);
+      p.mr = t.rows, p.nr = t.cols, p.small_dot = t.dot;
+      p.mc = p.kc = p.nc = 0;
+    }
+    return p;
+  }
+
+  // Tiny matrices (small_sgemm_fits): the small-matrix routine, tasks of whole
+  // matrices worth at least ~128K flops each. Other small matrices: one whole GEMM
+  // per task across the batch; large ones parallelise inside each GEMM instead.
   void sgemm_batched(const SgemmArgs& args, int64_t batch, const BatchStrides& s, ThreadPool* pool) const override {
     const double flops = 2.0 * args.M * args.N * args.K;
+    if (batch > 0 && small_sgemm_fits(args)) {
+      const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>(131072.0 / flops));
+      if (threads_of(pool) <= 1 || batch <= grain) return small_.run(args, batch, s);
+      parallel_for(pool, batch, grain, [&](int64_t b0, int64_t b1) {
+        SgemmArgs a = args;
+        a.A = args.A + b0 * s.a;
+        a.B = args.B + b0 * s.b;
+        a.C = args.C + b0 * s.c;
+        small_.run(a, b1 - b0, s);
+      });
+      return;
+    }
     if (threads_of(pool) <= 1 || batch < 2 || flops > 2.0 * 192 * 192 * 192)
       return GemmEngine::sgemm_batched(args, batch, s, pool);
     parallel_for(pool, batch, 1, [&](int64_t b0, int64_t b1) {
@@ -507,6 +541,7 @@ class BuiltinEngine : public GemmEngine {
 
  private:
   const SgemmKernelSet& ks_;
+  const SmallSgemm& small_;
 };
 
 }  // namespace

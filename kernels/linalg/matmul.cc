@@ -8,7 +8,9 @@
 //   matmul_folded     B has no batch (or all 1s): A's batch folds into M, one GEMM
 //                     (B prepacked at session creation when it is a constant)
 //   matmul_batched    batch dims equal, or A has no batch: sgemm_batched with
-//                     strides (0 for the side that is broadcast)
+//                     strides (0 for the side that is broadcast); tiny matrices
+//                     (attention's [B, H, S, S] x [B, H, S, D], S <= 64) take the
+//                     engine's small-matrix route, "matmul_batched+gemm_small/builtin"
 //   matmul_broadcast  anything else: one sgemm per output matrix, offsets from
 //                     the broadcast strides
 // The profile's kernel_variant joins the layout and the engine's route:
@@ -157,7 +159,9 @@ class MatMulKernel : public Kernel {
     args.M = layout == gemm::GemmCaller::MatMulFolded ? p.batch * p.M : p.M;
     args.N = p.N, args.K = p.K;
     const bool prepacked = layout == gemm::GemmCaller::MatMulFolded && packed_b_;
-    const gemm::SgemmPath path = gemm::engine(info.gemm, info.mode).sgemm_path(args, prepacked);
+    const gemm::GemmEngine& engine = gemm::engine(info.gemm, info.mode);
+    const gemm::SgemmPath path =
+        layout == gemm::GemmCaller::MatMulBatched ? engine.sgemm_batched_path(args) : engine.sgemm_path(args, prepacked);
     return KernelPlan{gemm::sgemm_variant(layout, path.route), path.isa, gemm::sgemm_blocking(path)};
   }
 
@@ -194,7 +198,8 @@ class MatMulKernel : public Kernel {
  private:
   // The variant and ISA of this call: the MatMul layout plus the engine's route.
   static void report(KernelContext& ctx, gemm::GemmCaller caller, const gemm::SgemmArgs& args, bool prepacked_b) {
-    const gemm::SgemmPath path = ctx.gemm().sgemm_path(args, prepacked_b);
+    const gemm::SgemmPath path = caller == gemm::GemmCaller::MatMulBatched ? ctx.gemm().sgemm_batched_path(args)
+                                                                          : ctx.gemm().sgemm_path(args, prepacked_b);
     ctx.stats().variant = gemm::sgemm_variant(caller, path.route);
     ctx.stats().isa = path.isa;
   }

@@ -220,6 +220,43 @@ TEST(EinsumKernel, MissingEquationIsAnError) {
   EXPECT_NE(e.find("attribute 'equation' is required"), std::string::npos) << e;
 }
 
+// The kernel keeps the plan of its last shapes: new shapes must get their own plan, and a
+// plan timed later for the same shapes (einsum_plan optimize=time) must replace the kept one.
+TEST(EinsumKernel, KeptPlanFollowsShapesAndLaterTimedPlans) {
+  ModelBuilder mb(13);
+  mb.input("A", DType::Float32, {}, false).input("B", DType::Float32, {}, false);
+  mb.node("Einsum", {"A", "B"}, {"Y"}).attr("equation", "bqd,bkd->bqk").name("kept");
+  mb.output("Y");
+  SessionOptions so;
+  so.enable_profiling = true;
+  so.profile_file_prefix = ::testing::TempDir() + "einsum_kept_plan_";
+  auto s = mb.session(so);
+  const std::vector<Shape> first = {{3, 5, 7}, {3, 6, 7}}, second = {{2, 9, 4}, {2, 3, 4}};
+  for (const auto& shapes : {first, second, first}) {
+    const Case c{"bqd,bkd->bqk", shapes};
+    const auto ops = operands_for(c, DType::Float32, 5);
+    EXPECT_TRUE(tensors_near(run_single(*s, {{"A", ops[0]}, {"B", ops[1]}}), reference(c, ops), 1e-5, 1e-4));
+  }
+  EinsumOptions o;
+  o.optimize = EinsumOptimize::Time;
+  o.progress = nullptr;
+  o.time_candidates = 2;
+  ASSERT_EQ(einsum_plan("bqd,bkd->bqk", first, o).optimizer, "time");
+  const Case c{"bqd,bkd->bqk", first};
+  const auto ops = operands_for(c, DType::Float32, 6);
+  run_single(*s, {{"A", ops[0]}, {"B", ops[1]}});
+  const std::string file = s->end_profiling();
+  std::ifstream f(file);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string trace = ss.str();
+  std::remove(file.c_str());
+  // The last run's variant is the timed plan's summary.
+  const size_t at = trace.rfind("optimize=");
+  ASSERT_NE(at, std::string::npos) << trace;
+  EXPECT_EQ(trace.substr(at, 13), "optimize=time") << trace.substr(at, 40);
+}
+
 // ---- the exported graph on onnxmini (when the simple ops are available) ----
 
 TEST(EinsumExport, ExportedGraphMatchesReferenceOnOnnxmini) {

@@ -1,8 +1,14 @@
 // Gemm and MatMul: hand-computed values, fast vs reference on random shapes
 // (every C broadcast form, transposes, batched and broadcast MatMul, 1-D
-// operands, constant B that gets prepacked; float32, float64, int32, int64),
+// operands, constant B that gets prepacked; float32, float64, int32, int64), the GEMM
+// route attention-shaped batches take (profile variant),
 // and the shape-mismatch errors.
 #include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "tests/common/nn_test_util.h"
 
@@ -117,6 +123,45 @@ TEST(MatMul, FastMatchesReference) {
       EXPECT_TRUE(tensors_near(r.first[0], r.second[0], 25 * reduction_atol(t, 7), 1e-5))
           << dtype_name(t) << " " << shape_to_string(c.a) << " x " << shape_to_string(c.b);
     }
+}
+
+// Attention-shaped batches ([B, H, S, S] x [B, H, S, D]) take the GEMM engine's small
+// route up to S = 64 (kernels/gemm_engine/small_gemm.h) and the packed one beyond; the
+// profile names the route, and both match the reference kernels.
+TEST(MatMul, AttentionBatchesNameTheirGemmRoute) {
+  struct Case { Shape a, b; const char* variant; };
+  const std::vector<Case> cases{
+      {{2, 12, 8, 8}, {2, 12, 8, 64}, "matmul_batched+gemm_small/builtin"},
+      {{2, 3, 64, 64}, {2, 3, 64, 64}, "matmul_batched+gemm_small/builtin"},
+      {{2, 3, 80, 80}, {2, 3, 80, 64}, "matmul_batched+gemm_packed/builtin"},
+  };
+  uint32_t seed = 90;
+  for (const auto& c : cases) {
+    ModelBuilder mb(13);
+    mb.input("A", DType::Float32, c.a).input("B", DType::Float32, c.b);
+    mb.node("MatMul", {"A", "B"}, {"Y"}).name("mm");
+    mb.output("Y");
+    const std::vector<std::pair<std::string, Tensor>> feeds{{"A", random_tensor(DType::Float32, c.a, seed++, -5, 5)},
+                                                             {"B", random_tensor(DType::Float32, c.b, seed++, -5, 5)}};
+    auto r = run_fast_and_reference(mb, feeds);
+    EXPECT_TRUE(tensors_near(r.first[0], r.second[0], 25 * reduction_atol(DType::Float32, c.a.back()), 1e-5))
+        << shape_to_string(c.a) << " x " << shape_to_string(c.b);
+    SessionOptions o;
+    o.enable_profiling = true;
+    o.profile_file_prefix = ::testing::TempDir() + "matmul_route_";
+    auto s = mb.session(o);
+    run_all(*s, feeds);
+    const std::string path = s->end_profiling();
+    std::ifstream f(path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    std::remove(path.c_str());
+    const nlohmann::json events = nlohmann::json::parse(ss.str());
+    std::string variant;
+    for (const auto& e : events)
+      if (e["name"] == "mm_kernel_time") variant = e["args"]["kernel_variant"];
+    EXPECT_EQ(variant, c.variant) << shape_to_string(c.a) << " x " << shape_to_string(c.b);
+  }
 }
 
 TEST(MatMul, BroadcastShapeAndValues) {
