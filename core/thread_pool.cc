@@ -193,6 +193,16 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const ParallelCost& cost
     fn(0, n);
     return;
   }
+  // The rule says the split pays, so the grain (a minimum chunk for uncosted calls) must not
+  // leave the threads uneven: 37 800 floats with a 32 768 grain were 2 chunks of 87 % and
+  // 13 %, 100 000 were 3 full chunks and a sliver (2 : 1 on 2 threads). Stretch the grain so
+  // that n cuts into a multiple of T near-equal chunks (each at least the kernel's grain
+  // when n >= T * grain; below that the rule has already judged the halves worth it).
+  if (cost_rule() && num_threads_ > 1) {
+    const int64_t t = num_threads_;
+    const int64_t per_thread = std::max<int64_t>(1, n / t / std::max<int64_t>(1, grain));
+    grain = (n + t * per_thread - 1) / (t * per_thread);
+  }
   parallel_for(n, grain, fn);
 }
 

@@ -182,6 +182,27 @@ TEST(ThreadPoolCostRule, LargeWorkSplitsAndTheRuleCanBeTurnedOff) {
   EXPECT_EQ(pool.stats().small_work_calls, 1);
 }
 
+// A split the rule judged worth it gives every thread an even share, whatever the grain:
+// 37 800 elements with a 32 768 grain were one 32 768 chunk and one of 5 032.
+TEST(ThreadPoolCostRule, PayingSplitsAreBalanced) {
+  for (int threads : {2, 3}) {
+    for (int64_t n : {int64_t{37800}, int64_t{100000}, int64_t{32769}, int64_t{7}}) {
+      ThreadPool pool(threads);
+      std::atomic<int64_t> longest{0}, covered{0};
+      pool.parallel_for(n, 32768, ParallelCost{int64_t{1} << 30, 0}, [&](int64_t b, int64_t e) {
+        int64_t cur = longest.load();
+        while (e - b > cur && !longest.compare_exchange_weak(cur, e - b)) {
+        }
+        covered.fetch_add(e - b);
+      });
+      EXPECT_EQ(covered.load(), n) << n << " on " << threads;
+      EXPECT_LE(longest.load(), (n + threads - 1) / threads) << n << " on " << threads;
+      // Below T x grain the halves are what the rule paid for; above it the grain still holds.
+      if (n >= threads * 32768) EXPECT_GE(longest.load(), 32768) << n << " on " << threads;
+    }
+  }
+}
+
 TEST(ThreadPoolCostRule, EnvironmentTurnsTheRuleOff) {
   ::setenv("ONNXMINI_PARALLEL_COST_RULE", "0", 1);
   ThreadPool off(2);

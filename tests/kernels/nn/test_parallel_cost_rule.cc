@@ -1,6 +1,6 @@
 // The parallel cost rule at the kernels' split points (core/thread_pool.h,
 // docs/threads.md "Small nodes run inline"): the nodes of a small CNN (depthwise
-// Conv, element-wise ops, pools) give the same bits at 1, 2 and 3 threads, with
+// Conv, element-wise ops, pools, strided Softmax, Sigmoid) give the same bits at 1, 2 and 3 threads, with
 // the rule on (small shapes run inline, large ones split) and off
 // (ONNXMINI_PARALLEL_COST_RULE=0: every shape splits by its grain, so the
 // chunking itself is exercised on small tensors too).
@@ -42,7 +42,32 @@ std::vector<Case> cases(int64_t C, int64_t H, int64_t W) {
                  n.attr("kernel_shape", std::vector<int64_t>{3, 3}).attr("pads", std::vector<int64_t>{1, 1, 1, 1});
                }});
   v.push_back({"gap", "GlobalAveragePool", {random_tensor(DType::Float32, x, 14)}, nullptr});
+  // Strided Softmax (column blocks of 256: 3136 and 288 columns end in a partial block) and
+  // a vectorised unary op (its chunks follow the pool's balanced split).
+  auto axis = [](int64_t a) { return [a](NodeBuilder& n) { n.attr("axis", a); }; };
+  v.push_back({"softmax_axis1", "Softmax", {random_tensor(DType::Float32, x, 15)}, axis(1)});
+  v.push_back({"softmax_axis2", "Softmax", {random_tensor(DType::Float32, x, 16)}, axis(2)});
+  v.push_back({"logsoftmax_axis1", "LogSoftmax", {random_tensor(DType::Float32, x, 17)}, axis(1)});
+  v.push_back({"sigmoid", "Sigmoid", {random_tensor(DType::Float32, x, 18)}, nullptr});
   return v;
+}
+
+// The strided Softmax's column blocks against the reference (double accumulation, std::exp):
+// fast_expf is within a few float ulps, so 1e-6 absolute / 1e-5 relative.
+TEST(ParallelCostRule, StridedSoftmaxMatchesReference) {
+  for (auto shape : {Shape{1, 16, 4, 2100}, Shape{3, 5, 7, 37}, Shape{2, 1, 3, 600}}) {
+    for (int64_t a : {1, 2}) {
+      for (const char* op : {"Softmax", "LogSoftmax"}) {
+        const std::vector<Tensor> in{random_tensor(DType::Float32, shape, 19)};
+        auto setup = [a](NodeBuilder& n) { n.attr("axis", a); };
+        const Tensor want = run_op(13, op, in, setup, KernelMode::Reference, 1);
+        for (int threads : {1, 2}) {
+          EXPECT_TRUE(tensors_near(run_op(13, op, in, setup, KernelMode::Fast, threads), want, 1e-6, 1e-5))
+              << op << " " << shape_to_string(shape) << " axis " << a << ", " << threads << " threads";
+        }
+      }
+    }
+  }
 }
 
 void expect_same_bits_at_1_2_3_threads(bool rule) {
