@@ -62,8 +62,12 @@ void transpose_with_epilogue(const float* c, int64_t P, int64_t mg, const gemm::
       for (int64_t m = m0; m < m1; ++m) gemm::apply_epilogue(e, y + m * P, P, m, 0);
     }
   };
-  if (P * mg >= 64 * 1024) parallel_for(pool, blocks, 4, run);
-  else run(0, blocks);
+  // The cost rule decides (docs/threads.md): ~20 flops per element with an activation in
+  // the epilogue (SiLU's sigmoid), a read and a write of each. A fixed 64 K-element bar kept
+  // the 10x10 x 256-channel layers (25 600 elements, ~10 us with SiLU) on one thread while
+  // their GEMM split: ~16 % of those nodes' 2-thread time was this serial pass.
+  const int64_t elems = P * mg;
+  parallel_for(pool, blocks, 1, ParallelCost{elems * 20, elems * 8, elems * 4}, run);
 }
 
 void conv1x1_transposed(KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,

@@ -87,6 +87,22 @@ void expect_same_bits_at_1_2_3_threads(bool rule) {
   ::unsetenv("ONNXMINI_PARALLEL_COST_RULE");
 }
 
+// A 1x1 Conv on a 10x10 image with 128 -> 72 channels takes conv1x1_transposed, whose
+// transpose + epilogue pass now splits by 16-channel blocks (72: four full blocks and a
+// partial one) under the cost rule: same bits at 1, 2 and 3 threads, rule on and off.
+TEST(ParallelCostRule, Conv1x1TransposedSameBitsAtOneTwoThreeThreads) {
+  const std::vector<Tensor> in{random_tensor(DType::Float32, {1, 128, 10, 10}, 21),
+                               random_tensor(DType::Float32, {72, 128, 1, 1}, 22), random_tensor(DType::Float32, {72}, 23)};
+  for (bool rule : {true, false}) {
+    if (!rule) ::setenv("ONNXMINI_PARALLEL_COST_RULE", "0", 1);
+    const Tensor one = run_op(13, "Conv", in, nullptr, KernelMode::Fast, 1);
+    for (int threads : {2, 3})
+      EXPECT_TRUE(tensors_near(run_op(13, "Conv", in, nullptr, KernelMode::Fast, threads), one, 0, 0))
+          << threads << " threads, rule " << (rule ? "on" : "off");
+    ::unsetenv("ONNXMINI_PARALLEL_COST_RULE");
+  }
+}
+
 TEST(ParallelCostRule, SameBitsAtOneTwoThreeThreadsRuleOn) { expect_same_bits_at_1_2_3_threads(true); }
 TEST(ParallelCostRule, SameBitsAtOneTwoThreeThreadsRuleOff) { expect_same_bits_at_1_2_3_threads(false); }
 
