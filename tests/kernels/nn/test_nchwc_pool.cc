@@ -3,10 +3,12 @@
 // against the plain ONNX op (reference kernels), on every ISA level the machine has
 // (set_nchwc_isa_for_tests), 1 and 2 threads: odd channel counts (padding channels), N > 1,
 // kernels / strides / pads / dilations / auto_pad / ceil_mode, count_include_pad both ways,
-// nearest Resize with every coordinate and nearest mode it takes; bad attributes name the node.
+// nearest Resize with every coordinate and nearest mode it takes, NchwcSqueezeExcite against
+// SqueezeExcite; bad attributes name the node.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <sstream>
 
 #include "core/cpu_features.h"
@@ -168,6 +170,69 @@ TEST(NchwcPool, ResizeNearestMatchesResize) {
         };
         check_case({"Resize", Shape{2, 19, 7, 10}, attrs, s, coord + " " + nearest}, seed++);
       }
+}
+
+// NchwcSqueezeExcite against SqueezeExcite (reference kernels): Cm x C / C x Cm 1x1 filters,
+// both activations, residual, padding channels, N > 1.
+struct SeCase {
+  int64_t N, C, Cm, H, W;
+  std::string act1, act2;
+  bool residual;
+};
+
+ModelBuilder se_model(const SeCase& c, bool blocked) {
+  ModelBuilder mb(17);
+  mb.import_domain("ai.onnxmini", 1);
+  mb.input("X", DType::Float32, {c.N, c.C, c.H, c.W});
+  mb.initializer("W1", random_tensor(DType::Float32, {c.Cm, c.C, 1, 1}, 7, -0.3, 0.3));
+  mb.initializer("B1", random_tensor(DType::Float32, {c.Cm}, 8));
+  mb.initializer("W2", random_tensor(DType::Float32, {c.C, c.Cm, 1, 1}, 9, -0.3, 0.3));
+  mb.initializer("B2", random_tensor(DType::Float32, {c.C}, 10));
+  std::string x = "X", y = "Y";
+  if (blocked) {
+    mb.node("ReorderToBlocked", {"X"}, {"xb"}).domain("ai.onnxmini");
+    x = "xb", y = "yb";
+  }
+  NodeBuilder nb = mb.node(blocked ? "NchwcSqueezeExcite" : "SqueezeExcite", {x, "W1", "B1", "W2", "B2"}, {y})
+                       .domain("ai.onnxmini")
+                       .name("se")
+                       .attr("activation1", c.act1)
+                       .attr("activation2", c.act2)
+                       .attr("residual", int64_t{c.residual});
+  if (c.act2 == "HardSigmoid") nb.attr("activation2_params", std::vector<float>{1.0f / 6, 0.5f});
+  if (blocked) mb.node("ReorderFromBlocked", {"yb"}, {"Y"}).domain("ai.onnxmini").attr("channels", c.C);
+  mb.output("Y");
+  return mb;
+}
+
+TEST(NchwcPool, SqueezeExciteMatchesSqueezeExcite) {
+  uint32_t seed = 400;
+  for (const SeCase& c : {SeCase{1, 16, 4, 7, 7, "Relu", "HardSigmoid", false},
+                          SeCase{2, 40, 10, 5, 6, "Relu", "Sigmoid", false},
+                          SeCase{1, 72, 18, 13, 13, "Relu", "HardSigmoid", true},
+                          SeCase{1, 3, 2, 4, 4, "HardSwish", "Sigmoid", true}}) {
+    SCOPED_TRACE("C=" + std::to_string(c.C) + " Cm=" + std::to_string(c.Cm) + " N=" + std::to_string(c.N) +
+                 " residual=" + std::to_string(c.residual));
+    const std::vector<std::pair<std::string, Tensor>> feeds{
+        {"X", random_tensor(DType::Float32, {c.N, c.C, c.H, c.W}, seed++)}};
+    auto ref = se_model(c, false).session(opts(0, KernelMode::Reference));
+    const Tensor want = run_single(*ref, feeds);
+    // The mean sums H * W values; the 1x1 layers sum C and Cm products: the gate's error
+    // stays within a reduction of that many terms (the activations are 1-Lipschitz or flatter).
+    const double atol = reduction_atol(DType::Float32, c.H * c.W + c.C + c.Cm);
+    const ModelBuilder blocked = se_model(c, true);
+    NchwcIsaGuard guard;
+    for (cpu::Isa isa : isa_levels()) {
+      nn::set_nchwc_isa_for_tests(isa);
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(std::string(cpu::isa_name(isa)) + " threads=" + std::to_string(threads));
+        auto s = blocked.session(opts(0, KernelMode::Fast, threads));
+        const Tensor got = run_single(*s, feeds);
+        ASSERT_EQ(got.shape(), want.shape());
+        EXPECT_TRUE(tensors_near(got, want, atol, 1e-5));
+      }
+    }
+  }
 }
 
 TEST(NchwcPool, BadAttributesNameTheNode) {
