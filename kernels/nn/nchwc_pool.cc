@@ -23,6 +23,10 @@
 #include <tuple>
 
 #include "core/thread_pool.h"
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "kernels/nn/nchwc_conv.h"
 #include "kernels/nn/nchwc_pool.h"
 #include "kernels/nn/nchwc_pool_impl.h"
@@ -35,8 +39,67 @@
 namespace onnxmini {
 namespace nn {
 
+namespace {
+
+#if defined(__SSE2__)
+// Portable traits: four SSE2 registers (the x86-64 baseline) per block of 16 channels.
+struct PortablePoolBlock {
+  struct Reg {
+    __m128 v[4];
+  };
+  template <class F>
+  static Reg each(const Reg& a, const Reg& b, F f) {
+    return {{f(a.v[0], b.v[0]), f(a.v[1], b.v[1]), f(a.v[2], b.v[2]), f(a.v[3], b.v[3])}};
+  }
+  static Reg set1(float s) {
+    const __m128 b = _mm_set1_ps(s);
+    return {{b, b, b, b}};
+  }
+  static Reg load(const float* p) {
+    return {{_mm_loadu_ps(p), _mm_loadu_ps(p + 4), _mm_loadu_ps(p + 8), _mm_loadu_ps(p + 12)}};
+  }
+  static void store(float* p, const Reg& r) {
+    for (int i = 0; i < 4; ++i) _mm_storeu_ps(p + 4 * i, r.v[i]);
+  }
+  static Reg add(const Reg& a, const Reg& b) { return each(a, b, [](__m128 x, __m128 y) { return _mm_add_ps(x, y); }); }
+  static Reg mul(const Reg& a, const Reg& b) { return each(a, b, [](__m128 x, __m128 y) { return _mm_mul_ps(x, y); }); }
+  static Reg max(const Reg& a, const Reg& b) { return each(a, b, [](__m128 x, __m128 y) { return _mm_max_ps(x, y); }); }
+};
+#else
+// Portable traits without SSE2: 16 floats in an array, plain loops.
+struct PortablePoolBlock {
+  struct Reg {
+    float v[16];
+  };
+  template <class F>
+  static Reg each(const Reg& a, const Reg& b, F f) {
+    Reg r;
+    for (int i = 0; i < 16; ++i) r.v[i] = f(a.v[i], b.v[i]);
+    return r;
+  }
+  static Reg set1(float s) {
+    Reg r;
+    for (float& x : r.v) x = s;
+    return r;
+  }
+  static Reg load(const float* p) {
+    Reg r;
+    for (int i = 0; i < 16; ++i) r.v[i] = p[i];
+    return r;
+  }
+  static void store(float* p, const Reg& r) {
+    for (int i = 0; i < 16; ++i) p[i] = r.v[i];
+  }
+  static Reg add(const Reg& a, const Reg& b) { return each(a, b, [](float x, float y) { return x + y; }); }
+  static Reg mul(const Reg& a, const Reg& b) { return each(a, b, [](float x, float y) { return x * y; }); }
+  static Reg max(const Reg& a, const Reg& b) { return each(a, b, [](float x, float y) { return x > y ? x : y; }); }
+};
+#endif
+
+}  // namespace
+
 const NchwcPoolKernels& nchwc_pool_kernels_portable() {
-  static const NchwcPoolKernels k = nchwc_pool_detail::make_table(cpu::Isa::Portable);
+  static const NchwcPoolKernels k = nchwc_pool_table<PortablePoolBlock>(cpu::Isa::Portable);
   return k;
 }
 

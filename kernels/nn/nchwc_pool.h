@@ -4,9 +4,9 @@
 //
 // Layout: X [N, Cb, H, W, 16], Y [N, Cb, OH, OW, 16]; one vector is the 16 channels of
 // one pixel, so every window tap is one contiguous 16-float load and all 16 channels of an
-// output pixel are reduced together. The row routines below are plain 16-lane loops
-// (nchwc_pool_impl.h) that the compiler vectorises; the table picks the translation unit
-// built for the ISA (portable: nchwc_pool.cc, nchwc_pool_avx2.cc, nchwc_pool_avx512.cc).
+// output pixel are reduced together. The routines (nchwc_pool_impl.h) are templates over one
+// block register per ISA (AVX-512 zmm, AVX2 2 ymm, portable 4 SSE2 xmm); the table picks the
+// translation unit built for the ISA (nchwc_pool.cc, nchwc_pool_avx2.cc, nchwc_pool_avx512.cc).
 #pragma once
 #include <cstdint>
 #include <vector>
