@@ -2,6 +2,7 @@
 #include "runtime/graph_layout_nchwc.h"
 
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
@@ -54,7 +55,7 @@ bool layout_enabled() {
 int64_t blocks(int64_t c) { return (c + kBlock - 1) / kBlock; }
 bool little_padding(int64_t c) { return c > 0 && static_cast<double>(blocks(c) * kBlock) <= kMaxPaddingFactor * c; }
 
-enum class Kind { None, Conv, Unary, Binary, Concat, Split };
+enum class Kind { None, Conv, Unary, Binary, Concat, Split, Pool, GlobalPool, Resize, SqueezeExcite };
 
 const std::set<std::string>& unary_ops() {
   static const std::set<std::string> ops{"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish",
@@ -166,6 +167,42 @@ struct LayoutPass {
     return sizes;
   }
 
+  // A 2-D MaxPool / AveragePool that NchwcMaxPool / NchwcAveragePool compute exactly: no
+  // Indices output, 2 spatial axes in every window attribute.
+  static bool window_pool_ok(const GraphNode& n) {
+    if (n.op_type != "MaxPool" && n.op_type != "AveragePool") return false;
+    if (n.outputs.empty() || n.outputs.size() > 2 || (n.outputs.size() == 2 && n.outputs[1] >= 0)) return false;
+    if (n.inputs.size() != 1 || n.attrs.get_ints("kernel_shape", {}).size() != 2) return false;
+    if (n.op_type == "MaxPool" && n.opset < 8) return false;  // MaxPool-1 has no ceil_mode / dilations
+    for (const char* a : {"strides", "dilations"})
+      if (n.attrs.has(a) && n.attrs.get_ints(a).size() != 2) return false;
+    if (n.attrs.has("pads") && n.attrs.get_ints("pads").size() != 4) return false;
+    if (n.attrs.get_int("storage_order", 0) != 0) return false;
+    return true;
+  }
+
+  // The H and W scales of a nearest Resize that NchwcResize computes exactly (constant scales
+  // [1, 1, sh, sw], a coordinate mode it implements, no axes), or empty.
+  std::vector<float> resize_scales(const GraphNode& n) const {
+    if (n.op_type != "Resize" || n.opset < 11 || n.outputs.size() != 1 || n.inputs.size() < 3) return {};
+    if (n.attrs.get_string("mode", "nearest") != "nearest" || n.attrs.has("axes")) return {};
+    static const std::set<std::string> coords{"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                                              "tf_half_pixel_for_nearest"};
+    if (!coords.count(n.attrs.get_string("coordinate_transformation_mode", "half_pixel"))) return {};
+    static const std::set<std::string> nearest{"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    if (!nearest.count(n.attrs.get_string("nearest_mode", "round_prefer_floor"))) return {};
+    if (n.inputs.size() > 3 && n.inputs[3] >= 0) {  // sizes: only an empty one next to the scales
+      const Tensor* sz = constant_i64(n.inputs[3]);
+      if (!sz || sz->numel() != 0) return {};
+    }
+    const Tensor* s = constant_f32(n.inputs[2]);
+    if (!s || s->numel() != 4) return {};
+    const float* v = s->data<float>();
+    if (v[0] != 1.0f || v[1] != 1.0f || !(v[2] > 0) || !(v[3] > 0) || !std::isfinite(v[2]) || !std::isfinite(v[3]))
+      return {};
+    return {v[2], v[3]};
+  }
+
   // Step 1: in execution order, which nodes can run on blocked data given their inputs.
   void classify() {
     kind.assign(g.nodes.size(), Kind::None);
@@ -176,6 +213,12 @@ struct LayoutPass {
       if (!n.subgraphs.empty()) continue;
       if (const int64_t M = conv_channels(n); M > 0) {
         kind[i] = Kind::Conv, blocked[i] = true, channels[n.outputs[0]] = M;
+        continue;
+      }
+      // The fused SqueezeExcite (runtime/graph_fusion_se.cc) of a blocked X: NchwcSqueezeExcite.
+      if (n.domain == "ai.onnxmini" && n.op_type == "SqueezeExcite" && n.outputs.size() == 1 && n.outputs[0] >= 0 &&
+          n.inputs.size() >= 4 && n.inputs[0] >= 0 && ch(n.inputs[0]) > 0) {
+        kind[i] = Kind::SqueezeExcite, blocked[i] = true, channels[n.outputs[0]] = ch(n.inputs[0]);
         continue;
       }
       if (!n.domain.empty() || n.outputs.empty() || n.outputs[0] < 0 || n.inputs.empty()) continue;
@@ -202,6 +245,13 @@ struct LayoutPass {
           C += c;
         }
         if (C > 0) kind[i] = Kind::Concat, blocked[i] = true, channels[n.outputs[0]] = C;
+      } else if (C0 > 0 && window_pool_ok(n)) {
+        kind[i] = Kind::Pool, blocked[i] = true, channels[n.outputs[0]] = C0;
+      } else if (C0 > 0 && (n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool") &&
+                 n.outputs.size() == 1) {
+        kind[i] = Kind::GlobalPool, blocked[i] = true, channels[n.outputs[0]] = C0;
+      } else if (C0 > 0 && !resize_scales(n).empty()) {
+        kind[i] = Kind::Resize, blocked[i] = true, channels[n.outputs[0]] = C0;
       } else if (n.op_type == "Split" && C0 > 0) {
         const std::vector<int64_t> sizes = split_sizes(n, C0);
         if (sizes.empty()) continue;
@@ -415,6 +465,24 @@ struct LayoutPass {
             n.inputs[1] = sid;
           }
           n.attrs.set("axis", int64_t{1});
+          break;
+        }
+        case Kind::SqueezeExcite:
+        case Kind::Pool:
+        case Kind::GlobalPool:
+          n.inputs[0] = blocked_id[n.inputs[0]];
+          n.outputs.resize(1);  // MaxPool's absent Indices
+          n.op_type = "Nchwc" + n.op_type;
+          n.domain = "ai.onnxmini";
+          n.opset = 1;
+          break;
+        case Kind::Resize: {
+          const std::vector<float> scales = resize_scales(n);
+          n.inputs = {blocked_id[n.inputs[0]]};
+          n.attrs.set("scales", scales);
+          n.op_type = "NchwcResize";
+          n.domain = "ai.onnxmini";
+          n.opset = 1;
           break;
         }
         case Kind::Concat:

