@@ -235,6 +235,24 @@ TEST(NchwcConv, WideRowsBatchesAndTinyPlanes) {
   }
 }
 
+// A filter above 1 MB that is larger than one image's input runs the output rows fastest
+// (each block group's filter stays in L2): batches, an odd block count (the last group holds
+// one block), rows of more than one pixel chunk, and both thread counts split the groups.
+TEST(NchwcConv, LargeFilterRunsRowsFastest) {
+  uint32_t seed = 350;
+  for (const Shape& x : {Shape{2, 128, 5, 7}, Shape{1, 128, 2, 100}}) {
+    NcCase c;
+    c.x = x;
+    c.M = 272;  // 272 x 128 x 3 x 3 floats: 1.25 MB
+    check_case(c, seed++);
+  }
+  NcCase pointwise;  // 1x1: 1296 x 256 floats: 1.3 MB, more than the 13 x 13 input
+  pointwise.x = {1, 256, 13, 13};
+  pointwise.M = 1296;
+  pointwise.kh = pointwise.kw = 1, pointwise.pads = {0, 0, 0, 0};
+  check_case(pointwise, seed++);
+}
+
 TEST(NchwcConv, DepthwiseMatchesConv) {
   uint32_t seed = 400;
   for (int64_t C : {16, 24, 37})
