@@ -319,26 +319,11 @@ class NchwcResizeKernel : public Kernel {
   std::array<double, 2> scales_{1, 1};
 };
 
-// SqueezeExcite's fused activations (attribute `name` and `name`_params).
-gemm::FusedActivation se_activation(const KernelInfo& info, const std::string& name) {
-  gemm::FusedActivation f;
-  const std::string op = info.attrs.get_string(name, "");
-  if (op.empty()) return f;
-  f.act = fused_activation_from_name(op);
-  f.params = info.attrs.get_floats(name + "_params", {});
-  using K = FusedActivationKind;
-  const bool params_ok = f.act == K::Clip || f.act == K::HardSigmoid ? f.params.size() == 2
-                         : f.act == K::PRelu                         ? !f.params.empty()
-                                                                     : true;
-  if (f.act == K::None || !params_ok) info.fail("{} '{}' with {} parameters is not supported", name, op, f.params.size());
-  return f;
-}
-
 class NchwcSqueezeExciteKernel : public Kernel {
  public:
   explicit NchwcSqueezeExciteKernel(const KernelInfo& info)
-      : act1_(se_activation(info, "activation1")),
-        act2_(se_activation(info, "activation2")),
+      : act1_(squeeze_excite_activation(info, "activation1")),
+        act2_(squeeze_excite_activation(info, "activation2")),
         residual_(info.attrs.get_int("residual", 0) != 0) {}
 
   void prepare(KernelContext& ctx) override {

@@ -134,10 +134,7 @@ void squeeze_excite_f32(const SqueezeExciteArgs& a, const simd::F32Kernels* k, T
   });
 }
 
-namespace {
-
-// One of the two fused activations, read from `name` / `name`_params.
-gemm::FusedActivation read_activation(const KernelInfo& info, const std::string& name) {
+gemm::FusedActivation squeeze_excite_activation(const KernelInfo& info, const std::string& name) {
   gemm::FusedActivation f;
   const std::string op = info.attrs.get_string(name, "");
   if (op.empty()) return f;
@@ -152,11 +149,13 @@ gemm::FusedActivation read_activation(const KernelInfo& info, const std::string&
   return f;
 }
 
+namespace {
+
 class SqueezeExciteKernel : public Kernel {
  public:
   explicit SqueezeExciteKernel(const KernelInfo& info)
-      : act1_(read_activation(info, "activation1")),
-        act2_(read_activation(info, "activation2")),
+      : act1_(squeeze_excite_activation(info, "activation1")),
+        act2_(squeeze_excite_activation(info, "activation2")),
         residual_(info.attrs.get_int("residual", 0) != 0) {}
 
   void prepare(KernelContext& ctx) override {

@@ -11,12 +11,15 @@
 // run it with every SIMD table (tests/common/simd_isas.h), not only the active one.
 #pragma once
 #include <cstdint>
+#include <string>
 
+#include "kernels/gemm_engine/fused_activation.h"
 #include "kernels/gemm_engine/gemm.h"
 #include "kernels/simd/f32_kernels.h"
 
 namespace onnxmini {
 class ThreadPool;
+struct KernelInfo;
 
 namespace nn {
 
@@ -43,6 +46,9 @@ void squeeze_excite_f32(const SqueezeExciteArgs& a, const simd::F32Kernels* k, T
 // blocked NchwcSqueezeExcite's (kernels/nn/nchwc_pool.cc), which computes means and scales
 // the blocked X itself. x / y / HW are not read.
 void squeeze_excite_gate(const SqueezeExciteArgs& a, const simd::F32Kernels* k);
+// One of the op's two fused activations, read from attribute `name` and `name`_params
+// (SqueezeExcite and NchwcSqueezeExcite); an unknown one or wrong parameter count fails the node.
+gemm::FusedActivation squeeze_excite_activation(const KernelInfo& info, const std::string& name);
 
 }  // namespace nn
 }  // namespace onnxmini
