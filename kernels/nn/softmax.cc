@@ -150,6 +150,7 @@ void softmax_columns(ThreadPool* pool, int64_t outer, int64_t len, int64_t inner
 
 template <bool kLog, typename T>
 void softmax_fast(ThreadPool* pool, int64_t outer, int64_t len, int64_t inner, const T* x, T* y) {
+  if (outer == 0 || len == 0 || inner == 0) return;  // an empty tensor (the row paths divide by len)
   if constexpr (!kLog && std::is_same_v<T, float>) {
     if (inner == 1 && softmax_simd_rows_f32(pool, outer, len, x, y)) return;
     if (inner == 1) return softmax_rows_f32(pool, outer, len, x, y);

@@ -352,6 +352,24 @@ TEST(Softmax, HandComputedAndStable) {
   }
 }
 
+TEST(Softmax, EmptyAxisGivesAnEmptyOutput) {
+  // A zero-length softmax axis (the fuzzer's case: the row paths divided by the axis length)
+  // or zero rows: an empty output of the input's shape, for both ops and every axis.
+  for (const Shape& shape : {Shape{3, 0}, Shape{0, 4}, Shape{2, 0, 5}}) {
+    for (int64_t axis = 0; axis < static_cast<int64_t>(shape.size()); ++axis) {
+      ModelBuilder mb(13);
+      mb.input("X", DType::Float32, shape);
+      mb.node("Softmax", {"X"}, {"Y"}).attr("axis", axis);
+      mb.node("LogSoftmax", {"X"}, {"L"}).attr("axis", axis);
+      mb.output("Y").output("L");
+      auto s = mb.session();
+      auto out = run_all(*s, {{"X", Tensor(DType::Float32, shape)}});
+      EXPECT_EQ(out[0].shape(), shape) << axis;
+      EXPECT_EQ(out[1].shape(), shape) << axis;
+    }
+  }
+}
+
 TEST(Softmax, OpsetAxisSemantics) {
   // Opset 11, axis 1 on 2x2x2: softmax over the 4 flattened trailing values.
   // Opset 13, axis 1: softmax over axis 1 only (pairs x[n, 0, k], x[n, 1, k]).
