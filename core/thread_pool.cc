@@ -30,6 +30,7 @@ inline void cpu_relax() {
 ThreadPool::ThreadPool(int num_threads, int spin_us)
     : num_threads_(std::max(1, num_threads)),
       spin_us_(std::max(0, spin_us)),
+      shares_(static_cast<size_t>(std::max(1, num_threads))),
       chunk_counts_(static_cast<size_t>(std::max(1, num_threads))),
       last_core_(static_cast<size_t>(std::max(1, num_threads))) {
   for (auto& c : last_core_) c = -1;
@@ -75,15 +76,45 @@ bool ThreadPool::spin_until(Pred pred, bool may_yield) const {
   }
 }
 
+bool ThreadPool::take_front(int owner, int64_t& chunk) {
+  uint64_t s = shares_[owner].load(std::memory_order_relaxed);
+  for (;;) {
+    const uint64_t front = s >> 32, back = s & 0xffffffffu;
+    if (front >= back) return false;
+    if (shares_[owner].compare_exchange_weak(s, s + (uint64_t{1} << 32), std::memory_order_relaxed)) {
+      chunk = static_cast<int64_t>(front);
+      return true;
+    }
+  }
+}
+
+bool ThreadPool::take_back(int owner, int64_t& chunk) {
+  uint64_t s = shares_[owner].load(std::memory_order_relaxed);
+  for (;;) {
+    const uint64_t front = s >> 32, back = s & 0xffffffffu;
+    if (front >= back) return false;
+    if (shares_[owner].compare_exchange_weak(s, s - 1, std::memory_order_relaxed)) {
+      chunk = static_cast<int64_t>(back - 1);
+      return true;
+    }
+  }
+}
+
 void ThreadPool::run_chunks(int thread_index) {
   bool was_inside = t_inside_pool;
   t_inside_pool = true;
-  int64_t done = 0;
-  for (;;) {
-    int64_t begin = next_.fetch_add(chunk_, std::memory_order_relaxed);
-    if (begin >= n_) break;
+  int64_t done = 0, chunk = 0;
+  auto run = [&](int64_t c) {
+    const int64_t begin = c * chunk_;
     (*fn_)(begin, std::min(n_, begin + chunk_));
     ++done;
+  };
+  // Its own share front to back, then the others' from their backs (the owner, if it
+  // runs at all, is working at the front).
+  while (take_front(thread_index, chunk)) run(chunk);
+  for (int k = 1; k < num_threads_; ++k) {
+    const int owner = (thread_index + k) % num_threads_;
+    while (take_back(owner, chunk)) run(chunk);
   }
   chunk_counts_[thread_index].fetch_add(done, std::memory_order_relaxed);
   last_core_[thread_index].store(sched_getcpu(), std::memory_order_relaxed);
@@ -155,7 +186,12 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
     fn_ = &fn;
     n_ = n;
     chunk_ = chunk;
-    next_.store(0, std::memory_order_relaxed);
+    // Thread i's share: chunks [i * C / T, (i + 1) * C / T) of C. Published by the release
+    // store of the generation below (workers join with an acquire CAS).
+    const int64_t chunks = (n + chunk - 1) / chunk, t = num_threads_;
+    for (int64_t i = 0; i < t; ++i)
+      shares_[i].store(static_cast<uint64_t>(i * chunks / t) << 32 | static_cast<uint64_t>((i + 1) * chunks / t),
+                       std::memory_order_relaxed);
     const uint64_t generation = (state_.load(std::memory_order_relaxed) >> 32) + 1;
     state_.store(generation << 32, std::memory_order_release);  // open, no one joined: spinning workers start here
   }

@@ -84,9 +84,11 @@ class ThreadPool {
   int spin_us() const { return spin_us_; }
 
   // Calls fn(begin, end) on disjoint chunks covering [0, n), each at least
-  // `grain` long (except the last). Blocks until all chunks are done. Chunks are
-  // handed out dynamically, so uneven work balances. Not reentrant: a nested
-  // call from inside fn runs inline.
+  // `grain` long (except the last). Blocks until all chunks are done. Thread i
+  // owns the i-th contiguous share of the chunks and runs them front to back; a
+  // thread done with its share takes chunks from the back of the others' shares,
+  // so uneven work balances and a late worker's share falls to the caller. Not
+  // reentrant: a nested call from inside fn runs inline.
   void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
   // Same, but inline on the caller (no hand-off) when parallel_cost::pays says a split
   // costs more than it saves; counted in Stats::small_work_calls.
@@ -153,7 +155,14 @@ class ThreadPool {
   // current job
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
   int64_t n_ = 0, chunk_ = 1;
-  std::atomic<int64_t> next_{0};
+  // Per thread, its share of the job's chunks as front << 32 | back (chunk indices, the
+  // share is empty when front >= back): the owner takes the front, others the back.
+  // The same share of [0, n) goes to the same thread in every call, so a chain of
+  // kernels splitting the same range reads what its own core wrote (docs/threads.md
+  // "Thread-affine shares").
+  std::vector<std::atomic<uint64_t>> shares_;
+  bool take_front(int owner, int64_t& chunk);
+  bool take_back(int owner, int64_t& chunk);
   // stats
   mutable std::mutex stats_mu_;
   std::vector<std::atomic<int64_t>> chunk_counts_;
