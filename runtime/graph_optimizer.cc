@@ -7,6 +7,7 @@
 #include "runtime/constant_folding.h"
 #include "runtime/graph_cleanup.h"
 #include "runtime/graph_fusion.h"
+#include "runtime/graph_fusion_affine.h"
 #include "runtime/graph_fusion_attention.h"
 #include "runtime/graph_fusion_norm.h"
 #include "runtime/graph_fusion_qdq.h"
@@ -79,6 +80,16 @@ const std::vector<GraphRule>& graph_rules() {
        "MatMul(A 2-D, B constant) -> Add(C constant [N] / [1,N] / scalar) -> Gemm(A, B, C)"},
       {"conv_bn", kExtended, true, fuse_conv_bn,
        "Conv -> BatchNormalization (inference) -> Conv with BN folded into W and B"},
+      // After conv_bn (a BN folds first), before the activation rules (the scale must reach
+      // the product, not the activation's output).
+      {"conv_scale_shift", kExtended, true, fuse_conv_scale_shift,
+       "Conv -> Mul(c) | Add(d) | Sub(d) [-> ..], c and d constants of one element or one per output channel -> "
+       "Conv with W * c and B * c + d (runtime/graph_fusion_affine.h)"},
+      {"scale_shift_conv", kExtended, true, fuse_scale_shift_conv,
+       "Mul(x, s) | Add(x, d) | Sub(x, d) [-> ..] (scalar constants) -> Conv without padding -> Conv with W * s and "
+       "B + d * sum(W) per output channel"},
+      {"hard_swish", kExtended, true, fuse_hard_swish,
+       "x * Clip(x + 3, 0, 6) / 6 (or * 1/6, either grouping) -> HardSwish(x) (opset 14+)"},
       {"conv_add", kExtended, true, fuse_conv_add, "Conv -> Add(Z of the Conv output's shape) -> Conv adding Z in its epilogue before the activation (com.microsoft FusedConv's Z; runtime/graph_fusion_residual.h)"},
       {"conv_activation", kExtended, true, fuse_conv_activation,
        "Conv -> Relu | Sigmoid | Clip -> Conv with the activation in its epilogue (saved as onnxruntime's "
@@ -112,6 +123,8 @@ const std::vector<GraphRule>& graph_rules() {
        "BatchNormalization -> Conv -> Conv applying BN per input channel (_fused_input_scale/shift)"},
       {"conv_prelu", kExtended, false, fuse_conv_prelu,
        "Conv -> PRelu (scalar or per-channel constant slope) -> Conv with PRelu in its epilogue"},
+      {"hard_swish_before_opset14", kExtended, false, fuse_hard_swish_before_opset14,
+       "the hard_swish pattern in a model importing opset < 14 -> HardSwish (the opset-14 kernel)"},
       {"conv_activation_extra", kExtended, false, fuse_conv_activation_extra,
        "Conv -> HardSigmoid | HardSwish | Swish | Mul(x, Sigmoid(x)) -> Conv with it in its epilogue"},
       // After the conv activation rules: the SE's 1x1 Convs carry their activations by now.

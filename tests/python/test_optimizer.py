@@ -178,6 +178,35 @@ def _residual_model():
         {"X": np.random.default_rng(12).standard_normal((1, 4, 9, 11)).astype(np.float32)}
 
 
+def _affine_block_model():
+    """PP-LCNetV3's learnable affine block as Paddle2ONNX writes it (ppocr_v4_rec): Conv -> Mul(s) ->
+    Add(b) -> HardSwish as x * Clip(x + 3, 0, 6) / 6 -> Mul(s2) -> Add(b2) -> Conv 1x1 -> Identity. At
+    level 2 conv_scale_shift folds s and b into the first Conv, hard_swish makes one HardSwish, and
+    scale_shift_conv folds s2 and b2 into the unpadded 1x1 Conv."""
+    nodes = [
+        helper.make_node("Conv", ["X", "W1", "B1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+        helper.make_node("Mul", ["s", "c1"], ["m1"], name="lab_mul"),
+        helper.make_node("Add", ["m1", "b"], ["x1"], name="lab_add"),
+        helper.make_node("Add", ["x1", "three"], ["a"], name="hs_add"),
+        helper.make_node("Clip", ["a", "zero", "six"], ["k"], name="hs_clip"),
+        helper.make_node("Mul", ["x1", "k"], ["p"], name="hs_mul"),
+        helper.make_node("Div", ["p", "six"], ["h"], name="hs_div"),
+        helper.make_node("Mul", ["s2", "h"], ["m2"], name="lab2_mul"),
+        helper.make_node("Add", ["m2", "b2"], ["x2"], name="lab2_add"),
+        helper.make_node("Conv", ["x2", "W2", "B2"], ["c2"], name="conv2"),
+        helper.make_node("Identity", ["c2"], ["Y"], name="id"),
+    ]
+    scalars = {"s": 1.38, "b": 0.59, "s2": 0.17, "b2": -0.21, "three": 3.0}
+    inits = [_init("W1", (8, 3, 3, 3), 1), _init("B1", (8,), 2), _init("W2", (16, 8, 1, 1), 3), _init("B2", (16,), 4)]
+    inits += [numpy_helper.from_array(np.array([v], np.float32), k) for k, v in scalars.items()]
+    inits += [numpy_helper.from_array(np.array(v, np.float32), k) for k, v in (("zero", 0.0), ("six", 6.0))]
+    graph = helper.make_graph(nodes, "affine_block",
+                              [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 3, "h", "w"])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 16, "h", "w"])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), \
+        {"X": np.random.default_rng(13).uniform(-3.0, 3.0, (1, 3, 10, 12)).astype(np.float32)}
+
+
 def _layer_norm_tf_model(opset=17):
     """LayerNorm as TF / Keras exports it (g2p_id_bert_mlm's form: GlobalAveragePool means over
     [batch, seq, C], Reciprocal(Sqrt(var + eps)), X * sg + (beta - mean * sg)), then Identity."""
@@ -269,7 +298,7 @@ BUILT = {"convs": _conv_model, "mlp": _mlp_model, "layer_norm": _layer_norm_mode
          "layer_norm_tf": _layer_norm_tf_model, "layer_norm_tf_opset14": lambda: _layer_norm_tf_model(14),
          "rms_norm": _rms_norm_model, "rms_norm_opset18": lambda: _rms_norm_model(18), "gelu_tanh": _gelu_tanh_model,
          "residual": _residual_model, "matmul_gelu": _matmul_gelu_model,
-         "matmul_gelu_erf": lambda: _matmul_gelu_model("none")}
+         "matmul_gelu_erf": lambda: _matmul_gelu_model("none"), "affine_block": _affine_block_model}
 # What each built model becomes at level 2: the rule applied and the saved model's op types
 # (a rule for an op newer than the model's opset runs in onnxmini only: saved as the original nodes).
 FUSED = {"layer_norm": ("layer_norm", ["LayerNormalization"]), "gelu": ("gelu", ["Gelu"]),
@@ -277,7 +306,7 @@ FUSED = {"layer_norm": ("layer_norm", ["LayerNormalization"]), "gelu": ("gelu", 
          "layer_norm_tf_opset14": ("layer_norm_tf_before_opset17", None),
          "rms_norm": ("rms_norm", ["RMSNormalization"]), "rms_norm_opset18": ("rms_norm_before_opset23", None),
          "gelu_tanh": ("gelu_tanh", ["Gelu"]), "matmul_gelu": ("gemm_activation", None),
-         "matmul_gelu_erf": ("gemm_activation", None)}
+         "matmul_gelu_erf": ("gemm_activation", None), "affine_block": ("hard_swish", ["Conv", "HardSwish", "Conv"])}
 
 
 # ---- float64 reference ------------------------------------------------------------------------
