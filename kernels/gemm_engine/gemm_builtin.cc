@@ -223,8 +223,14 @@ void scale_only(const SgemmArgs& g) {
 int threads_of(ThreadPool* pool) { return pool ? pool->num_threads() : 1; }
 
 // Threads pay off above 2 * 128^3 FLOPs; below, the hand-off costs more than it saves.
+// Except when B is large for its FLOPs (M small: an RNN step's [1, H] x [H, 4H] product,
+// 1 MB of weights for 0.5 MFLOP): the product then streams B from L3 or memory, and split
+// over N each core reads only its share, which the pool's thread-affine shares keep in that
+// core's L2 from one call to the next (g2p_id_lstm_encoder: docs/performance.md "AMD EPYC").
+constexpr double kParallelFlops = 2.0 * 128 * 128 * 128;
+constexpr int64_t kParallelBBytes = 512 * 1024;
 bool go_parallel(ThreadPool* pool, int64_t M, int64_t N, int64_t K) {
-  return threads_of(pool) > 1 && 2.0 * M * N * K > 2.0 * 128 * 128 * 128;
+  return threads_of(pool) > 1 && (2.0 * M * N * K > kParallelFlops || K * N * 4 >= kParallelBBytes);
 }
 
 // A at most this many floats (512 KiB, half of L2) is packed once up front and

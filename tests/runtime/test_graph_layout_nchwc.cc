@@ -63,15 +63,17 @@ void expect_same_outputs(const ModelBuilder& mb, const Shape& x_shape, int64_t k
   }
 }
 
-// X [1, 16, 12, 12] -> Conv 3x3 -> Relu -> Conv 3x3 -> Mul([1, 32, 1, 1] const) -> Sigmoid -> Y.
+// X [1, 16, 12, 12] -> Conv 3x3 -> Relu -> Conv 3x3 -> Relu -> Mul([1, 32, 1, 1] const) -> Sigmoid
+// -> Y. (The Relu keeps the Mul out of the Conv: conv_scale_shift would fold it into W.)
 ModelBuilder chain_model() {
   ModelBuilder mb(17);
   mb.input("X", DType::Float32, {1, 16, 12, 12});
   conv(mb, "X", "c1", 16, 32, 3, 1);
   mb.node("Relu", {"c1"}, {"r1"});
   conv(mb, "r1", "c2", 32, 32, 3, 3);
+  mb.node("Relu", {"c2"}, {"r2"});
   mb.initializer("scale", random_tensor(DType::Float32, {1, 32, 1, 1}, 5));
-  mb.node("Mul", {"c2", "scale"}, {"m"});
+  mb.node("Mul", {"r2", "scale"}, {"m"});
   mb.node("Sigmoid", {"m"}, {"Y"});
   mb.output("Y");
   return mb;

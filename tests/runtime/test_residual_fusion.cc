@@ -121,11 +121,14 @@ ModelBuilder mobilenet_v3_block(int64_t se_channels = 16) {
 
 TEST(ResidualFusion, MobileNetV3BlockWithSqueezeExcitation) {
   const ModelBuilder mb = mobilenet_v3_block();
-  EXPECT_EQ(count(rules_applied(mb), "conv_add"), 2u);  // the SE bias into se1's B, and the residual
+  // The SE bias folds into se1's B (conv_scale_shift, before conv_add), the residual is Z.
+  EXPECT_EQ(count(rules_applied(mb), "conv_scale_shift"), 1u);
+  EXPECT_EQ(count(rules_applied(mb), "conv_add"), 1u);
   const Tensor x = random_tensor(DType::Float32, {1, 8, 9, 13}, 9);
   check_fusion(mb, {{"X", x}}, 16 + 1);
   // An SE gate of 1 channel broadcasts over 16: still X's shape, but not provable here.
-  EXPECT_EQ(count(rules_applied(mobilenet_v3_block(1)), "conv_add"), 1u);  // the SE bias only
+  EXPECT_EQ(count(rules_applied(mobilenet_v3_block(1)), "conv_add"), 0u);
+  EXPECT_EQ(count(rules_applied(mobilenet_v3_block(1)), "conv_scale_shift"), 1u);  // the SE bias only
 }
 
 TEST(ResidualFusion, UnprovableShapesStayUnfused) {
@@ -153,7 +156,8 @@ TEST(ResidualFusion, BiasLikeConstantsFoldIntoB) {
   for (const Shape& shape : {Shape{8, 1, 1}, Shape{1, 8, 1, 1}, Shape{1}, Shape{}})
     for (bool bias : {false, true}) {
       const ModelBuilder mb = conv_plus_constant(shape, bias);
-      EXPECT_EQ(count(rules_applied(mb), "conv_add"), 1u) << shape_to_string(shape);
+      // conv_scale_shift (before conv_add) takes a constant of one value per channel.
+      EXPECT_EQ(count(rules_applied(mb), "conv_scale_shift"), 1u) << shape_to_string(shape);
       EXPECT_EQ(check_fusion(mb, {{"X", x}}, 8 * 9 + 2), 1u) << shape_to_string(shape);
     }
 }

@@ -341,6 +341,35 @@ TEST_P(SgemmIsa, SkinnyNThreadsAndPrepacked) {
     }
 }
 
+// An RNN step: [M <= 4, 256] x [256, 1024]^T, 1 MB of B for 0.5 MFLOP. Below the FLOP rule, but
+// B is large: the builtin engine splits N over the threads (each core streams its share of B);
+// 1 vs 2 threads bit for bit, and the 2-thread call used the pool.
+TEST_P(SgemmIsa, LargeBSmallMSplitsOverN) {
+  std::mt19937 rng(43);
+  ThreadPool pool(2);
+  for (int64_t m : {1, 4})
+    for (bool prepacked : {false, true}) {
+      Case c = random_case(rng, m, 1024, 256);
+      c.ta = false, c.tb = true;
+      Problem p(c, rng);
+      std::vector<float> ref, tol;
+      p.expected(ref, tol);
+      SgemmArgs a = p.args(nullptr);
+      auto packed = engine().pack_b(c.tb, c.K, c.N, a.B, a.ldb);
+      std::vector<float> one = p.C0, two = p.C0;
+      pool.reset_stats();
+      for (auto [out, tp] : {std::pair{&one, static_cast<ThreadPool*>(nullptr)}, std::pair{&two, &pool}}) {
+        SgemmArgs g = p.args(out->data());
+        if (prepacked) engine().sgemm_packed(g, *packed, tp);
+        else engine().sgemm(g, tp);
+      }
+      ASSERT_TRUE(p.check(one, ref, tol)) << describe(c) << " prepacked " << prepacked;
+      ASSERT_EQ(0, std::memcmp(one.data(), two.data(), one.size() * sizeof(float))) << describe(c);
+      const ThreadPool::Stats st = pool.stats();
+      EXPECT_GT(st.parallel_for_calls - st.inline_calls, 0) << describe(c) << ": the split did not use the pool";
+    }
+}
+
 TEST_P(SgemmIsa, PackedB) {
   std::mt19937 rng(41);
   ThreadPool pool(2);
