@@ -229,6 +229,7 @@ class NchwcConvKernel : public Kernel {
     a.OH = win.out[0], a.OW = win.out[1];
     a.KH = KH_, a.KW = KW_, a.sh = win.stride[0], a.sw = win.stride[1], a.dh = win.dilation[0],
     a.dw = win.dilation[1], a.ph = win.pad_begin[0], a.pw = win.pad_begin[1];
+    a.ic_last = depthwise_ ? 16 : static_cast<int>(cg_ - (a.ICb - 1) * 16);
     a.x = x.data<float>(), a.w = packed_.data(), a.y = y.mutable_data<float>();
     a.bias = bias_.empty() ? nullptr : bias_.data();
     a.z = residual_ ? ctx.input(3).data<float>() : nullptr;

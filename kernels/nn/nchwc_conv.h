@@ -35,6 +35,10 @@ struct NchwcConvArgs {
   // Geometry: X [N, ICb, H, W, 16], Y [N, OCb, OH, OW, 16]; depthwise: ICb == OCb.
   int64_t N = 0, ICb = 0, OCb = 0, H = 0, W = 0, OH = 0, OW = 0;
   int64_t KH = 1, KW = 1, sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0;
+  // Dense: the true input channels of the last input block (1..16). The packed filter is zero
+  // on its padded channels, so they add nothing and the row kernels skip them (a 12-channel
+  // layer would otherwise do 16/12 of the work).
+  int ic_last = 16;
   const float* x = nullptr;
   const float* w = nullptr;     // packed (see above)
   const float* bias = nullptr;  // OCb * 16 floats, or null

@@ -35,8 +35,10 @@
 
 #if defined(__GNUC__)
 #define ONNXMINI_NCHWC_INLINE inline __attribute__((always_inline))
+#define ONNXMINI_NCHWC_LAMBDA_INLINE __attribute__((always_inline))
 #else
 #define ONNXMINI_NCHWC_INLINE inline
+#define ONNXMINI_NCHWC_LAMBDA_INLINE
 #endif
 
 namespace onnxmini {
@@ -101,6 +103,7 @@ ONNXMINI_NCHWC_INLINE void nchwc_dense_strip(const NchwcConvArgs& a, int64_t n, 
     }
   }
   const int64_t wblk = a.ICb * a.KH * a.KW * 256;  // floats of one output block's filter
+  const int icn_last = std::min(16, (a.ic_last + S - 1) / S * S);
   const int64_t xstep = U ? 16 : a.sw * 16;
   const int64_t ih0 = oh * a.sh - a.ph, iw0 = ow0 * a.sw - a.pw;
   const float* xn = a.x + n * a.ICb * a.H * a.W * 16;
@@ -112,16 +115,22 @@ ONNXMINI_NCHWC_INLINE void nchwc_dense_strip(const NchwcConvArgs& a, int64_t n, 
       for (int64_t kw = kw0; kw < kw1; ++kw) {
         const float* xp = xc + (row + iw0 + kw * a.dw) * 16;
         const float* wp = wc + (kh * a.KW + kw) * 256;
-        for (int ic0 = 0; ic0 < 16; ic0 += S)
-          for (int q = 0; q < S; ++q) {
-            const int ic = ic0 + q;
-            R wv[NB];
-            for (int b = 0; b < NB; ++b) wv[b] = B::load(wp + b * wblk + ic * 16);
-            for (int p = 0; p < PX; ++p) {
-              const R xv = B::set1(xp[p * xstep + ic]);
-              for (int b = 0; b < NB; ++b) acc[q][b][p] = B::fma(wv[b], xv, acc[q][b][p]);
+        // The input channels [0, icn) of this block; icn a multiple of S (the filter is zero
+        // on the channels past the true count, so rounding up adds nothing).
+        auto channels = [&](int icn) ONNXMINI_NCHWC_LAMBDA_INLINE {
+          for (int ic0 = 0; ic0 < icn; ic0 += S)
+            for (int q = 0; q < S; ++q) {
+              const int ic = ic0 + q;
+              R wv[NB];
+              for (int b = 0; b < NB; ++b) wv[b] = B::load(wp + b * wblk + ic * 16);
+              for (int p = 0; p < PX; ++p) {
+                const R xv = B::set1(xp[p * xstep + ic]);
+                for (int b = 0; b < NB; ++b) acc[q][b][p] = B::fma(wv[b], xv, acc[q][b][p]);
+              }
             }
-          }
+        };
+        if (icn_last == 16 || icb + 1 < a.ICb) channels(16);  // a constant: fully unrolled
+        else channels(icn_last);
       }
     }
   }
