@@ -262,7 +262,10 @@ class NchwcConvKernel : public Kernel {
     // streamed once per output row from L3) the rows run fastest instead: one block group's
     // filter (2 x 192 x 9 x 16 floats = 221 KB) stays in L2 across all rows of the image.
     const int64_t nb = depthwise_ ? 1 : k.dense_nb;
-    const int64_t groups = (a.OCb + nb - 1) / nb;
+    // An odd OCb >= 3 on a 2-block kernel with a 3-block strip: the last group takes three
+    // blocks (3 x 8 strips; a 1-block strip broadcasts one input value per FMA).
+    const bool odd3 = !depthwise_ && k.dense_odd3 && nb == 2 && a.OCb % 2 == 1 && a.OCb >= 3;
+    const int64_t groups = odd3 ? a.OCb / 2 : (a.OCb + nb - 1) / nb;
     const int64_t chunks = (a.OW + kPixelsPerTask - 1) / kPixelsPerTask;
     const int64_t tasks = a.N * a.OH * chunks * groups;
     const int64_t filter_bytes = static_cast<int64_t>(sizeof(float)) * a.OCb * a.ICb * a.KH * a.KW * 256;
@@ -282,7 +285,7 @@ class NchwcConvKernel : public Kernel {
           g = t % groups, c = (t / groups) % chunks, oh = (t / groups / chunks) % a.OH;
           n = t / groups / chunks / a.OH;
         }
-        const int64_t ob = g * nb, blocks = std::min(nb, a.OCb - ob);
+        const int64_t ob = g * nb, blocks = odd3 && g == groups - 1 ? 3 : std::min(nb, a.OCb - ob);
         const int64_t ow0 = c * kPixelsPerTask, ow1 = std::min(a.OW, ow0 + kPixelsPerTask);
         if (depthwise_) k.depthwise_row(a, n, ob, oh, ow0, ow1);
         else k.dense_row(a, n, ob, blocks, oh, ow0, ow1);

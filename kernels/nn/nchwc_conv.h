@@ -70,6 +70,9 @@ struct NchwcKernels {
   NchwcDepthwiseRowFn depthwise_row;
   int dense_nb;  // output blocks one dense_row call holds in registers
   NchwcReorderFn to_blocked, from_blocked;
+  // dense_row also takes nb == 3 (a layer's last three blocks when OCb is odd: one 3-block
+  // strip instead of a 2-block and a 1-block one).
+  bool dense_odd3 = false;
 };
 
 // The portable reorders (also the AVX2 table's from_blocked: AVX2 has no scatter).

@@ -1,6 +1,7 @@
 // AVX-512 traits of NchwcConv's row kernels (nchwc_conv_impl.h): one zmm per block of 16
 // channels. Dense rows hold 2 output blocks x 12 pixels (24 accumulators, 2 weight
-// registers, 1 broadcast: 27 of 32 zmm); a single block (odd OCb) runs 1 x 16.
+// registers, 1 broadcast: 27 of 32 zmm); the last three blocks of an odd OCb run 3 x 8
+// (24 accumulators, 3 weights, 1 broadcast: 28 zmm), a lone block (OCb = 1) 1 x 16.
 // Depthwise strips hold 16 pixels of one block.
 // GCC 12 reports false -Wmaybe-uninitialized inside its own intrinsic headers.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -49,8 +50,8 @@ void from_blocked_avx512(const float* x, int64_t planes, int64_t hw, float* y) {
 }  // namespace
 
 const NchwcKernels& nchwc_kernels_avx512() {
-  static const NchwcKernels k{cpu::Isa::Avx512, nchwc_dense_row<Avx512Block, 2, 12, 16>,
-                              nchwc_depthwise_row<Avx512Block, 16>, 2, to_blocked_avx512, from_blocked_avx512};
+  static const NchwcKernels k{cpu::Isa::Avx512, nchwc_dense_row<Avx512Block, 2, 12, 16, 8>,
+                              nchwc_depthwise_row<Avx512Block, 16>, 2, to_blocked_avx512, from_blocked_avx512, true};
   return k;
 }
 

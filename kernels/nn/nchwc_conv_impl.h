@@ -180,10 +180,17 @@ void nchwc_dense_row_nb(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t o
   }
 }
 
-// NB blocks at once, or one (the layer's last block when OCb is odd).
-template <class B, int NB, int PX, int PX1>
+// NB blocks at once, or one (the layer's last block when OCb is odd), or, with PX3 > 0, three
+// (the layer's last three blocks when OCb is odd: PX3 pixels each, no single-block strip).
+template <class B, int NB, int PX, int PX1, int PX3 = 0>
 void nchwc_dense_row(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t nb, int64_t oh, int64_t ow_begin,
                      int64_t ow_end) {
+  if constexpr (PX3 > 0) {
+    if (nb == 3) {
+      if (a.sw == 1) return nchwc_dense_row_nb<B, 3, PX3, true>(a, n, ob, oh, ow_begin, ow_end);
+      return nchwc_dense_row_nb<B, 3, PX3, false>(a, n, ob, oh, ow_begin, ow_end);
+    }
+  }
   if (a.sw == 1) {
     if (nb == NB) return nchwc_dense_row_nb<B, NB, PX, true>(a, n, ob, oh, ow_begin, ow_end);
     for (int64_t b = 0; b < nb; ++b) nchwc_dense_row_nb<B, 1, PX1, true>(a, n, ob + b, oh, ow_begin, ow_end);

@@ -182,7 +182,7 @@ void check_case(const NcCase& c, uint32_t seed) {
 TEST(NchwcConv, DenseShapesMatchConv) {
   uint32_t seed = 100;
   for (int64_t C : {3, 16, 20, 35})
-    for (int64_t M : {8, 16, 32, 40}) {
+    for (int64_t M : {8, 16, 32, 40, 80}) {  // 40 and 80: 3 and 5 blocks (AVX-512's 3-block strips)
       NcCase c;
       c.x = {1, C, 9, 13};
       c.M = M;
