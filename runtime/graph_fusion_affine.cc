@@ -56,17 +56,6 @@ struct AffinePass : NormPass {
     return true;
   }
 
-  int add_constant(const std::string& base, Tensor t) {
-    std::string name = base;
-    for (int i = 1; g.value_ids.count(name); ++i) name = fmt::format("{}_{}", base, i);
-    const int id = static_cast<int>(g.value_names.size());
-    g.value_names.push_back(name);
-    g.value_ids[name] = id;
-    g.known_dtypes[id] = t.dtype();
-    g.constants[id] = std::move(t);
-    uses.push_back(0);
-    return id;
-  }
 
   // Conv -> Mul(c) / Add(d) / Sub(d) ...: Y * c = (W * c) x + B * c, Y + d = W x + (B + d).
   void conv_scale_shift() {

@@ -209,17 +209,6 @@ struct ResidualPass : FusionPass {
     return c;
   }
 
-  int add_constant(const std::string& base, Tensor t) {
-    std::string name = base;
-    for (int k = 1; g.value_ids.count(name); ++k) name = fmt::format("{}_{}", base, k);
-    const int id = static_cast<int>(g.value_names.size());
-    g.value_names.push_back(name);
-    g.value_ids[name] = id;
-    g.known_dtypes[id] = t.dtype();
-    g.constants[id] = std::move(t);
-    uses.push_back(0);
-    return id;
-  }
 
   // Conv -> Add(bias-like constant): the constant folds into B (plain ONNX); true when done.
   bool fold_bias(size_t i, int j, int c_id) {

@@ -91,15 +91,7 @@ struct NormPass : FusionPass {
     Tensor t(DType::Float32, {n});
     float* d = t.mutable_data<float>();
     for (int64_t i = 0; i < n; ++i) d[i] = 1.0f;
-    std::string name = base;
-    for (int i = 1; g.value_ids.count(name); ++i) name = base + "_" + std::to_string(i);
-    const int id = static_cast<int>(g.value_names.size());
-    g.value_names.push_back(name);
-    g.value_ids[name] = id;
-    g.known_dtypes[id] = DType::Float32;
-    g.constants[id] = std::move(t);
-    uses.push_back(0);
-    return id;
+    return add_constant(base, std::move(t));
   }
 
   int64_t known_rank(int id) const {

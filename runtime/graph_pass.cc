@@ -1,5 +1,6 @@
 #include "runtime/graph_pass.h"
 
+#include <string>
 #include <utility>
 
 namespace onnxmini {
@@ -21,6 +22,18 @@ const Tensor* FusionPass::constant(int id) const {
   if (id < 0 || g.overridable.count(id)) return nullptr;
   auto it = g.constants.find(id);
   return it == g.constants.end() ? nullptr : &it->second;
+}
+
+int FusionPass::add_constant(const std::string& base, Tensor t) {
+  std::string name = base;
+  for (int k = 1; g.value_ids.count(name); ++k) name = base + "_" + std::to_string(k);
+  const int id = static_cast<int>(g.value_names.size());
+  g.value_names.push_back(name);
+  g.value_ids[name] = id;
+  g.known_dtypes[id] = t.dtype();
+  g.constants[id] = std::move(t);
+  uses.push_back(0);
+  return id;
 }
 
 const Tensor* FusionPass::constant_f32(int id) const {

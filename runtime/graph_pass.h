@@ -3,6 +3,7 @@
 // many uses each value has, the constants a rule may fold, and the final compaction
 // that drops the fused-away nodes while the rest keep their order.
 #pragma once
+#include <string>
 #include <vector>
 
 #include "runtime/graph_optimizer.h"
@@ -28,6 +29,8 @@ struct FusionPass {
   // The one live node reading `id` as an input, when `id` has exactly that use (-1 otherwise,
   // also when the one use is a graph output).
   int sole_consumer(int id) const;
+  // A new constant value named `base` (or base_1, base_2, ... when taken), with no use yet.
+  int add_constant(const std::string& base, Tensor t);
   // Drops the nodes marked in `removed`.
   void compact();
 };

@@ -87,17 +87,6 @@ Tensor permuted(const Tensor& x, const std::vector<int64_t>& perm) {
 struct Sinker : FusionPass {
   using FusionPass::FusionPass;
 
-  int add_constant(const std::string& base, Tensor t) {
-    std::string name = base;
-    for (int i = 1; g.value_ids.count(name); ++i) name = fmt::format("{}_{}", base, i);
-    const int id = static_cast<int>(g.value_names.size());
-    g.value_names.push_back(name);
-    g.value_ids[name] = id;
-    g.known_dtypes[id] = t.dtype();
-    g.constants[id] = std::move(t);
-    uses.push_back(0);
-    return id;
-  }
 
   // A value whose shape the rewrite changes: its declarations no longer hold.
   void forget_declared_shape(int id) {

@@ -196,6 +196,18 @@ Case random_case(std::mt19937& rng, int64_t M, int64_t N, int64_t K) {
 class SgemmIsa : public ::testing::TestWithParam<cpu::Isa> {
  protected:
   const GemmEngine& engine() const { return builtin_engine_for(GetParam()); }
+  // Runs `p` with no pool into `one` and with `pool` into `two` (B packed per call or prepacked).
+  void one_and_two_threads(const Case& c, const Problem& p, bool prepacked, ThreadPool& pool, std::vector<float>& one,
+                           std::vector<float>& two) const {
+    SgemmArgs a = p.args(nullptr);
+    auto packed = engine().pack_b(c.tb, c.K, c.N, a.B, a.ldb);
+    one = p.C0, two = p.C0;
+    for (auto [out, tp] : {std::pair{&one, static_cast<ThreadPool*>(nullptr)}, std::pair{&two, &pool}}) {
+      SgemmArgs g = p.args(out->data());
+      if (prepacked) engine().sgemm_packed(g, *packed, tp);
+      else engine().sgemm(g, tp);
+    }
+  }
 };
 
 // Every M, N in 1..33 crossed with K in 1..33 (K cycles with M, N so each K
@@ -328,14 +340,8 @@ TEST_P(SgemmIsa, SkinnyNThreadsAndPrepacked) {
       Problem p(c, rng);
       std::vector<float> ref, tol;
       p.expected(ref, tol);
-      SgemmArgs a = p.args(nullptr);
-      auto packed = engine().pack_b(c.tb, c.K, c.N, a.B, a.ldb);
-      std::vector<float> one = p.C0, two = p.C0;
-      for (auto [out, tp] : {std::pair{&one, static_cast<ThreadPool*>(nullptr)}, std::pair{&two, &pool}}) {
-        SgemmArgs g = p.args(out->data());
-        if (prepacked) engine().sgemm_packed(g, *packed, tp);
-        else engine().sgemm(g, tp);
-      }
+      std::vector<float> one, two;
+      one_and_two_threads(c, p, prepacked, pool, one, two);
       ASSERT_TRUE(p.check(one, ref, tol)) << describe(c) << " prepacked " << prepacked;
       ASSERT_EQ(0, std::memcmp(one.data(), two.data(), one.size() * sizeof(float))) << describe(c);
     }
@@ -354,15 +360,9 @@ TEST_P(SgemmIsa, LargeBSmallMSplitsOverN) {
       Problem p(c, rng);
       std::vector<float> ref, tol;
       p.expected(ref, tol);
-      SgemmArgs a = p.args(nullptr);
-      auto packed = engine().pack_b(c.tb, c.K, c.N, a.B, a.ldb);
-      std::vector<float> one = p.C0, two = p.C0;
+      std::vector<float> one, two;
       pool.reset_stats();
-      for (auto [out, tp] : {std::pair{&one, static_cast<ThreadPool*>(nullptr)}, std::pair{&two, &pool}}) {
-        SgemmArgs g = p.args(out->data());
-        if (prepacked) engine().sgemm_packed(g, *packed, tp);
-        else engine().sgemm(g, tp);
-      }
+      one_and_two_threads(c, p, prepacked, pool, one, two);
       ASSERT_TRUE(p.check(one, ref, tol)) << describe(c) << " prepacked " << prepacked;
       ASSERT_EQ(0, std::memcmp(one.data(), two.data(), one.size() * sizeof(float))) << describe(c);
       const ThreadPool::Stats st = pool.stats();
