@@ -30,6 +30,10 @@ inline constexpr char kInputScale[] = "_fused_input_scale";
 inline constexpr char kInputShift[] = "_fused_input_shift";
 inline constexpr char kResidual[] = "_fused_residual";
 inline constexpr char kReshape[] = "_fused_reshape";
+// y * scale + shift after the activation (NchwcConv: nchwc_output_affine): one value, or one
+// per output channel.
+inline constexpr char kOutputScale[] = "_fused_output_scale";
+inline constexpr char kOutputShift[] = "_fused_output_shift";
 
 }  // namespace fused_attr
 

@@ -162,6 +162,52 @@ struct AffinePass : NormPass {
     }
   }
 
+  // NchwcConv -> Mul(c) / Add(d) / Sub(y, d) [-> ..] on the blocked output, each constant of
+  // one element or one value per padded channel ([1, Cb, 1, 1, 16], as nchwc_layout rewrites
+  // per-channel constants) -> NchwcConv applying y * S + D after its activation.
+  void nchwc_output_affine() {
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      GraphNode& conv = g.nodes[i];
+      if (removed[i] || conv.domain != "ai.onnxmini" || conv.op_type != "NchwcConv" || conv.outputs.size() != 1 ||
+          conv.outputs[0] < 0 || conv.attrs.has(fused_attr::kOutputScale) || conv.attrs.has(fused_attr::kOutputShift))
+        continue;
+      const int64_t padded = (conv.attrs.get_int("channels", 0) + 15) / 16 * 16;
+      if (padded <= 0) continue;
+      std::vector<double> scale(1, 1.0), shift(1, 0.0);  // one value until a per-channel constant
+      auto widen = [&](std::vector<double>& v) {
+        if (v.size() == 1) v.assign(static_cast<size_t>(padded), v[0]);
+      };
+      std::vector<int> matched;
+      int y = conv.outputs[0];
+      for (int j = sole_reader(y); j >= 0; j = sole_reader(y)) {
+        const GraphNode& n = g.nodes[j];
+        const bool mul = plain(n, "Mul", 2), add = plain(n, "Add", 2), sub = plain(n, "Sub", 2);
+        if (!(mul || add || (sub && n.inputs[0] == y)) || n.opset < 7) break;
+        const int other = other_input(n, y);
+        const Tensor* c = other == y ? nullptr : constant_f32(other);
+        const bool blocked_channels = c && c->rank() == 5 && c->numel() == padded && c->dim(0) == 1 &&
+                                      c->dim(2) == 1 && c->dim(3) == 1 && c->dim(4) == 16;
+        if (!c || (c->numel() != 1 && !blocked_channels) || c->rank() > 5) break;
+        if (blocked_channels) widen(scale), widen(shift);
+        for (size_t k = 0; k < scale.size(); ++k) {
+          const double v = c->data<float>()[c->numel() == 1 ? 0 : k];
+          if (mul) scale[k] *= v, shift[k] *= v;
+          else shift[k] += sub ? -v : v;
+        }
+        matched.push_back(j);
+        y = n.outputs[0];
+      }
+      if (matched.empty()) continue;
+      std::string nodes = fmt::format("{} '{}'", conv.op_type, conv.name);
+      for (int j : matched) nodes += " + " + label(g.nodes[j]), removed[j] = true;
+      conv.attrs.set(fused_attr::kOutputScale, std::vector<float>(scale.begin(), scale.end()));
+      conv.attrs.set(fused_attr::kOutputShift, std::vector<float>(shift.begin(), shift.end()));
+      conv.outputs[0] = y;
+      ctx.applied("nchwc_output_affine", nodes + " (after the activation)");
+      count_uses();
+    }
+  }
+
   // Input `k` of a two-input node is a one-element float32 constant.
   bool scalar_operand(const GraphNode& n, size_t k) const {
     float v = 0;
@@ -244,6 +290,12 @@ void fuse_conv_scale_shift(RuleContext& ctx) {
 void fuse_scale_shift_conv(RuleContext& ctx) {
   AffinePass p(ctx);
   p.scale_shift_conv();
+  p.compact();
+}
+
+void fuse_nchwc_output_affine(RuleContext& ctx) {
+  AffinePass p(ctx);
+  p.nchwc_output_affine();
   p.compact();
 }
 

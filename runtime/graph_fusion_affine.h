@@ -13,6 +13,11 @@
 //                          either operand order) -> HardSwish(x) (opset 14+)
 // onnxmini-only (a saved model keeps the original nodes):
 //   fuse_hard_swish_before_opset14  the same in a model importing opset < 14 -> the opset-14 kernel
+//   fuse_nchwc_output_affine  (level 3, after nchwc_layout) NchwcConv -> Mul(c) / Add(d) / Sub(d)
+//                          [-> ...] with one-element or blocked per-channel constants -> NchwcConv
+//                          applying y * S + D after its activation (fused_attr::kOutputScale /
+//                          kOutputShift): the affine after a learnable block's HardSwish, which
+//                          no Conv weight can take when the next Conv pads its input
 #pragma once
 #include "runtime/graph_optimizer.h"
 
@@ -22,5 +27,6 @@ void fuse_conv_scale_shift(RuleContext& ctx);
 void fuse_scale_shift_conv(RuleContext& ctx);
 void fuse_hard_swish(RuleContext& ctx);
 void fuse_hard_swish_before_opset14(RuleContext& ctx);
+void fuse_nchwc_output_affine(RuleContext& ctx);
 
 }  // namespace onnxmini

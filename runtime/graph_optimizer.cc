@@ -155,6 +155,9 @@ const std::vector<GraphRule>& graph_rules() {
        "chains of float32 2-D Convs (dense, pointwise, depthwise) with the elementwise ops, per-channel constants, "
        "Concat / Split on channels between them -> NchwcConv etc. on blocked NCHW16c data, reordered once at the "
        "chain's ends (ONNXMINI_NCHWC=0: off; runtime/graph_layout_nchwc.h)"},
+      {"nchwc_output_affine", kLayout, false, fuse_nchwc_output_affine,
+       "NchwcConv -> Mul(c) | Add(d) | Sub(d) [-> ..] (one-element or blocked per-channel constants) -> NchwcConv "
+       "applying y * S + D after its activation (runtime/graph_fusion_affine.h)"},
   };
   return rules;
 }

@@ -198,6 +198,20 @@ class NchwcConvKernel : public Kernel {
       slope_.assign(static_cast<size_t>(padded), 0.0f);
       for (int64_t m = 0; m < M_; ++m) slope_[m] = act_.params.size() == 1 ? act_.params[0] : act_.params[m];
     }
+    if (info.attrs.has(fused_attr::kOutputScale) || info.attrs.has(fused_attr::kOutputShift)) {
+      // One value, one per output channel, or one per padded channel (the blocked constants).
+      const std::vector<float> sc = info.attrs.get_floats(fused_attr::kOutputScale, {1.0f});
+      const std::vector<float> sh = info.attrs.get_floats(fused_attr::kOutputShift, {0.0f});
+      auto spread = [&](const std::vector<float>& v, const char* what, float pad) {
+        const int64_t n = static_cast<int64_t>(v.size());
+        if (n != 1 && n != M_ && n != padded) info.fail("{} has {} values for {} output channels", what, n, M_);
+        std::vector<float> out(static_cast<size_t>(padded), pad);
+        for (int64_t m = 0; m < (n == padded ? padded : M_); ++m) out[m] = v[n == 1 ? 0 : m];
+        return out;
+      };
+      out_scale_ = spread(sc, fused_attr::kOutputScale, 1.0f);
+      out_shift_ = spread(sh, fused_attr::kOutputShift, 0.0f);
+    }
     residual_ = info.attrs.get_int(fused_attr::kResidual, 0) != 0;
     if (residual_ && !info.has_input(3)) info.fail("_fused_residual is set but input Z is absent");
   }
@@ -245,6 +259,11 @@ class NchwcConvKernel : public Kernel {
       }
       default: act_.set(post);
     }
+    // The output affine follows the activation: in registers, unless the activation itself
+    // runs on the finished row (post), then after it.
+    const bool has_post = post.activation != gemm::Epilogue::Activation::None;
+    const bool affine_after_row = !out_scale_.empty() && has_post;
+    if (!out_scale_.empty() && !has_post) a.out_scale = out_scale_.data(), a.out_shift = out_shift_.data();
     const bool pointwise = !depthwise_ && KH_ == 1 && KW_ == 1 && a.sh == 1 && a.sw == 1 && a.ph == 0 &&
                            a.pw == 0 && win.pad_end[0] == 0 && win.pad_end[1] == 0;
     if (pointwise) a.W = a.H * a.W, a.H = 1, a.OW = a.OH * a.OW, a.OH = 1;  // one row of pixels
@@ -274,7 +293,6 @@ class NchwcConvKernel : public Kernel {
     const int64_t bytes = static_cast<int64_t>(sizeof(float)) * (x.numel() + y.numel());
     const ParallelCost cost{static_cast<int64_t>(ctx.stats().flops), bytes,
                             static_cast<int64_t>(sizeof(float)) * y.numel()};
-    const bool has_post = post.activation != gemm::Epilogue::Activation::None;
     parallel_for(ctx.threads(), tasks, 1, cost, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         int64_t g, c, oh, n;
@@ -290,8 +308,14 @@ class NchwcConvKernel : public Kernel {
         if (depthwise_) k.depthwise_row(a, n, ob, oh, ow0, ow1);
         else k.dense_row(a, n, ob, blocks, oh, ow0, ow1);
         if (has_post)
-          for (int64_t b = ob; b < ob + blocks; ++b)
-            gemm::apply_epilogue(post, a.y + (((n * a.OCb + b) * a.OH + oh) * a.OW + ow0) * 16, (ow1 - ow0) * 16, 0, 0);
+          for (int64_t b = ob; b < ob + blocks; ++b) {
+            float* yr = a.y + (((n * a.OCb + b) * a.OH + oh) * a.OW + ow0) * 16;
+            gemm::apply_epilogue(post, yr, (ow1 - ow0) * 16, 0, 0);
+            if (affine_after_row) {
+              const float *sc = out_scale_.data() + b * 16, *sh = out_shift_.data() + b * 16;
+              for (int64_t i = 0; i < (ow1 - ow0) * 16; ++i) yr[i] = yr[i] * sc[i % 16] + sh[i % 16];
+            }
+          }
       }
     });
   }
@@ -313,7 +337,7 @@ class NchwcConvKernel : public Kernel {
   gemm::FusedActivation act_;
   int64_t M_ = 0, cg_ = 0, KH_ = 0, KW_ = 0, group_ = 1, channels_ = 0;
   bool depthwise_ = false, residual_ = false;
-  std::vector<float> packed_, bias_, slope_;
+  std::vector<float> packed_, bias_, slope_, out_scale_, out_shift_;
 };
 
 }  // namespace

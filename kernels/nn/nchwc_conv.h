@@ -50,6 +50,9 @@ struct NchwcConvArgs {
   float lo = 0, hi = 0;        // Clip
   float alpha = 0, beta = 0;   // HardSigmoid / HardSwish
   const float* slope = nullptr;  // PRelu, OCb * 16 floats
+  // After the activation: y * out_scale + out_shift (OCb * 16 floats each), or null.
+  const float* out_scale = nullptr;
+  const float* out_shift = nullptr;
 };
 
 // Output pixels [ow_begin, ow_end) of row oh of image n, output blocks [ob, ob + nb)

@@ -21,8 +21,8 @@
 // once); output columns whose taps all land in X form the interior, run in full strips
 // without a single check; the few border columns run one pixel at a time over their
 // valid taps only, with 4 partial sums. The epilogue (bias first, as the accumulators' start
-// value; residual Z; Relu / Clip / HardSigmoid / HardSwish / PRelu) is applied in registers
-// before the store.
+// value; residual Z; Relu / Clip / HardSigmoid / HardSwish / PRelu; then the output affine
+// y * scale + shift) is applied in registers before the store.
 //
 // Depthwise blocking. One call computes output row oh of one channel block: strips of PX
 // pixels, each accumulator one pixel's 16 channels; per tap one weight vector load and PX
@@ -138,11 +138,15 @@ ONNXMINI_NCHWC_INLINE void nchwc_dense_strip(const NchwcConvArgs& a, int64_t n, 
     const int64_t off = (((n * a.OCb + ob + b) * a.OH + oh) * a.OW + ow0) * 16;
     float* yp = a.y + off;
     const R slope = a.act == NchwcAct::PRelu ? B::load(a.slope + (ob + b) * 16) : B::zero();
+    const R oscale = a.out_scale ? B::load(a.out_scale + (ob + b) * 16) : B::zero();
+    const R oshift = a.out_scale ? B::load(a.out_shift + (ob + b) * 16) : B::zero();
     for (int p = 0; p < PX; ++p) {
       R v = acc[0][b][p];
       for (int q = 1; q < S; ++q) v = B::add(v, acc[q][b][p]);
       if (a.z) v = B::add(v, B::load(a.z + off + p * 16));
-      B::store(yp + p * 16, nchwc_activate<B>(a, v, slope));
+      v = nchwc_activate<B>(a, v, slope);
+      if (a.out_scale) v = B::fma(v, oscale, oshift);
+      B::store(yp + p * 16, v);
     }
   }
 }
@@ -223,10 +227,14 @@ ONNXMINI_NCHWC_INLINE void nchwc_dw_strip(const NchwcConvArgs& a, int64_t n, int
   }
   const int64_t off = (((n * a.OCb + cb) * a.OH + oh) * a.OW + ow0) * 16;
   const R slope = a.act == NchwcAct::PRelu ? B::load(a.slope + cb * 16) : B::zero();
+  const R oscale = a.out_scale ? B::load(a.out_scale + cb * 16) : B::zero();
+  const R oshift = a.out_scale ? B::load(a.out_shift + cb * 16) : B::zero();
   for (int p = 0; p < PX; ++p) {
     R v = acc[p];
     if (a.z) v = B::add(v, B::load(a.z + off + p * 16));
-    B::store(a.y + off + p * 16, nchwc_activate<B>(a, v, slope));
+    v = nchwc_activate<B>(a, v, slope);
+    if (a.out_scale) v = B::fma(v, oscale, oshift);
+    B::store(a.y + off + p * 16, v);
   }
 }
 

@@ -15,6 +15,7 @@
 #include "kernels/nn/nchwc_conv.h"
 #include "runtime/graph_layout_nchwc.h"
 #include "tests/common/fusion_test_util.h"
+#include "tests/common/simd_isas.h"
 
 namespace onnxmini {
 namespace test {
@@ -241,6 +242,46 @@ TEST(NchwcLayout, CostRuleWantsFewReorders) {
   // 2 reorders for 3 Convs: more than 0.5 per Conv, stays NCHW.
   auto short_chain = conv_chain(3, true).session(opts(ORT_ENABLE_ALL));
   EXPECT_EQ(count(*short_chain, "NchwcConv"), 0u);
+}
+
+// PP-LCNetV3's block after the folds of level 2: Conv 1x1 -> `act` -> Mul(scalar) -> Add(per-channel
+// [1, 32, 1, 1]) -> a padded depthwise 3x3 Conv (no weight fold can take the affine) -> Relu ->
+// Sub(scalar) -> a padded 3x3 Conv. nchwc_output_affine moves each affine into the NchwcConv
+// before it, after its activation (in registers, or after the row for Sigmoid); every ISA, 1
+// and 2 threads.
+ModelBuilder output_affine_model(const std::string& act) {
+  ModelBuilder mb(17);
+  mb.input("X", DType::Float32, {1, 32, 9, 14});
+  conv(mb, "X", "c1", 32, 32, 1, 1);
+  mb.node(act, {"c1"}, {"a1"});
+  mb.initializer("s", Tensor::from_vector<float>({1}, {0.37f}));
+  mb.initializer("d", random_tensor(DType::Float32, {1, 32, 1, 1}, 3));
+  mb.node("Mul", {"s", "a1"}, {"m1"});
+  mb.node("Add", {"m1", "d"}, {"x1"});
+  conv(mb, "x1", "c2", 32, 32, 3, 5, /*group=*/32);
+  mb.node("Relu", {"c2"}, {"r2"});
+  mb.initializer("e", Tensor::from_vector<float>({1}, {0.25f}));
+  mb.node("Sub", {"r2", "e"}, {"x2"});
+  conv(mb, "x2", "Y", 32, 32, 3, 7);
+  mb.output("Y");
+  return mb;
+}
+
+TEST(NchwcLayout, OutputAffineMovesIntoTheConvBefore) {
+  NoCostRule no_rule;
+  for (const char* act : {"HardSwish", "Relu", "Sigmoid"})
+    for (cpu::Isa isa : isa_levels()) {
+      nn::set_nchwc_isa_for_tests(isa);
+      SCOPED_TRACE(std::string(act) + " " + cpu::isa_name(isa));
+      const ModelBuilder mb = output_affine_model(act);
+      auto s = mb.session(opts(ORT_ENABLE_ALL));
+      EXPECT_EQ(count(*s, "NchwcConv"), 3u);
+      EXPECT_EQ(count(*s, "Mul") + count(*s, "Add") + count(*s, "Sub"), 0u);
+      auto level2 = mb.session(opts(ORT_ENABLE_EXTENDED));  // the affine ops before the rule
+      EXPECT_EQ(count(*level2, "Mul") + count(*level2, "Add") + count(*level2, "Sub"), 3u);
+      expect_same_outputs(mb, {1, 32, 9, 14}, 32 * 9 + 2);
+    }
+  nn::set_nchwc_isa_for_tests(cpu::active_isa());
 }
 
 TEST(NchwcLayout, SavedModelHasNoLayoutOps) {
