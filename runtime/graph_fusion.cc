@@ -164,19 +164,8 @@ struct Pass : FusionPass {
       params = {lo, hi};
       return true;
     }
-    if (kind == FusedActivationKind::PRelu && channels > 0 && a.inputs.size() == 2) {
-      const Tensor* slope = constant_f32(a.inputs[1]);
-      if (!slope || slope->rank() > rank) return false;
-      // Right-aligned broadcasting: only the dimension facing the channel axis may differ from 1.
-      const int64_t ch_axis = 1 - static_cast<int64_t>(rank - slope->rank());
-      for (size_t d = 0; d < slope->rank(); ++d)
-        if (static_cast<int64_t>(d) != ch_axis && slope->dim(d) != 1) return false;
-      const int64_t n = slope->numel();
-      if (n != 1 && n != channels) return false;
-      params.resize(channels);
-      for (int64_t m = 0; m < channels; ++m) params[m] = slope->data<float>()[n == 1 ? 0 : m];
-      return true;
-    }
+    if (kind == FusedActivationKind::PRelu && channels > 0 && a.inputs.size() == 2)
+      return per_channel_values(a.inputs[1], rank, channels, params);
     return false;
   }
 

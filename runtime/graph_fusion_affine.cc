@@ -40,23 +40,6 @@ struct AffinePass : NormPass {
     return true;
   }
 
-  // `id` as one value per channel of a rank-`rank` output with M channels on axis 1, when it
-  // is a float32 constant broadcasting along that axis only (one element, [M, 1, 1],
-  // [1, M, 1, 1], ...) and not widening the output's rank.
-  bool per_channel(int id, size_t rank, int64_t M, std::vector<float>& out) const {
-    const Tensor* t = constant_f32(id);
-    if (!t || t->rank() > rank) return false;
-    const int64_t ch_axis = 1 - static_cast<int64_t>(rank - t->rank());
-    for (size_t d = 0; d < t->rank(); ++d)
-      if (static_cast<int64_t>(d) != ch_axis && t->dim(d) != 1) return false;
-    const int64_t n = t->numel();
-    if (n != 1 && n != M) return false;
-    out.resize(M);
-    for (int64_t m = 0; m < M; ++m) out[m] = t->data<float>()[n == 1 ? 0 : m];
-    return true;
-  }
-
-
   // Conv -> Mul(c) / Add(d) / Sub(d) ...: Y * c = (W * c) x + B * c, Y + d = W x + (B + d).
   void conv_scale_shift() {
     for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -76,7 +59,7 @@ struct AffinePass : NormPass {
         const bool mul = plain(n, "Mul", 2), add = plain(n, "Add", 2), sub = plain(n, "Sub", 2);
         if (!(mul || add || (sub && n.inputs[0] == y)) || n.opset < 7) break;
         const int other = other_input(n, y);
-        if (other == y || !per_channel(other, rank, M, c)) break;
+        if (other == y || !per_channel_values(other, rank, M, c)) break;
         for (int64_t m = 0; m < M; ++m) {
           if (mul) scale[m] *= c[m], shift[m] *= c[m];
           else shift[m] += sub ? -static_cast<double>(c[m]) : c[m];

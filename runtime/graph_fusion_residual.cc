@@ -196,32 +196,19 @@ struct ResidualPass : FusionPass {
 
   mutable std::unordered_map<int, ShapeClass> memo_;
 
-  // A float32 constant that, added to the output of `conv`, adds one value per output channel
-  // without changing the output's shape: at most the output's rank, every dimension 1 except
-  // the one facing the channel axis, which may be the channel count M.
-  const Tensor* bias_like(int id, const GraphNode& conv) const {
-    const Tensor* c = constant_f32(id);
-    const Tensor& w = *constant_f32(conv.inputs[1]);
-    if (!c || c->rank() > w.rank()) return nullptr;
-    const size_t offset = w.rank() - c->rank();
-    for (size_t d = 0; d < c->rank(); ++d)
-      if (c->dim(d) != 1 && !(offset + d == 1 && c->dim(d) == w.dim(0))) return nullptr;
-    return c;
-  }
-
-
   // Conv -> Add(bias-like constant): the constant folds into B (plain ONNX); true when done.
   bool fold_bias(size_t i, int j, int c_id) {
     GraphNode& conv = g.nodes[i];
-    const Tensor* c = bias_like(c_id, conv);
-    if (!c) return false;
-    const int64_t M = constant_f32(conv.inputs[1])->dim(0);
+    const Tensor& w = *constant_f32(conv.inputs[1]);
+    const int64_t M = w.dim(0);
+    std::vector<float> c;  // one value per output channel, without changing the output's shape
+    if (!per_channel_values(c_id, w.rank(), M, c)) return false;
     const bool has_b = conv.inputs.size() > 2 && conv.inputs[2] >= 0;
     const Tensor* b = has_b ? constant_f32(conv.inputs[2]) : nullptr;
     if (has_b && (!b || b->numel() != M)) return false;
     Tensor folded(DType::Float32, {M});
     float* f = folded.mutable_data<float>();
-    for (int64_t m = 0; m < M; ++m) f[m] = (b ? b->data<float>()[m] : 0.0f) + c->data<float>()[c->numel() == 1 ? 0 : m];
+    for (int64_t m = 0; m < M; ++m) f[m] = (b ? b->data<float>()[m] : 0.0f) + c[m];
     ctx.applied("conv_add", label(conv) + " + " + label(g.nodes[j]) + " (constant folded into the bias)");
     conv.inputs.resize(3, -1);
     conv.inputs[2] = add_constant(conv.name + "_add_folded_B", std::move(folded));

@@ -24,6 +24,19 @@ const Tensor* FusionPass::constant(int id) const {
   return it == g.constants.end() ? nullptr : &it->second;
 }
 
+bool FusionPass::per_channel_values(int id, size_t rank, int64_t channels, std::vector<float>& out) const {
+  const Tensor* t = constant_f32(id);
+  if (!t || t->rank() > rank || channels < 1) return false;
+  const int64_t ch_axis = 1 - static_cast<int64_t>(rank - t->rank());
+  for (size_t d = 0; d < t->rank(); ++d)
+    if (static_cast<int64_t>(d) != ch_axis && t->dim(d) != 1) return false;
+  const int64_t n = t->numel();
+  if (n != 1 && n != channels) return false;
+  out.resize(static_cast<size_t>(channels));
+  for (int64_t m = 0; m < channels; ++m) out[m] = t->data<float>()[n == 1 ? 0 : m];
+  return true;
+}
+
 int FusionPass::add_constant(const std::string& base, Tensor t) {
   std::string name = base;
   for (int k = 1; g.value_ids.count(name); ++k) name = base + "_" + std::to_string(k);

@@ -29,6 +29,10 @@ struct FusionPass {
   // The one live node reading `id` as an input, when `id` has exactly that use (-1 otherwise,
   // also when the one use is a graph output).
   int sole_consumer(int id) const;
+  // `id` as one value per channel of a rank-`rank` tensor with `channels` channels on axis 1:
+  // a float32 constant broadcasting along that axis only (one element, [C, 1, 1], [1, C, 1, 1],
+  // ...: right-aligned, every dimension 1 but the one facing axis 1) and not widening the rank.
+  bool per_channel_values(int id, size_t rank, int64_t channels, std::vector<float>& out) const;
   // A new constant value named `base` (or base_1, base_2, ... when taken), with no use yet.
   int add_constant(const std::string& base, Tensor t);
   // Drops the nodes marked in `removed`.

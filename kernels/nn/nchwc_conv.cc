@@ -313,7 +313,8 @@ class NchwcConvKernel : public Kernel {
             gemm::apply_epilogue(post, yr, (ow1 - ow0) * 16, 0, 0);
             if (affine_after_row) {
               const float *sc = out_scale_.data() + b * 16, *sh = out_shift_.data() + b * 16;
-              for (int64_t i = 0; i < (ow1 - ow0) * 16; ++i) yr[i] = yr[i] * sc[i % 16] + sh[i % 16];
+              for (int64_t px = 0; px < ow1 - ow0; ++px)
+                for (int l = 0; l < 16; ++l) yr[px * 16 + l] = yr[px * 16 + l] * sc[l] + sh[l];
             }
           }
       }

@@ -367,6 +367,19 @@ TEST(NchwcConv, ErrorsNameTheNode) {
   const std::string g = error_message([&] { grouped.session(opts(0)); });
   EXPECT_NE(g.find("nc_grouped"), std::string::npos) << g;
   EXPECT_NE(g.find("group 2"), std::string::npos) << g;
+  // An output affine of 3 values for 16 output channels (one, 16 or the padded count are valid).
+  ModelBuilder affine(20);
+  affine.import_domain("ai.onnxmini", 1);
+  affine.input("X", DType::Float32, {1, 1, 6, 6, 16});
+  affine.initializer("W", random_tensor(DType::Float32, {16, 16, 3, 3}, 1));
+  affine.node("NchwcConv", {"X", "W"}, {"Y"})
+      .domain("ai.onnxmini")
+      .name("nc_affine")
+      .attr("_fused_output_scale", std::vector<float>{1.0f, 2.0f, 3.0f});
+  affine.output("Y");
+  const std::string a = error_message([&] { affine.session(opts(0)); });
+  EXPECT_NE(a.find("nc_affine"), std::string::npos) << a;
+  EXPECT_NE(a.find("_fused_output_scale has 3 values for 16 output channels"), std::string::npos) << a;
   // ReorderFromBlocked whose channels do not fit the blocks.
   ModelBuilder from(20);
   from.import_domain("ai.onnxmini", 1);
