@@ -13,6 +13,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/aligned_vector.h"
 #include "core/shape_util.h"
 #include "core/thread_pool.h"
 #include "kernels/attention/float_rows.h"
@@ -107,7 +108,7 @@ class RmsNormKernel : public Kernel {
     // Sum of squares of a row: the SIMD row reduction where the ISA has one.
     const simd::ReduceRowsFn sum_squares = simd::f32_kernels_for(attention_isa()).reduce_rows[simd::kRowSumSquare];
     parallel_for(ctx.threads(), rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, cols)), [&](int64_t r0, int64_t r1) {
-      thread_local std::vector<float> row;
+      thread_local AlignedVector<float> row;
       row.resize(cols);
       for (int64_t r = r0; r < r1; ++r) {
         read_floats(xt, x.raw(), r * cols, cols, row.data(), lanes);

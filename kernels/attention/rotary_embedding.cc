@@ -17,6 +17,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/aligned_vector.h"
 #include "core/thread_pool.h"
 #include "kernels/attention/float_rows.h"
 #include "kernels/registry.h"
@@ -156,7 +157,7 @@ class RotaryEmbeddingKernel : public Kernel {
     ctx.stats().isa = cpu::isa_name(lanes.isa);
     parallel_for(ctx.threads(), g.batch * g.seq, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, g.heads * g.head_size)),
                  [&](int64_t t0, int64_t t1) {
-      thread_local std::vector<float> buf;
+      thread_local AlignedVector<float> buf;
       buf.resize(2 * half + 2 * g.head_size);
       float *cv = buf.data(), *sv = cv + half, *in = sv + half, *out = in + g.head_size;
       for (int64_t bs = t0; bs < t1; ++bs) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/aligned_vector.h"
 #include "kernels/gemm_engine/small_gemm.h"
 
 namespace onnxmini {
@@ -51,7 +52,7 @@ void run_portable(const SgemmArgs& g, int64_t batch, const BatchStrides& s) {
   SgemmArgs gt = g;
   float* bt = nullptr;
   if (transpose) {
-    thread_local std::vector<float> buffer;  // grows once, reused by later calls on this thread
+    thread_local AlignedVector<float> buffer;  // grows once, reused by later calls on this thread
     if (buffer.size() < static_cast<size_t>(g.K * g.N)) buffer.resize(static_cast<size_t>(g.K * g.N));
     bt = buffer.data();
     gt.trans_b = false, gt.ldb = g.N;

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/aligned_vector.h"
 #include "core/thread_pool.h"
 #include "kernels/nn/conv_depthwise_impl.h"
 
@@ -83,10 +84,10 @@ std::atomic<int> g_pad_copy{pad_copy_from_env()};
 
 // The zero-padded copy of one plane, per thread (grown, never shrunk: no
 // allocation per run once warmed up).
-thread_local std::vector<float> t_padded;
+thread_local AlignedVector<float> t_padded;
 
 // The block kernel's transposed input block and output block + tap vectors, per thread.
-thread_local std::vector<float> t_block_in, t_block_out;
+thread_local AlignedVector<float> t_block_in, t_block_out;
 // The block kernel's per-layer plan (dw_block_plan), made by the calling thread.
 thread_local std::vector<int64_t> t_block_pix;
 thread_local std::vector<int32_t> t_block_steps;
@@ -141,8 +142,9 @@ bool depthwise_pad_copy_wanted(const Window& win) {
 void set_depthwise_blocks(DepthwiseBlocks b) { g_blocks.store(static_cast<int>(b)); }
 
 // The rule, measured per ISA on single depthwise layers (block kernel vs plane
-// kernel, ONNXMINI_DEPTHWISE_BLOCKS=1 / 0, 3 interleaved rounds of min-of-50, Xeon,
-// 1 thread; docs/performance.md "Profile-driven"). The block kernel pays two
+// kernel, ONNXMINI_DEPTHWISE_BLOCKS=1 / 0). First on the Xeon (3 interleaved rounds of
+// min-of-50, 1 thread; docs/performance.md "Profile-driven"; the AVX-512 / AVX2 cases
+// below were since re-measured, in the function). The block kernel pays two
 // transposes (input and output planes) and wins where the plane kernel's rows are
 // short or its per-plane overhead dominates:
 // - AVX-512: 7x7 outputs (512 x 7x7 5x5 73 -> 31 us, 3x3 41 -> 22; 256 x 14 -> 7
@@ -160,19 +162,28 @@ bool depthwise_blocks_wanted(const Window& win, int64_t channels, int lanes, cpu
     case DepthwiseBlocks::Never: return false;
     default: break;
   }
-  const int64_t out_px = win.out[0] * win.out[1], in_px = win.in[0] * win.in[1];
+  const int64_t out_px = win.out[0] * win.out[1];
   const int64_t taps = win.kernel[0] * win.kernel[1];
-  // Since the block kernel's register transposes and per-step tap ranges
-  // (issue #14, docs/performance.md "ConvTranspose 2x2 and small-plane depthwise
-  // 5x5"), AVX2 wins where AVX-512 does (512 x 7x7 5x5 57 -> 34 us, 200 x 2x96
-  // 57 -> 35, 192 x 20x20 s2 56 -> 37). Both still lose on 5x5 12x80 (AVX2 228 ->
-  // 274) and 3x3 layers from 28x28; 480 x 6x80 s2,1 (240 outputs per plane) went
-  // either way between runs (AVX-512 121 -> 108, then 121 -> 151 us; load ~12), so
-  // it stays on the plane kernel.
-  const bool small_5x5 = taps >= 25 && in_px <= 400;
+  // Re-measured on the AMD EPYC (Zen 5, 1 thread, 3 interleaved rounds of median-of-100,
+  // docs/performance.md "Depthwise: aligned scratch and the block rule") once the block
+  // kernel's scratch was 64-byte aligned (core/aligned_vector.h; before, malloc's
+  // 16-byte alignment made every load of a block split across cache lines, and the
+  // earlier Xeon rule was measured with it):
+  // - AVX-512, 5x5: the block kernel won on every sweep shape, 1.15x (128 x 100x76)
+  //   to 4.1x (512 x 7x7); 3x3: it won where the output row is not a whole number of
+  //   vectors (28 wide 1.32x, 38 wide 1.10x, 152 wide 1.22x) and lost where it is
+  //   (160 wide 0.63-0.93x, 80 wide 0.72-0.83x): there the plane kernel has no masked tail.
+  //   At 2 threads the 64 x 200x152 3x3 layer (30400 outputs per plane, a 2 MB padded
+  //   block per thread) turned to 0.83x, so 3x3 blocks stop at 8192 outputs per plane.
+  // - AVX2 (8 lanes), 5x5: 0.94x-2.1x, 1.2x geomean; 3x3: lost from 12 x 160 up
+  //   (0.67-0.87x) and broke even on 28 x 28 (1.04x / 0.98x).
+  // A large plane of at most one block of channels stays on the plane kernel, which a
+  // second thread can split by planes.
+  const int64_t blocks = (channels + lanes - 1) / lanes;
+  if (blocks < 2 && out_px > 196) return false;
   switch (isa) {
-    case cpu::Isa::Avx512:
-    case cpu::Isa::Avx2: return out_px <= 49 || small_5x5;
+    case cpu::Isa::Avx512: return out_px <= 49 || taps >= 25 || (win.out[1] % lanes != 0 && out_px <= 8192);
+    case cpu::Isa::Avx2: return out_px <= 49 || taps >= 25;
     default: return out_px <= 196;
   }
 }

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/aligned_vector.h"
 #include "core/thread_pool.h"
 #include "kernels/gemm_engine/gemm.h"
 #include "kernels/nn/conv_transpose.h"
@@ -29,7 +30,7 @@ namespace nn {
 namespace {
 
 // The per-thread col block (grown, never shrunk: no allocation per run once warmed up).
-thread_local std::vector<float> t_col;
+thread_local AlignedVector<float> t_col;
 
 // One axis of the 2-D view (a 1-D layer is 2-D with a unit H axis).
 struct Axis {

@@ -140,9 +140,9 @@ void set_nchwc_isa_for_tests(cpu::Isa isa) {
   g_isa.store(isa == cpu::active_isa() ? -1 : static_cast<int>(isa), std::memory_order_relaxed);
 }
 
-std::vector<float> nchwc_pack_dense(const float* w, int64_t M, int64_t C, int64_t KH, int64_t KW) {
+AlignedVector<float> nchwc_pack_dense(const float* w, int64_t M, int64_t C, int64_t KH, int64_t KW) {
   const int64_t OCb = nchwc_blocks(M), ICb = nchwc_blocks(C);
-  std::vector<float> p(static_cast<size_t>(OCb * ICb * KH * KW * 256), 0.0f);
+  AlignedVector<float> p(static_cast<size_t>(OCb * ICb * KH * KW * 256), 0.0f);
   for (int64_t m = 0; m < M; ++m)
     for (int64_t c = 0; c < C; ++c)
       for (int64_t kh = 0; kh < KH; ++kh)
@@ -153,8 +153,8 @@ std::vector<float> nchwc_pack_dense(const float* w, int64_t M, int64_t C, int64_
   return p;
 }
 
-std::vector<float> nchwc_pack_depthwise(const float* w, int64_t C, int64_t KH, int64_t KW) {
-  std::vector<float> p(static_cast<size_t>(nchwc_blocks(C) * KH * KW * 16), 0.0f);
+AlignedVector<float> nchwc_pack_depthwise(const float* w, int64_t C, int64_t KH, int64_t KW) {
+  AlignedVector<float> p(static_cast<size_t>(nchwc_blocks(C) * KH * KW * 16), 0.0f);
   for (int64_t c = 0; c < C; ++c)
     for (int64_t k = 0; k < KH * KW; ++k) p[static_cast<size_t>(((c / 16) * KH * KW + k) * 16 + c % 16)] = w[c * KH * KW + k];
   return p;
@@ -205,7 +205,7 @@ class NchwcConvKernel : public Kernel {
       auto spread = [&](const std::vector<float>& v, const char* what, float pad) {
         const int64_t n = static_cast<int64_t>(v.size());
         if (n != 1 && n != M_ && n != padded) info.fail("{} has {} values for {} output channels", what, n, M_);
-        std::vector<float> out(static_cast<size_t>(padded), pad);
+        AlignedVector<float> out(static_cast<size_t>(padded), pad);
         for (int64_t m = 0; m < (n == padded ? padded : M_); ++m) out[m] = v[n == 1 ? 0 : m];
         return out;
       };
@@ -338,7 +338,7 @@ class NchwcConvKernel : public Kernel {
   gemm::FusedActivation act_;
   int64_t M_ = 0, cg_ = 0, KH_ = 0, KW_ = 0, group_ = 1, channels_ = 0;
   bool depthwise_ = false, residual_ = false;
-  std::vector<float> packed_, bias_, slope_, out_scale_, out_shift_;
+  AlignedVector<float> packed_, bias_, slope_, out_scale_, out_shift_;
 };
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/aligned_vector.h"
 #include "core/cpu_features.h"
 #include "kernels/gemm_engine/gemm.h"
 
@@ -93,8 +94,8 @@ cpu::Isa nchwc_isa();
 void set_nchwc_isa_for_tests(cpu::Isa isa);
 
 // Filter packing (layouts above). w: ONNX [M, C/group, KH, KW].
-std::vector<float> nchwc_pack_dense(const float* w, int64_t M, int64_t C, int64_t KH, int64_t KW);
-std::vector<float> nchwc_pack_depthwise(const float* w, int64_t C, int64_t KH, int64_t KW);
+AlignedVector<float> nchwc_pack_dense(const float* w, int64_t M, int64_t C, int64_t KH, int64_t KW);
+AlignedVector<float> nchwc_pack_depthwise(const float* w, int64_t C, int64_t KH, int64_t KW);
 
 }  // namespace nn
 }  // namespace onnxmini

@@ -16,6 +16,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/aligned_vector.h"
 #include "core/float16.h"
 #include "core/shape_util.h"
 #include "kernels/registry.h"
@@ -215,7 +216,7 @@ void layer_norm_rows_f32(ThreadPool* pool, int64_t rows, int64_t len, float eps,
   const simd::F32Kernels& k = simd::f32_kernels();
   const simd::ReduceRowsFn sum_fn = k.reduce_rows[simd::kRowSum], sq_fn = k.reduce_rows[simd::kRowSumSquare];
   parallel_for(pool, rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, len)), [&](int64_t r0, int64_t r1) {
-    thread_local std::vector<float> d;
+    thread_local AlignedVector<float> d;
     d.resize(static_cast<size_t>(len));
     for (int64_t r = r0; r < r1; ++r) {
       const float* xr = x + r * len;

@@ -4,6 +4,7 @@
 
 #include <atomic>
 
+#include "core/aligned_vector.h"
 #include "core/thread_pool.h"
 #include "kernels/nn/pool2d_simd_impl.h"
 
@@ -39,7 +40,7 @@ void pool2d_simd(const Pool2dPlan& p, bool max, int64_t planes, const float* x, 
   const ParallelCost cost{planes * OP * p.KH * p.KW, static_cast<int64_t>(sizeof(float)) * planes * (IP + OP),
                           static_cast<int64_t>(sizeof(float)) * planes * OP};
   parallel_for(pool, planes, 1, cost, [&](int64_t p0, int64_t p1) {
-    thread_local std::vector<float> scratch;  // grows once, reused across runs
+    thread_local AlignedVector<float> scratch;  // grows once, reused across runs
     if (scratch.size() < static_cast<size_t>(p.scratch_floats())) scratch.resize(p.scratch_floats());
     for (int64_t pl = p0; pl < p1; ++pl) plane(p, x + pl * IP, y + pl * OP, scratch.data());
   });

@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "core/aligned_vector.h"
 #include "core/shape_util.h"
 
 namespace onnxmini {
@@ -82,7 +83,7 @@ void identity_table(int64_t n, std::vector<int32_t>& i0, std::vector<int32_t>& i
 // Two source rows of out_w horizontally interpolated floats, tagged by source
 // row; thread-local so a warmed-up run allocates nothing.
 struct RowCache {
-  std::vector<float> data;
+  AlignedVector<float> data;
   int64_t tag[2] = {-1, -1};
   float* slot(int k, int64_t w) { return data.data() + k * w; }
 };

@@ -20,6 +20,7 @@
 #include <array>
 #include <cstring>
 
+#include "core/aligned_vector.h"
 #include "kernels/nn/spatial.h"
 #include "kernels/quantization/qop_common.h"
 #include "core/thread_pool.h"
@@ -49,7 +50,7 @@ class PatchPacker : public gemm::QgemmAPacker {
       : g_(g), x_(x_last), pixel_sum_(pixel_sum), c0_(c0), pad_(pad) {}
 
   void pack(int64_t m0, int64_t rows, int64_t kp, int mr, uint8_t* dst, int32_t* rowsum) const override {
-    thread_local std::vector<uint8_t> row;
+    thread_local AlignedVector<uint8_t> row;
     const int64_t K = g_.Kc(), Cg = g_.Cg;
     const bool by4 = Cg % 4 == 0;
     if (!by4 && static_cast<int64_t>(row.size()) < K) row.resize(static_cast<size_t>(K));

@@ -153,9 +153,10 @@ TEST(ConvDepthwiseBlocks, FusedActivationsOnEveryIsa) {
 }
 
 // The measured rule (kernels/nn/conv_depthwise.cc) per ISA: 7x7 outputs take the
-// block kernel everywhere, a 56x56 3x3 layer nowhere, 5x5 layers on inputs up to
-// 400 pixels on AVX2 and AVX-512; 14x14 3x3 on portable
-// only. The profile and explain() agree.
+// block kernel everywhere; 5x5 layers on AVX2 and AVX-512 unless a large plane has a
+// single block of channels (the plane kernel splits over threads); 3x3 on AVX-512 when
+// the output row is not whole vectors; 14x14 3x3 on portable. The profile and
+// explain() agree.
 TEST(ConvDepthwiseBlocks, RulePerIsaNamesTheVariant) {
   struct RuleCase {
     Shape x;
@@ -163,12 +164,14 @@ TEST(ConvDepthwiseBlocks, RulePerIsaNamesTheVariant) {
     bool portable, avx2, avx512;
   } cases[] = {
       {{1, 32, 7, 7}, 5, true, true, true},
-      {{1, 32, 56, 56}, 3, false, false, false},
+      {{1, 32, 56, 56}, 3, false, false, true},    // 56 = 3.5 AVX-512 vectors
+      {{1, 32, 12, 160}, 3, false, false, false},  // 160 = 10 vectors: the plane kernel
+      {{1, 32, 100, 100}, 3, false, false, false},  // 10000 outputs per plane: the plane kernel
       {{1, 32, 20, 20}, 5, false, true, true},
       {{1, 20, 2, 96}, 5, true, true, true},     // 5x5 on a 2-row plane (partial last block on AVX-512)
-      {{1, 16, 6, 60}, 5, false, true, true},    // 5x5, 360 inputs
-      {{1, 16, 12, 80}, 5, false, false, false},  // 5x5, 960 outputs: the plane kernel
-      {{1, 32, 14, 14}, 3, true, false, false},
+      {{1, 16, 6, 60}, 5, false, true, false},   // 5x5, 360 outputs: one AVX-512 block, two AVX2 ones
+      {{1, 32, 12, 80}, 5, false, true, true},   // 5x5, 960 outputs
+      {{1, 32, 14, 14}, 3, true, false, true},
       {{1, 7, 7, 7}, 3, false, false, false},  // fewer channels than a vector
   };
   uint32_t seed = 1100;
