@@ -50,7 +50,7 @@ void nchwc_global_max(const float* x, int64_t hw, float* y) {
 }
 
 // Float sums over chunks of 64 pixels, chunks added in double: each float lane adds at most
-// 64 terms (rounding <= 64 u max|x| per chunk), as pool.cc's plane_sum bounds its lanes.
+// 64 terms (rounding <= 64 u max|x| per chunk), as global_pool.cc's plane_sum_f32 bounds its lanes.
 template <class B>
 void nchwc_global_avg(const float* x, int64_t hw, float* y) {
   constexpr int64_t kChunk = 64;

