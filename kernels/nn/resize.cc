@@ -341,6 +341,7 @@ class ResizeKernel : public Kernel {
       ResizePathCounts& counts = resize_path_counts();
       (p.fast.kind == ResizeFastKind::Bilinear           ? counts.bilinear
        : p.fast.kind == ResizeFastKind::NearestReplicate ? counts.nearest_replicate
+       : p.fast.kind == ResizeFastKind::NearestFlat      ? counts.nearest_flat
                                                          : counts.nearest_gather)++;
       run_resize_fast(p.fast, k, in, out, ctx.threads());
       return;

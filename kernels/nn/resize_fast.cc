@@ -22,7 +22,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "core/aligned_vector.h"
 #include "core/shape_util.h"
@@ -49,6 +51,20 @@ void lerp_gather_row_portable(const float* src, int64_t, const int32_t* i0, cons
 void blend_rows_portable(const float* a, const float* b, float wa, float wb, int64_t n, float* dst) {
   for (int64_t x = 0; x < n; ++x) dst[x] = wa * a[x] + wb * b[x];
 }
+
+void nearest_flat_portable(const float* src, int64_t, const int32_t* idx, const int32_t*, const int32_t*, int64_t n,
+                           float* dst) {
+  for (int64_t q = 0; q < n; ++q) dst[q] = src[idx[q]];
+}
+
+// ONNXMINI_RESIZE_FLAT (read once): "0" = never, "1" = always (nearest, any plane), otherwise the rule.
+int flat_from_env() {
+  const char* e = std::getenv("ONNXMINI_RESIZE_FLAT");
+  if (e && std::string(e) == "1") return static_cast<int>(ResizeFlat::Always);
+  if (e && std::string(e) == "0") return static_cast<int>(ResizeFlat::Never);
+  return static_cast<int>(ResizeFlat::Rule);
+}
+std::atomic<int> g_flat{flat_from_env()};
 
 std::atomic<int> g_isa_override{-1};
 
@@ -148,7 +164,7 @@ void nearest_band(const ResizeFastPlan& p, const ResizeRowKernels& k, const floa
 
 const ResizeRowKernels& resize_row_kernels_portable() {
   static const ResizeRowKernels k{cpu::Isa::Portable, replicate_row_portable, lerp_gather_row_portable,
-                                  blend_rows_portable};
+                                  blend_rows_portable, nearest_flat_portable};
   return k;
 }
 
@@ -164,6 +180,8 @@ cpu::Isa resize_isa() {
 }
 
 void set_resize_isa_for_tests(cpu::Isa isa) { g_isa_override.store(static_cast<int>(isa)); }
+
+void set_resize_flat(ResizeFlat f) { g_flat.store(static_cast<int>(f)); }
 
 ResizeFastPlan make_resize_fast_plan(const std::vector<int64_t>& in_shape, const std::vector<size_t>& axes,
                                      const std::vector<AxisTapsView>& taps, bool nearest_mode, bool linear_mode) {
@@ -194,6 +212,25 @@ ResizeFastPlan make_resize_fast_plan(const std::vector<int64_t>& in_shape, const
     for (int64_t x = 0; replicate && x < p.out_w; ++x) replicate = p.col0[x] == x / s;
     p.kind = replicate ? ResizeFastKind::NearestReplicate : ResizeFastKind::NearestGather;
     p.col_factor = replicate ? s : 0;
+    const int64_t out_plane = p.out_h * p.out_w;
+    const auto flat = static_cast<ResizeFlat>(g_flat.load(std::memory_order_relaxed));
+    const bool small = out_plane <= kFlatMaxPlane && p.out_w < kFlatMaxWidth;
+    if (flat == ResizeFlat::Always || (flat == ResizeFlat::Rule && small)) {
+      // The whole output plane as one stream (resize_fast.h): q -> source q'.
+      if (p.in_h * p.in_w > INT32_MAX || out_plane > INT32_MAX) return p;
+      p.kind = ResizeFastKind::NearestFlat;
+      p.flat_idx.resize(static_cast<size_t>(out_plane));
+      for (int64_t oy = 0; oy < p.out_h; ++oy)
+        for (int64_t ox = 0; ox < p.out_w; ++ox)
+          p.flat_idx[oy * p.out_w + ox] = static_cast<int32_t>(p.row0[oy] * p.in_w + p.col0[ox]);
+      const int64_t chunks = (out_plane + kFlatChunk - 1) / kFlatChunk;
+      p.flat_lo.resize(static_cast<size_t>(chunks)), p.flat_hi.resize(static_cast<size_t>(chunks));
+      for (int64_t c = 0; c < chunks; ++c) {
+        const auto first = p.flat_idx.begin() + c * kFlatChunk;
+        const auto last = p.flat_idx.begin() + std::min(out_plane, (c + 1) * kFlatChunk);
+        p.flat_lo[c] = *std::min_element(first, last), p.flat_hi[c] = *std::max_element(first, last);
+      }
+    }
     return p;
   }
   // Bilinear: a lone non-zero weight goes in tap 0 (tap 1 has weight 0 and is never multiplied
@@ -213,9 +250,19 @@ void run_resize_fast(const ResizeFastPlan& p, const ResizeRowKernels& k, const f
   // the detector's head) the rows are split so every thread gets work; each
   // band restarts its row cache, costing at most one extra horizontal row.
   if (p.planes == 0 || p.out_h == 0 || p.out_w == 0) return;
+  const int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
+  if (p.kind == ResizeFastKind::NearestFlat) {  // whole planes (small by the rule)
+    const ParallelCost cost{p.planes * out_plane, static_cast<int64_t>(sizeof(float)) * p.planes * (in_plane + out_plane),
+                            static_cast<int64_t>(sizeof(float)) * p.planes * out_plane};
+    parallel_for(pool, p.planes, 1, cost, [&](int64_t q0, int64_t q1) {
+      for (int64_t q = q0; q < q1; ++q)
+        k.nearest_flat(x + q * in_plane, in_plane, p.flat_idx.data(), p.flat_lo.data(), p.flat_hi.data(), out_plane,
+                       y + q * out_plane);
+    });
+    return;
+  }
   const int64_t bands = std::clamp<int64_t>((32 + p.planes - 1) / std::max<int64_t>(p.planes, 1), 1, p.out_h);
   const int64_t band_rows = (p.out_h + bands - 1) / bands;
-  const int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
   parallel_for(pool, p.planes * bands, 1, [&](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t plane = u / bands, r0 = (u % bands) * band_rows, r1 = std::min(p.out_h, r0 + band_rows);
@@ -234,11 +281,12 @@ ResizePathCounts& resize_path_counts() {
 }
 
 const char* resize_fast_variant(ResizeFastKind kind, cpu::Isa isa) {
-  static const char* names[4][3] = {
+  static const char* names[5][3] = {
       {"resize_separable", "resize_separable", "resize_separable"},
       {"resize_nearest_replicate/portable", "resize_nearest_replicate/avx2", "resize_nearest_replicate/avx512"},
       {"resize_nearest_gather/portable", "resize_nearest_gather/avx2", "resize_nearest_gather/avx512"},
-      {"resize_bilinear/portable", "resize_bilinear/avx2", "resize_bilinear/avx512"}};
+      {"resize_bilinear/portable", "resize_bilinear/avx2", "resize_bilinear/avx512"},
+      {"resize_nearest_flat/portable", "resize_nearest_flat/avx2", "resize_nearest_flat/avx512"}};
   return names[static_cast<int>(kind)][static_cast<int>(isa)];
 }
 

@@ -6,6 +6,9 @@
 //     s times with vector permutes, repeated output rows copied (YOLO / PP-OCR
 //     2x upsampling). Exact (a copy).
 //   - nearest, other one-hot tables: a per-column index gather. Exact.
+//   - nearest on small output planes (either table; resize_nearest_flat): the
+//     whole output plane as one stream of vectors, each filled from a window
+//     of source floats by permutes (a per-plane source index table). Exact.
 //   - bilinear: two taps per axis (linear mode without antialias widening, any
 //     coordinate mode, no tf_crop_and_resize extrapolation): horizontally
 //     interpolated source rows, blended vertically, in float32 (the general
@@ -40,7 +43,17 @@ struct ResizeRowKernels {
                           const float* w1, int64_t n, bool monotone, float* dst);
   // dst[x] = wa * a[x] + wb * b[x] for x < n.
   void (*blend_rows)(const float* a, const float* b, float wa, float wb, int64_t n, float* dst);
+  // dst[q] = src[idx[q]] for q < n, src holding src_n floats: one small output
+  // plane as a stream. lo[c] / hi[c]: the smallest / largest idx of outputs
+  // [8c, 8c + 8) (kFlatChunk), so a vector's sources are a window of hi - lo + 1
+  // floats: one or two loads and permutes when that window fits, else a gather.
+  void (*nearest_flat)(const float* src, int64_t src_n, const int32_t* idx, const int32_t* lo, const int32_t* hi,
+                       int64_t n, float* dst);
 };
+
+// Outputs per entry of ResizeFastPlan::flat_lo / flat_hi (the AVX2 vector; AVX-512
+// combines two).
+constexpr int64_t kFlatChunk = 8;
 
 const ResizeRowKernels& resize_row_kernels_portable();
 const ResizeRowKernels& resize_row_kernels_avx2();
@@ -65,7 +78,7 @@ struct AxisTapsView {
   bool extrapolates = false;
 };
 
-enum class ResizeFastKind { None, NearestReplicate, NearestGather, Bilinear };
+enum class ResizeFastKind { None, NearestReplicate, NearestGather, Bilinear, NearestFlat };
 
 // Per-call tables of a fast path (built once per plan, shared by all planes).
 // Rows and columns store two taps each; a single-tap entry has weight 1 in
@@ -78,7 +91,18 @@ struct ResizeFastPlan {
   bool cols_monotone = false;  // Bilinear: col0, col1 non-decreasing, col1 >= col0 (see lerp_gather_row)
   std::vector<int32_t> row0, row1, col0, col1;
   std::vector<float> row_w0, row_w1, col_w0, col_w1;
+  // NearestFlat: per output q of a plane its source q' (row0 * in_w + col0), and
+  // per kFlatChunk outputs the smallest / largest q' (ResizeRowKernels::nearest_flat).
+  std::vector<int32_t> flat_idx, flat_lo, flat_hi;
 };
+
+// NearestFlat takes nearest resizes whose output plane has at most this many
+// floats and rows narrower than kFlatMaxWidth (measured: docs/kernels/nn.md, Resize);
+// set_resize_flat forces it on or off for tests and benchmarks
+// (ONNXMINI_RESIZE_FLAT=0 / 1, read once), Rule restores the rule.
+constexpr int64_t kFlatMaxPlane = 16384, kFlatMaxWidth = 32;
+enum class ResizeFlat { Rule, Never, Always };
+void set_resize_flat(ResizeFlat f);
 
 // The fast plan for an input of `in_shape` whose resized axes are `axes`
 // (ascending) with tables `taps`; kind None where no fast path computes the
@@ -92,7 +116,7 @@ void run_resize_fast(const ResizeFastPlan& p, const ResizeRowKernels& k, const f
 
 // Calls per path since the start (tests check which way a case went).
 struct ResizePathCounts {
-  std::atomic<int64_t> general{0}, nearest_replicate{0}, nearest_gather{0}, bilinear{0};
+  std::atomic<int64_t> general{0}, nearest_replicate{0}, nearest_gather{0}, bilinear{0}, nearest_flat{0};
 };
 ResizePathCounts& resize_path_counts();
 

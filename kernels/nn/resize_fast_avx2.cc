@@ -10,6 +10,10 @@
 //     monotone), taken with one load and two vpermps; otherwise (downscaling)
 //     two gathers (vgatherdps) from the source row, which is hot in L1.
 //   blend_rows: wa * a + wb * b, one FMA per vector.
+//   nearest_flat: 8 outputs of the plane's stream per ymm, their sources a
+//     window of hi - lo + 1 floats: below 8, one load and one vpermps; below
+//     16, two of each and a blend; else a gather. The plane's last partial
+//     vector goes through a stack buffer (vmaskmovps stores are slow on AMD).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -101,10 +105,49 @@ void blend_rows_avx2(const float* a, const float* b, float wa, float wb, int64_t
   for (; x < n; ++x) dst[x] = std::fma(wb, b[x], wa * a[x]);
 }
 
+void nearest_flat_avx2(const float* src, int64_t src_n, const int32_t* idx, const int32_t* lo8, const int32_t* hi8,
+                       int64_t n, float* dst) {
+  auto window = [&](int64_t at) {  // src[at, at + 8), zeros past src_n
+    if (src_n - at >= 8) return _mm256_loadu_ps(src + at);
+    alignas(32) float t[8] = {};
+    for (int64_t i = 0; i < src_n - at; ++i) t[i] = src[at + i];
+    return _mm256_load_ps(t);
+  };
+  for (int64_t q = 0, c = 0; q < n; q += 8, ++c) {
+    const int64_t m = std::min<int64_t>(8, n - q), lo = lo8[c], hi = hi8[c];
+    __m256i ix;
+    if (m == 8) {
+      ix = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + q));
+    } else {
+      alignas(32) int32_t t[8] = {};  // lanes past the plane read source 0
+      for (int64_t i = 0; i < m; ++i) t[i] = idx[q + i];
+      ix = _mm256_load_si256(reinterpret_cast<const __m256i*>(t));
+    }
+    const __m256i rel = _mm256_sub_epi32(ix, _mm256_set1_epi32(static_cast<int32_t>(lo)));
+    __m256 v;
+    if (hi - lo < 8) {
+      v = _mm256_permutevar8x32_ps(window(lo), rel);
+    } else if (hi - lo < 16) {  // vpermps reads the index's low 3 bits: lanes >= 8 take the second window
+      const __m256 a = _mm256_permutevar8x32_ps(window(lo), rel), b = _mm256_permutevar8x32_ps(window(lo + 8), rel);
+      v = _mm256_blendv_ps(a, b, _mm256_castsi256_ps(_mm256_cmpgt_epi32(rel, _mm256_set1_epi32(7))));
+    } else {
+      v = _mm256_i32gather_ps(src, ix, 4);
+    }
+    if (m == 8) {
+      _mm256_storeu_ps(dst + q, v);
+    } else {
+      alignas(32) float t[8];
+      _mm256_store_ps(t, v);
+      std::memcpy(dst + q, t, static_cast<size_t>(m) * sizeof(float));
+    }
+  }
+}
+
 }  // namespace
 
 const ResizeRowKernels& resize_row_kernels_avx2() {
-  static const ResizeRowKernels k{cpu::Isa::Avx2, replicate_row_avx2, lerp_gather_row_avx2, blend_rows_avx2};
+  static const ResizeRowKernels k{cpu::Isa::Avx2, replicate_row_avx2, lerp_gather_row_avx2, blend_rows_avx2,
+                                  nearest_flat_avx2};
   return k;
 }
 

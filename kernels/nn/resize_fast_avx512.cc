@@ -14,6 +14,11 @@
 //     scaling, or a window past 16) two gathers (vgatherdps). Row tails are
 //     masked gathers.
 //   blend_rows: wa * a + wb * b, one FMA per vector.
+//   nearest_flat: 16 outputs of the plane's stream per zmm, the sources of its
+//     two 8-output chunks a window of hi - lo + 1 floats: below 16, one load
+//     and one vpermps; below 32, two loads and one vpermt2ps; else a gather.
+//     Row boundaries fall inside vectors, so a 20-wide output row costs 1.25
+//     stores, not a full and a masked one.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -122,10 +127,33 @@ void blend_rows_avx512(const float* a, const float* b, float wa, float wb, int64
   }
 }
 
+void nearest_flat_avx512(const float* src, int64_t src_n, const int32_t* idx, const int32_t* lo8, const int32_t* hi8,
+                         int64_t n, float* dst) {
+  auto window = [&](int64_t at) {  // src[at, at + 16), zeros past src_n
+    const int64_t avail = src_n - at;
+    return avail >= 16 ? _mm512_loadu_ps(src + at) : _mm512_maskz_loadu_ps(tail_mask(std::max<int64_t>(avail, 0)), src + at);
+  };
+  for (int64_t q = 0, c = 0; q < n; q += 16, c += 2) {
+    const int64_t m = std::min<int64_t>(16, n - q);
+    const __mmask16 mask = tail_mask(m);
+    const int64_t lo = m > 8 ? std::min(lo8[c], lo8[c + 1]) : lo8[c];
+    const int64_t hi = m > 8 ? std::max(hi8[c], hi8[c + 1]) : hi8[c];
+    const __m512i ix = m == 16 ? _mm512_loadu_si512(idx + q) : _mm512_maskz_loadu_epi32(mask, idx + q);
+    const __m512i rel = _mm512_sub_epi32(ix, _mm512_set1_epi32(static_cast<int32_t>(lo)));
+    __m512 v;
+    if (hi - lo < 16) v = _mm512_permutexvar_ps(rel, window(lo));
+    else if (hi - lo < 32) v = _mm512_permutex2var_ps(window(lo), rel, window(lo + 16));
+    else v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, ix, src, 4);
+    if (m == 16) _mm512_storeu_ps(dst + q, v);
+    else _mm512_mask_storeu_ps(dst + q, mask, v);
+  }
+}
+
 }  // namespace
 
 const ResizeRowKernels& resize_row_kernels_avx512() {
-  static const ResizeRowKernels k{cpu::Isa::Avx512, replicate_row_avx512, lerp_gather_row_avx512, blend_rows_avx512};
+  static const ResizeRowKernels k{cpu::Isa::Avx512, replicate_row_avx512, lerp_gather_row_avx512, blend_rows_avx512,
+                                  nearest_flat_avx512};
   return k;
 }
 

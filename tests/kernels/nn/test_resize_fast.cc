@@ -4,10 +4,14 @@
 // copy source values); bilinear within the float32 rounding bound below. Odd
 // widths exercise the vector tails. Cases a fast path cannot compute the same
 // way (cubic, resized channels, extrapolation, antialias widening, float64)
-// must stay on the general path, seen through resize_path_counts().
+// must stay on the general path, seen through resize_path_counts(). The
+// whole-plane nearest stream (resize_nearest_flat) is forced on and off here
+// (set_resize_flat), its rule checked separately.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "core/cpu_features.h"
 #include "core/float16.h"
@@ -45,9 +49,15 @@ AttrSetter attrs(const std::string& mode, const std::string& coord, const std::s
   };
 }
 
-enum Path { General, Replicate, Gather, Bilinear };
+// Forces the whole-plane nearest stream on or off for the scope's lifetime.
+struct FlatScope {
+  explicit FlatScope(nn::ResizeFlat f) { nn::set_resize_flat(f); }
+  ~FlatScope() { nn::set_resize_flat(nn::ResizeFlat::Rule); }
+};
+
+enum Path { General, Replicate, Gather, Bilinear, Flat };
 const char* path_name(Path p) {
-  static const char* names[] = {"general", "nearest_replicate", "nearest_gather", "bilinear"};
+  static const char* names[] = {"general", "nearest_replicate", "nearest_gather", "bilinear", "nearest_flat"};
   return names[p];
 }
 int64_t count(Path p) {
@@ -57,6 +67,7 @@ int64_t count(Path p) {
     case Replicate: return c.nearest_replicate.load();
     case Gather: return c.nearest_gather.load();
     case Bilinear: return c.bilinear.load();
+    case Flat: return c.nearest_flat.load();
   }
   return 0;
 }
@@ -78,6 +89,8 @@ double bilinear_atol(const Tensor& x) { return 10 * std::ldexp(1.0, -24) * max_a
 // path taken and the values against the general path.
 void expect_fast_matches(const std::vector<Tensor>& inputs, const AttrSetter& a, Path want, int opset = 13,
                          const std::string& op = "Resize") {
+  // The row paths unless the stream is what the case wants.
+  FlatScope flat(want == Flat ? nn::ResizeFlat::Always : nn::ResizeFlat::Never);
   const Tensor ref = run_node(op, opset, inputs, a, 1, KernelMode::Reference, 1)[0];
   const bool exact = want != Bilinear;
   for (cpu::Isa isa : isas()) {
@@ -135,6 +148,73 @@ TEST(ResizeFast, NearestOtherTablesGatherExactly) {
                       attrs("nearest", "align_corners", "round_prefer_floor"), Gather);
 }
 
+// The whole-plane stream, forced: replication and other tables, output rows narrower
+// than a vector, rows whose chunks cross into the next row within 16 / 32 sources
+// (one and two windows) and beyond (the gather), output planes that are not whole
+// vectors, a source window running past the plane's end, downscaling.
+TEST(ResizeFast, NearestFlatStreamsExactly) {
+  uint32_t seed = 300;
+  const std::vector<Shape> shapes = {{1, 1, 1, 1}, {2, 3, 5, 9}, {1, 2, 7, 19}, {1, 2, 5, 40}, {3, 1, 4, 8}, {1, 1, 3, 13}};
+  for (const Shape& shape : shapes) {
+    SCOPED_TRACE(shape_to_string(shape));
+    expect_fast_matches({random_tensor(DType::Float32, shape, seed++), Tensor(), f32({1, 1, 2, 2})},
+                        attrs("nearest", "asymmetric", "floor"), Flat);
+    expect_fast_matches({random_tensor(DType::Float32, shape, seed++), Tensor(), f32({1, 1, 3, 1.5f})},
+                        attrs("nearest", "half_pixel", "round_prefer_ceil"), Flat);
+    expect_fast_matches({random_tensor(DType::Float32, shape, seed++), Tensor(), f32({1, 1, 0.6f, 0.7f})},
+                        attrs("nearest", "half_pixel", "floor"), Flat);
+  }
+  expect_fast_matches({random_tensor(DType::Float32, {1, 4, 6, 23}, seed++), f32({1, 1, 2, 2})},
+                      [](NodeBuilder& n) { n.attr("mode", "nearest"); }, Flat, 9, "Upsample");
+}
+
+// The rule: small output planes with narrow rows stream (YOLO's 10x10 -> 20x20 head),
+// wider rows keep the row kernels.
+TEST(ResizeFast, NearestFlatRuleTakesSmallPlanes) {
+  struct Case { Shape x; Path want; } cases[] = {
+      {{1, 8, 10, 10}, Flat},        // 20 wide, 400 per plane
+      {{1, 8, 26, 26}, Replicate},   // 52 wide (the row kernels won from here: docs/kernels/nn.md)
+      {{1, 1, 300, 15}, Replicate},  // 30 wide but 18000 per plane: index table too large
+  };
+  for (const auto& c : cases) {
+    const int64_t before = count(c.want);
+    run_node("Resize", 13, {random_tensor(DType::Float32, c.x, 5), Tensor(), f32({1, 1, 2, 2})},
+             attrs("nearest", "asymmetric", "floor"), 1, KernelMode::Fast);
+    EXPECT_EQ(count(c.want), before + 1) << shape_to_string(c.x) << " expected " << path_name(c.want);
+  }
+}
+
+// The primitive alone: random and monotone index tables, every plane length up to 70 (each
+// tail), windows at the end of the source; nothing written past n.
+TEST(ResizeFast, NearestFlatPrimitiveEveryLength) {
+  std::mt19937 rng(9);
+  for (cpu::Isa isa : isas()) {
+    const nn::ResizeRowKernels& k = nn::resize_row_kernels_for(isa);
+    for (int64_t src_n : {1, 5, 17, 40})
+      for (int64_t n = 1; n <= 70; ++n)
+        for (int kind = 0; kind < 3; ++kind) {
+          std::vector<float> src(static_cast<size_t>(src_n));
+          for (int64_t i = 0; i < src_n; ++i) src[i] = static_cast<float>(i) + 0.25f;
+          std::vector<int32_t> idx(static_cast<size_t>(n));
+          for (int64_t q = 0; q < n; ++q)  // 0: random; 1: near the end; 2: monotone
+            idx[q] = kind == 0 ? static_cast<int32_t>(rng() % src_n)
+                   : kind == 1 ? static_cast<int32_t>(src_n - 1 - (rng() % std::min<int64_t>(src_n, 3)))
+                               : static_cast<int32_t>(q * src_n / n);
+          const int64_t chunks = (n + nn::kFlatChunk - 1) / nn::kFlatChunk;
+          std::vector<int32_t> lo(chunks), hi(chunks);
+          for (int64_t c = 0; c < chunks; ++c) {
+            const auto a = idx.begin() + c * nn::kFlatChunk, b = idx.begin() + std::min(n, (c + 1) * nn::kFlatChunk);
+            lo[c] = *std::min_element(a, b), hi[c] = *std::max_element(a, b);
+          }
+          std::vector<float> dst(static_cast<size_t>(n + 20), -1.f);
+          k.nearest_flat(src.data(), src_n, idx.data(), lo.data(), hi.data(), n, dst.data());
+          for (int64_t q = 0; q < n + 20; ++q)
+            ASSERT_EQ(dst[q], q < n ? src[idx[q]] : -1.f)
+                << cpu::isa_name(isa) << " src_n " << src_n << " n " << n << " kind " << kind << " q " << q;
+        }
+  }
+}
+
 TEST(ResizeFast, BilinearWithinRoundingBound) {
   uint32_t seed = 100;
   for (const std::string coord : {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"}) {
@@ -174,10 +254,10 @@ TEST(ResizeFast, IneligibleCasesTakeTheGeneralPath) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.why);
-    const int64_t general = count(General), fast = count(Replicate) + count(Gather) + count(Bilinear);
+    const int64_t general = count(General), fast = count(Replicate) + count(Gather) + count(Bilinear) + count(Flat);
     EXPECT_TRUE(fast_matches_reference("Resize", c.opset, c.inputs, c.a, 1, 0, 0));
     EXPECT_EQ(count(General), general + 2);  // the fast-mode run too
-    EXPECT_EQ(count(Replicate) + count(Gather) + count(Bilinear), fast);
+    EXPECT_EQ(count(Replicate) + count(Gather) + count(Bilinear) + count(Flat), fast);
   }
   // float64 has no fast path.
   const int64_t general = count(General);
