@@ -79,7 +79,7 @@ struct NchwcKernels {
   bool dense_odd3 = false;
 };
 
-// The portable reorders (also the AVX2 table's from_blocked: AVX2 has no scatter).
+// The portable reorders (tiles of 64 pixels; the reference mode's).
 void nchwc_to_blocked_portable(const float* x, int64_t planes, int64_t hw, float* y);
 void nchwc_from_blocked_portable(const float* x, int64_t planes, int64_t hw, float* y);
 

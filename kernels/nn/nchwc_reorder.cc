@@ -4,7 +4,7 @@
 //   ReorderFromBlocked  X [N, Cb, H, W, 16] -> Y [N, channels, H, W] (attribute `channels` = C,
 //                       ceil(C/16) == Cb); the padding channels are dropped
 // Blocking: one task per (image, channel block); the per-ISA routines (nchwc_conv.h) move one
-// block: AVX-512 gathers the 16 channels of a pixel (scatters them back), AVX2 gathers, the
+// block: AVX-512 and AVX2 transpose 16 (8) pixels of the block's planes in registers, the
 // portable loops go a tile of 64 pixels at a time so the 16 strided streams stay in L1.
 #include <algorithm>
 #include <climits>
@@ -20,10 +20,7 @@ namespace {
 void run_blocks(KernelContext& ctx, int64_t N, int64_t C, int64_t hw, bool to, const float* x, float* y) {
   const NchwcKernels& k = ctx.reference_mode() ? nchwc_kernels_portable() : nchwc_kernels_for(nchwc_isa());
   ctx.stats().isa = cpu::isa_name(k.isa);
-  // The gathers index with int32 offsets c * hw (< 16 * hw).
-  const bool small = hw <= INT32_MAX / 16;
-  const NchwcReorderFn to_blocked = small ? k.to_blocked : nchwc_to_blocked_portable;
-  const NchwcReorderFn from_blocked = small ? k.from_blocked : nchwc_from_blocked_portable;
+  const NchwcReorderFn to_blocked = k.to_blocked, from_blocked = k.from_blocked;
   const int64_t Cb = nchwc_blocks(C);
   const int64_t bytes = static_cast<int64_t>(sizeof(float)) * N * Cb * 16 * hw;
   const ParallelCost cost{N * Cb * 16 * hw, 2 * bytes, bytes};
