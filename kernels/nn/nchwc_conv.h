@@ -45,11 +45,14 @@ struct NchwcConvArgs {
   const float* bias = nullptr;  // OCb * 16 floats, or null
   const float* z = nullptr;     // residual, Y's blocked shape, or null
   float* y = nullptr;
-  // The activations applied in registers (Relu, Clip, HardSigmoid, HardSwish, PRelu);
-  // the others (Sigmoid, Swish, Gelu) are applied by the caller on each finished row.
+  // The activation, applied in registers before the store: Relu, Clip, HardSigmoid,
+  // HardSwish, PRelu on every table; Sigmoid, Swish, Gelu and GeluTanh only where
+  // NchwcKernels::exp_activations (AVX2, AVX-512), else the caller applies them on each
+  // finished row.
   gemm::Epilogue::Activation act = gemm::Epilogue::Activation::None;
   float lo = 0, hi = 0;        // Clip
   float alpha = 0, beta = 0;   // HardSigmoid / HardSwish
+  float swish_alpha = 1.0f;    // Swish: x * sigmoid(swish_alpha * x) (1.702: QuickGelu)
   const float* slope = nullptr;  // PRelu, OCb * 16 floats
   // After the activation: y * out_scale + out_shift (OCb * 16 floats each), or null.
   const float* out_scale = nullptr;
@@ -77,6 +80,9 @@ struct NchwcKernels {
   // dense_row also takes nb == 3 (a layer's last three blocks when OCb is odd: one 3-block
   // strip instead of a 2-block and a 1-block one).
   bool dense_odd3 = false;
+  // The row kernels apply Sigmoid, Swish, Gelu and GeluTanh in registers (kernels/simd's
+  // vector formulas, the same as the row pass they replace).
+  bool exp_activations = false;
 };
 
 // The portable reorders (tiles of 64 pixels; the reference mode's).

@@ -4,6 +4,8 @@
 #include <immintrin.h>
 
 #include "kernels/nn/nchwc_conv_impl.h"
+#include "kernels/simd/f32_kernels_impl.h"  // sigmoid_reg, gelu_erf_reg / gelu_tanh_reg
+#include "kernels/simd/vec_avx2.h"
 #include "kernels/simd/transpose8_avx2.h"
 
 namespace onnxmini {
@@ -33,6 +35,10 @@ struct Avx2Block {
     return _mm256_blendv_ps(v, _mm256_mul_ps(v, s), _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ));
   }
   static Reg prelu(Reg v, Reg s) { return {prelu8(v.lo, s.lo), prelu8(v.hi, s.hi)}; }
+  static constexpr bool kExpActivations = true;
+  static Reg sigmoid(Reg v) { return {simd::sigmoid_reg<simd::V256>(v.lo), simd::sigmoid_reg<simd::V256>(v.hi)}; }
+  static Reg gelu(Reg v) { return {simd::gelu_erf_reg<simd::V256>(v.lo), simd::gelu_erf_reg<simd::V256>(v.hi)}; }
+  static Reg gelu_tanh(Reg v) { return {simd::gelu_tanh_reg<simd::V256>(v.lo), simd::gelu_tanh_reg<simd::V256>(v.hi)}; }
 };
 
 // Reorders: 8 pixels at a time, each half (channels 0-7, 8-15) of the block one 8 x 8
@@ -84,7 +90,7 @@ void from_blocked_avx2(const float* x, int64_t planes, int64_t hw, float* y) {
 
 const NchwcKernels& nchwc_kernels_avx2() {
   static const NchwcKernels k{cpu::Isa::Avx2, nchwc_dense_row<Avx2Block, 1, 6, 6>, nchwc_depthwise_row<Avx2Block, 6>,
-                              1, to_blocked_avx2, from_blocked_avx2};
+                              1, to_blocked_avx2, from_blocked_avx2, false, true};
   return k;
 }
 

@@ -21,7 +21,8 @@
 // once); output columns whose taps all land in X form the interior, run in full strips
 // without a single check; the few border columns run one pixel at a time over their
 // valid taps only, with 4 partial sums. The epilogue (bias first, as the accumulators' start
-// value; residual Z; Relu / Clip / HardSigmoid / HardSwish / PRelu; then the output affine
+// value; residual Z; the activation (Relu / Clip / HardSigmoid / HardSwish / PRelu, and where
+// B::kExpActivations Sigmoid / Swish / Gelu / GeluTanh); then the output affine
 // y * scale + shift) is applied in registers before the store.
 //
 // Depthwise blocking. One call computes output row oh of one channel block: strips of PX
@@ -81,7 +82,21 @@ ONNXMINI_NCHWC_INLINE typename B::Reg nchwc_activate(const NchwcConvArgs& a, typ
     case NchwcAct::HardSwish:
       return B::mul(v, B::min(B::max(B::fma(v, B::set1(a.alpha), B::set1(a.beta)), B::zero()), B::set1(1.0f)));
     case NchwcAct::PRelu: return B::prelu(v, slope);
-    default: return v;  // None, or applied by the caller after the row (Sigmoid, Swish, Gelu)
+    // Where the traits have kernels/simd's vector formulas (AVX2, AVX-512); the portable
+    // table leaves these to the caller's pass over the finished row.
+    case NchwcAct::Sigmoid:
+      if constexpr (B::kExpActivations) return B::sigmoid(v);
+      return v;
+    case NchwcAct::Swish:
+      if constexpr (B::kExpActivations) return B::mul(v, B::sigmoid(B::mul(v, B::set1(a.swish_alpha))));
+      return v;
+    case NchwcAct::Gelu:
+      if constexpr (B::kExpActivations) return B::gelu(v);
+      return v;
+    case NchwcAct::GeluTanh:
+      if constexpr (B::kExpActivations) return B::gelu_tanh(v);
+      return v;
+    default: return v;  // None
   }
 }
 

@@ -26,7 +26,7 @@ struct NcCase {
   std::vector<int64_t> strides{1, 1}, dilations{1, 1}, pads{1, 1, 1, 1};
   std::string auto_pad;  // "" : explicit pads
   bool depthwise = false, bias = true, residual = false;
-  std::string act;  // "", Relu, Clip, HardSigmoid, HardSwish, Sigmoid, PRelu, Gelu, Swish
+  std::string act;  // "", Relu, Clip, HardSigmoid, HardSwish, Sigmoid, PRelu, Gelu, GeluTanh, Swish, QuickGelu
 };
 
 std::string describe(const NcCase& c) {
@@ -88,6 +88,13 @@ ModelBuilder plain_model(const NcCase& c, uint32_t seed) {
   } else if (c.act == "Swish") {
     mb.node("Sigmoid", {y}, {"sig"});
     mb.node("Mul", {y, "sig"}, {"Y"});
+  } else if (c.act == "QuickGelu") {  // x * sigmoid(1.702 x): Swish with alpha 1.702
+    mb.initializer("qa", Tensor::scalar(1.702f));
+    mb.node("Mul", {y, "qa"}, {"ax"});
+    mb.node("Sigmoid", {"ax"}, {"sig"});
+    mb.node("Mul", {y, "sig"}, {"Y"});
+  } else if (c.act == "GeluTanh") {
+    mb.node("Gelu", {y}, {"Y"}).attr("approximate", std::string("tanh"));
   } else if (!c.act.empty()) {
     mb.node(c.act, {y}, {"Y"});
   } else {
@@ -114,7 +121,8 @@ ModelBuilder blocked_model(const NcCase& c, uint32_t seed) {
   conv_attrs(nb, c);
   nb.attr("channels", c.M);
   if (c.residual) nb.attr("_fused_residual", int64_t{1});
-  if (!c.act.empty()) nb.attr("_fused_activation", c.act);
+  if (c.act == "QuickGelu") nb.attr("_fused_activation", std::string("Swish")).attr("_fused_activation_params", std::vector<float>{1.702f});
+  else if (!c.act.empty()) nb.attr("_fused_activation", c.act);
   if (c.act == "Clip") nb.attr("_fused_activation_params", std::vector<float>{-0.25f, 0.5f});
   if (c.act == "HardSigmoid") nb.attr("_fused_activation_params", std::vector<float>{0.3f, 0.4f});
   if (c.act == "PRelu") nb.attr("_fused_activation_params", slopes_of(c, seed));
@@ -276,7 +284,8 @@ TEST(NchwcConv, DepthwiseMatchesConv) {
 
 TEST(NchwcConv, EpiloguesAndResidual) {
   uint32_t seed = 500;
-  for (const char* act : {"", "Relu", "Clip", "HardSigmoid", "HardSwish", "Sigmoid", "PRelu", "Gelu", "Swish"})
+  for (const char* act : {"", "Relu", "Clip", "HardSigmoid", "HardSwish", "Sigmoid", "PRelu", "Gelu", "GeluTanh",
+                          "Swish", "QuickGelu"})
     for (bool z : {false, true})
       for (bool dw : {false, true}) {
         NcCase c;
