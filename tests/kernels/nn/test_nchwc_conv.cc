@@ -323,7 +323,8 @@ TEST(NchwcReorder, RoundTripIsExactAndPadsWithZero) {
   NchwcIsaGuard guard;
   for (cpu::Isa isa : isa_levels()) {
     for (const Shape& s : {Shape{2, 5, 3, 7}, Shape{1, 16, 4, 4}, Shape{1, 33, 65, 3}, Shape{1, 0, 2, 2},
-                           Shape{1, 9, 4, 8}, Shape{1, 20, 1, 3}, Shape{2, 31, 16, 17}}) {
+                           Shape{1, 9, 4, 8}, Shape{1, 20, 1, 3}, Shape{2, 31, 16, 17},
+                           Shape{1, 3, 400, 410}}) {  // the last: a 10.5 MB block (streaming stores)
       nn::set_nchwc_isa_for_tests(isa);
       SCOPED_TRACE(shape_to_string(s) + " " + cpu::isa_name(isa));
       ModelBuilder mb(17);
