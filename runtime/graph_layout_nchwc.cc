@@ -33,6 +33,19 @@ constexpr int64_t kBlock = 16;
 // region pays with at least kNchwcMinConvs Convs and at most kMaxReordersPerConv reorders per Conv.
 constexpr int kNchwcMinConvs = 2;
 constexpr double kMaxReordersPerConv = 0.5;
+// A region of one dense Conv (a lone layer) pays when its flops per element it reorders
+// (conv_intensity: 2 K^2 Cin Cout / (Cin s^2 + Cout), whatever the image size) reach this.
+// Measured on the AMD EPYC (Zen 5, AVX-512, 1 thread, single-Conv models, rule off / on):
+// 96 -> 96 3x3 (intensity 864) 1.17x, 192 -> 384 3x3 s2 (1152) 1.32x, 64 -> 256 3x3 (922)
+// 1.24x, 256 -> 64 3x3 (921) 1.21x, 64 -> 64 3x3 (576) 1.15x; lost or even below: 16 -> 32
+// 3x3 s2 (96) 0.95x, 96 -> 24 3x3 (345) 0.80x, 128 -> 128 1x1 (128) 0.84x, 480 -> 480 1x1
+// (480) 1.00x; every lone depthwise layer lost (0.55-0.90x: intensity 2 K^2 / (s^2 + 1) <= 25),
+// so its NCHW kernels keep it. 1x1 Convs stay out of this rule: the wide ones sit on 1x1
+// images (SE / classifier heads: 512 -> 1280 on 1x1 read 0.93x blocked, the GEMV path wins),
+// though 768 -> 384 on 13x13 gained 1.08x. Not measured on the Xeon,
+// where NchwcConv and conv2d_lanes were about even per layer: there a lone layer's reorders,
+// under 1/500 of its flops, cost at most a few percent.
+constexpr double kLoneConvIntensity = 500;
 // Channel padding: a Conv whose padded input or output channel count exceeds the true one
 // by more than this factor does that much useless work (3 -> 16 input channels: 5.3x).
 constexpr double kMaxPaddingFactor = 1.5;
@@ -122,6 +135,18 @@ struct LayoutPass {
       if (n.attrs.has(a) && n.attrs.get_ints(a).size() != 2) return -1;
     if (n.attrs.has("pads") && n.attrs.get_ints("pads").size() != 4) return -1;
     return M;
+  }
+
+  // Flops per element a one-Conv region reorders (its input in, its output out): 2 K^2 Cin Cout
+  // OH OW / (Cin H W + Cout OH OW) = 2 K^2 Cin Cout / (Cin sh sw + Cout), independent of the
+  // image size; 0 for a depthwise or 1x1 Conv (see kLoneConvIntensity).
+  double conv_intensity(const GraphNode& n) const {
+    const Tensor* w = constant_f32(n.inputs[1]);
+    if (!w || w->rank() != 4 || n.attrs.get_int("group", 1) != 1 || w->dim(2) * w->dim(3) == 1) return 0;
+    const std::vector<int64_t> st = n.attrs.get_ints("strides", {1, 1});
+    const double cin = static_cast<double>(w->dim(1)), cout = static_cast<double>(w->dim(0));
+    const double k2 = static_cast<double>(w->dim(2) * w->dim(3)), s2 = static_cast<double>(st[0] * st[1]);
+    return 2 * k2 * cin * cout / (cin * s2 + cout);
   }
 
   // A constant operand of a binary op that broadcasts per channel or as a scalar against a
@@ -320,6 +345,7 @@ struct LayoutPass {
     }
     struct Region {
       int convs = 0;
+      double lone_intensity = 0;  // the last Conv's flops per reordered element (a one-Conv region's)
       std::set<int> entries, exits;
     };
     std::vector<Region> regions(g.nodes.size());
@@ -329,6 +355,7 @@ struct LayoutPass {
       const GraphNode& n = g.nodes[i];
       if (kind[i] == Kind::Conv) {
         ++r.convs;
+        r.lone_intensity = conv_intensity(n);
         for (size_t k : {size_t{0}, size_t{3}})
           if (k < n.inputs.size() && n.inputs[k] >= 0 && (producer[n.inputs[k]] < 0 || !blocked[producer[n.inputs[k]]]))
             r.entries.insert(n.inputs[k]);
@@ -346,7 +373,8 @@ struct LayoutPass {
       const double reorders = static_cast<double>(r.entries.size() + r.exits.size());
       const bool pays = !g_cost_rule.load(std::memory_order_relaxed)
                             ? r.convs >= 1
-                            : r.convs >= kNchwcMinConvs && reorders <= kMaxReordersPerConv * r.convs;
+                            : (r.convs >= kNchwcMinConvs && reorders <= kMaxReordersPerConv * r.convs) ||
+                                  (r.convs == 1 && reorders <= 2 && r.lone_intensity >= kLoneConvIntensity);
       if (!pays) unblock(i);
     }
   }

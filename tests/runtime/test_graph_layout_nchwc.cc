@@ -1,5 +1,5 @@
 // The nchwc_layout rule (runtime/graph_layout_nchwc.h): which nodes go into the blocked
-// layout (regions of at least two Convs, with their elementwise ops, per-channel constants,
+// layout (regions of at least two Convs or one heavy dense Conv, with their elementwise ops, per-channel constants,
 // Concat / Split on channels), where the reorders go (entries, values read outside, graph
 // outputs), the near-misses that stay in NCHW, level 2 and ONNXMINI_NCHWC=0 leaving the graph
 // alone, and the saved model staying plain ONNX; every model's outputs against the reference
@@ -107,7 +107,7 @@ TEST(NchwcLayout, Level2AndTheSwitchLeaveTheGraphAlone) {
   EXPECT_EQ(count(*off, "ReorderToBlocked"), 0u);
 }
 
-TEST(NchwcLayout, LoneConvStaysNchw) {  // the cost rule: a region needs 2 Convs
+TEST(NchwcLayout, LoneConvStaysNchw) {  // the cost rule: 2 Convs, or one heavy one (16 -> 32 3x3: intensity 192)
   ModelBuilder mb(17);
   mb.input("X", DType::Float32, {1, 16, 10, 10});
   conv(mb, "X", "c1", 16, 32, 3, 1);
@@ -242,6 +242,36 @@ TEST(NchwcLayout, CostRuleWantsFewReorders) {
   // 2 reorders for 3 Convs: more than 0.5 per Conv, stays NCHW.
   auto short_chain = conv_chain(3, true).session(opts(ORT_ENABLE_ALL));
   EXPECT_EQ(count(*short_chain, "NchwcConv"), 0u);
+}
+
+// A lone dense Conv with enough flops per element its two reorders move (2 K^2 Cin Cout /
+// (Cin s^2 + Cout) >= 500) is blocked; a light one, a depthwise one and a wide 1x1 stay NCHW.
+TEST(NchwcLayout, LoneHeavyConvIsBlocked) {
+  struct Case {
+    int64_t C, M, k, group, s;
+    bool blocked;
+  } cases[] = {
+      {96, 96, 3, 1, 1, true},      // intensity 864
+      {64, 64, 3, 1, 1, true},      // 576
+      {192, 384, 3, 1, 2, true},    // 1152
+      {16, 32, 3, 1, 2, false},     // 96
+      {96, 24, 3, 1, 1, false},     // 345
+      {128, 128, 5, 128, 1, false}, // depthwise
+      {768, 384, 1, 1, 1, false},   // 1x1 (512, but 1x1 stays out of the rule)
+  };
+  uint32_t seed = 40;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::to_string(c.C) + " -> " + std::to_string(c.M) + " k" + std::to_string(c.k) + " g" +
+                 std::to_string(c.group) + " s" + std::to_string(c.s));
+    ModelBuilder mb(17);
+    mb.input("X", DType::Float32, {1, c.C, 12, 10});
+    conv(mb, "X", "Y", c.C, c.M, c.k, seed += 3, c.group, c.s);
+    mb.output("Y");
+    auto s = mb.session(opts(ORT_ENABLE_ALL));
+    EXPECT_EQ(count(*s, "NchwcConv"), c.blocked ? 1u : 0u);
+    EXPECT_EQ(count(*s, "ReorderToBlocked") + count(*s, "ReorderFromBlocked"), c.blocked ? 2u : 0u);
+    if (c.blocked) expect_same_outputs(mb, {1, c.C, 12, 10}, c.C * c.k * c.k + 1);
+  }
 }
 
 // PP-LCNetV3's block after the folds of level 2: Conv 1x1 -> `act` -> Mul(scalar) -> Add(per-channel

@@ -20,6 +20,7 @@
 #include <sstream>
 
 #include "kernels/nn/conv_lanes.h"
+#include "runtime/graph_layout_nchwc.h"
 #include "tests/common/fusion_test_util.h"
 #include "tests/common/simd_isas.h"
 
@@ -91,6 +92,14 @@ struct IsaScope {
   ~IsaScope() { nn::reset_lanes_isa(); }
 };
 
+// The NCHW kernels of a lone Conv: a heavy one (64 -> 64 3x3 and up) would otherwise run in
+// the blocked layout (runtime/graph_layout_nchwc.cc's lone-Conv rule), which these tests do
+// not look at.
+struct NchwcOff {
+  NchwcOff() { set_nchwc_layout_enabled_for_tests(false); }
+  ~NchwcOff() { reset_nchwc_layout_override(); }
+};
+
 // Restores the default dispatch rule when a test ends.
 struct PolicyScope {
   explicit PolicyScope(nn::LanesPolicy p) { nn::set_lanes_policy(p); }
@@ -100,6 +109,7 @@ struct PolicyScope {
 // The Conv on every ISA level vs the reference kernel; where the level has a
 // lanes kernel, the profile must show it ran (variant and isa).
 void check_lanes(const LanesCase& c, uint32_t seed, int threads) {
+  NchwcOff nchwc_off;
   const auto x = random_tensor(DType::Float32, c.x, seed + 2);
   ModelBuilder mb = lanes_model(c, seed);
   auto ref = mb.session(options_for(KernelMode::Reference, 1));
@@ -224,6 +234,7 @@ TEST(ConvLanes, PaddedInPlaceEdges) {
 }
 
 TEST(ConvLanes, SmallOnnxShapesBatchAndThreads) {
+  NchwcOff nchwc_off;
   PolicyScope force(nn::LanesPolicy::Always);
   const LanesCase cases[] = {
       {{2, 64, 9, 30}, {64, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},  // n9-like
@@ -322,6 +333,7 @@ TEST(ConvLanes, FusedActivationsAndBatchNorm) {
 // matches the reference either way. Re-run under ONNXMINI_ISA=avx2 and
 // portable by DispatchUnderCappedIsa.
 TEST(ConvLanes, DispatchFollowsIsaAndPolicy) {
+  NchwcOff nchwc_off;
   LanesCase c{{1, 64, 10, 56}, {64, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}};
   const auto x = random_tensor(DType::Float32, c.x, 7);
   ModelBuilder mb = lanes_model(c, 5);
@@ -350,6 +362,7 @@ TEST(ConvLanes, DispatchFollowsIsaAndPolicy) {
 // and AVX-512 rules differ, the profile's variant / isa, and the session's
 // explain() (Kernel::describe) agreeing with what ran.
 TEST(ConvLanes, DispatchRulePerIsa) {
+  NchwcOff nchwc_off;
   struct RuleCase {
     LanesCase c;
     bool avx2, avx512;  // lanes expected
@@ -399,6 +412,7 @@ TEST(ConvLanes, DispatchRulePerIsa) {
 }
 
 TEST(ConvLanes, DispatchUnderCappedIsa) {
+  NchwcOff nchwc_off;
   if (std::getenv("ONNXMINI_ISA")) GTEST_SKIP() << "already capped";
   std::error_code ec;
   const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
