@@ -374,14 +374,27 @@ void softmax_long_row(const float* xr, int64_t n, float* yr) {
   const float inf = std::numeric_limits<float>::infinity();
   const int64_t full = n - n % V::W;
   const auto tail = V::tail(n - full);
-  R mx = V::set1(-inf);
-  for (int64_t j = 0; j < full; j += V::W) mx = MaxNanC::template apply<V>(mx, V::load(xr + j));
-  if (full < n) mx = MaxNanC::template apply<V>(mx, V::load_fill(xr + full, tail, V::set1(-inf)));
-  const float m = hreduce<V, MaxNanC>(mx);
+  // Four independent max / sum chains (one chain waited on each vmaxps / vaddps: the
+  // 40 x 6625 Softmax of PP-OCR's recognizer took 68 us against onnxruntime's 53, AMD EPYC).
+  const int64_t full4 = n - n % (4 * V::W);
+  R mx[4] = {V::set1(-inf), V::set1(-inf), V::set1(-inf), V::set1(-inf)};
+  for (int64_t j = 0; j < full4; j += 4 * V::W)
+    for (int u = 0; u < 4; ++u) mx[u] = MaxNanC::template apply<V>(mx[u], V::load(xr + j + u * V::W));
+  for (int64_t j = full4; j < full; j += V::W) mx[0] = MaxNanC::template apply<V>(mx[0], V::load(xr + j));
+  if (full < n) mx[1] = MaxNanC::template apply<V>(mx[1], V::load_fill(xr + full, tail, V::set1(-inf)));
+  const float m = hreduce<V, MaxNanC>(
+      MaxNanC::template apply<V>(MaxNanC::template apply<V>(mx[0], mx[1]), MaxNanC::template apply<V>(mx[2], mx[3])));
   if (!(m > -inf && m < inf)) return softmax_row_nonfinite(xr, n, m, yr);
   const R mv = V::set1(m);
-  R sum = V::set1(0.0f);
-  for (int64_t j = 0; j < full; j += V::W) {
+  R sums[4] = {V::set1(0.0f), V::set1(0.0f), V::set1(0.0f), V::set1(0.0f)};
+  for (int64_t j = 0; j < full4; j += 4 * V::W)
+    for (int u = 0; u < 4; ++u) {
+      const R e = exp<V>(V::sub(V::load(xr + j + u * V::W), mv));
+      V::store(yr + j + u * V::W, e);
+      sums[u] = V::add(sums[u], e);
+    }
+  R sum = V::add(V::add(sums[0], sums[1]), V::add(sums[2], sums[3]));
+  for (int64_t j = full4; j < full; j += V::W) {
     const R e = exp<V>(V::sub(V::load(xr + j), mv));
     V::store(yr + j, e);
     sum = V::add(sum, e);
