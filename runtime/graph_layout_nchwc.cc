@@ -42,7 +42,10 @@ constexpr double kMaxReordersPerConv = 0.5;
 // (480) 1.00x; every lone depthwise layer lost (0.55-0.90x: intensity 2 K^2 / (s^2 + 1) <= 25),
 // so its NCHW kernels keep it. 1x1 Convs stay out of this rule: the wide ones sit on 1x1
 // images (SE / classifier heads: 512 -> 1280 on 1x1 read 0.93x blocked, the GEMV path wins),
-// though 768 -> 384 on 13x13 gained 1.08x. Not measured on the Xeon,
+// though 768 -> 384 on 13x13 gained 1.08x. Nor do kernels of one row or column (1xK, Kx1): they
+// are 1-D convolutions on images one pixel wide or high, where the blocked kernel's pixel strips
+// stay empty (magika's 256 -> 512 5x1 layer on 512x1, intensity 1707, read 0.35x blocked). Not
+// measured on the Xeon,
 // where NchwcConv and conv2d_lanes were about even per layer: there a lone layer's reorders,
 // under 1/500 of its flops, cost at most a few percent.
 constexpr double kLoneConvIntensity = 500;
@@ -139,10 +142,10 @@ struct LayoutPass {
 
   // Flops per element a one-Conv region reorders (its input in, its output out): 2 K^2 Cin Cout
   // OH OW / (Cin H W + Cout OH OW) = 2 K^2 Cin Cout / (Cin sh sw + Cout), independent of the
-  // image size; 0 for a depthwise or 1x1 Conv (see kLoneConvIntensity).
+  // image size; 0 for a depthwise Conv or a kernel of one row or column (see kLoneConvIntensity).
   double conv_intensity(const GraphNode& n) const {
     const Tensor* w = constant_f32(n.inputs[1]);
-    if (!w || w->rank() != 4 || n.attrs.get_int("group", 1) != 1 || w->dim(2) * w->dim(3) == 1) return 0;
+    if (!w || w->rank() != 4 || n.attrs.get_int("group", 1) != 1 || w->dim(2) == 1 || w->dim(3) == 1) return 0;
     const std::vector<int64_t> st = n.attrs.get_ints("strides", {1, 1});
     const double cin = static_cast<double>(w->dim(1)), cout = static_cast<double>(w->dim(0));
     const double k2 = static_cast<double>(w->dim(2) * w->dim(3)), s2 = static_cast<double>(st[0] * st[1]);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/aligned_vector.h"
+#include "core/env_override.h"
 #include "core/thread_pool.h"
 #include "kernels/nn/conv_depthwise_impl.h"
 
@@ -74,13 +75,8 @@ void deinterleave_portable(const float* src, int64_t n, float* even, float* odd)
 std::atomic<int> g_isa_override{-1};
 // ONNXMINI_DEPTHWISE_PAD_COPY (read once): "1" = always copy padded planes, "0" = never,
 // otherwise the rule; set_depthwise_pad_copy replaces it.
-int pad_copy_from_env() {
-  const char* e = std::getenv("ONNXMINI_DEPTHWISE_PAD_COPY");
-  if (e && std::string(e) == "1") return static_cast<int>(DepthwisePadCopy::Always);
-  if (e && std::string(e) == "0") return static_cast<int>(DepthwisePadCopy::Never);
-  return static_cast<int>(DepthwisePadCopy::Rule);
-}
-std::atomic<int> g_pad_copy{pad_copy_from_env()};
+std::atomic<int> g_pad_copy{static_cast<int>(env_override(
+    "ONNXMINI_DEPTHWISE_PAD_COPY", DepthwisePadCopy::Rule, DepthwisePadCopy::Never, DepthwisePadCopy::Always))};
 
 // The zero-padded copy of one plane, per thread (grown, never shrunk: no
 // allocation per run once warmed up).
@@ -93,13 +89,8 @@ thread_local std::vector<int64_t> t_block_pix;
 thread_local std::vector<int32_t> t_block_steps;
 
 // ONNXMINI_DEPTHWISE_BLOCKS (read once): "0" = never, "1" = always, otherwise the rule.
-int blocks_from_env() {
-  const char* e = std::getenv("ONNXMINI_DEPTHWISE_BLOCKS");
-  if (e && std::string(e) == "1") return static_cast<int>(DepthwiseBlocks::Always);
-  if (e && std::string(e) == "0") return static_cast<int>(DepthwiseBlocks::Never);
-  return static_cast<int>(DepthwiseBlocks::Rule);
-}
-std::atomic<int> g_blocks{blocks_from_env()};
+std::atomic<int> g_blocks{static_cast<int>(
+    env_override("ONNXMINI_DEPTHWISE_BLOCKS", DepthwiseBlocks::Rule, DepthwiseBlocks::Never, DepthwiseBlocks::Always))};
 
 }  // namespace
 

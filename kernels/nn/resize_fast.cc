@@ -22,11 +22,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <cstring>
-#include <string>
 
 #include "core/aligned_vector.h"
+#include "core/env_override.h"
 #include "core/shape_util.h"
 
 namespace onnxmini {
@@ -58,13 +57,8 @@ void nearest_flat_portable(const float* src, int64_t, const int32_t* idx, const 
 }
 
 // ONNXMINI_RESIZE_FLAT (read once): "0" = never, "1" = always (nearest, any plane), otherwise the rule.
-int flat_from_env() {
-  const char* e = std::getenv("ONNXMINI_RESIZE_FLAT");
-  if (e && std::string(e) == "1") return static_cast<int>(ResizeFlat::Always);
-  if (e && std::string(e) == "0") return static_cast<int>(ResizeFlat::Never);
-  return static_cast<int>(ResizeFlat::Rule);
-}
-std::atomic<int> g_flat{flat_from_env()};
+std::atomic<int> g_flat{
+    static_cast<int>(env_override("ONNXMINI_RESIZE_FLAT", ResizeFlat::Rule, ResizeFlat::Never, ResizeFlat::Always))};
 
 std::atomic<int> g_isa_override{-1};
 

@@ -259,6 +259,16 @@ TEST(NchwcLayout, LoneHeavyConvIsBlocked) {
       {128, 128, 5, 128, 1, false}, // depthwise
       {768, 384, 1, 1, 1, false},   // 1x1 (512, but 1x1 stays out of the rule)
   };
+  // A 1-D kernel (5x1, intensity 1707) on a one-pixel-wide image stays NCHW too.
+  {
+    ModelBuilder mb(17);
+    mb.input("X", DType::Float32, {1, 256, 64, 1});
+    mb.initializer("W", random_tensor(DType::Float32, {512, 256, 5, 1}, 77, -0.1, 0.1));
+    mb.node("Conv", {"X", "W"}, {"Y"}).name("c").attr("pads", std::vector<int64_t>{2, 0, 2, 0});
+    mb.output("Y");
+    auto s = mb.session(opts(ORT_ENABLE_ALL));
+    EXPECT_EQ(count(*s, "NchwcConv"), 0u);
+  }
   uint32_t seed = 40;
   for (const Case& c : cases) {
     SCOPED_TRACE(std::to_string(c.C) + " -> " + std::to_string(c.M) + " k" + std::to_string(c.k) + " g" +
