@@ -14,7 +14,8 @@
 // pool_nd_direct, avgpool2d_separable (2-D float AveragePool:
 // column sums then row sums, vectorised per ISA; pool2d_simd.h; float MaxPool
 // without Indices takes the same table's max function, named
-// maxpool2d_separable with its ISA; the template below serves the other types).
+// maxpool2d_separable with its ISA, or maxpool2d_rows where the table's register kernel
+// takes the window (strides 1); the template below serves the other types).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -335,8 +336,11 @@ class PoolKernel : public Kernel {
       make_pool2d_plan(w, params_.count_include_pad, plan);
       const bool max = params_.kind == PoolKind::Max;
       pool2d_simd(plan, max, planes, x.data<float>(), ctx.output(0).mutable_data<float>(), ctx.threads());
-      ctx.stats().variant = max ? "maxpool2d_separable" : "avgpool2d_separable";
-      ctx.stats().isa = cpu::isa_name(pool2d_kernels_for(pool2d_isa()).isa);
+      const Pool2dKernels& k = pool2d_kernels_for(pool2d_isa());
+      ctx.stats().variant = !max ? "avgpool2d_separable"
+                            : max_rows_fits(plan, k.max_rows_lanes) ? "maxpool2d_rows"
+                                                                     : "maxpool2d_separable";
+      ctx.stats().isa = cpu::isa_name(k.isa);
       return;
     }
     switch (x.dtype()) {

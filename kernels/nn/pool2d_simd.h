@@ -61,7 +61,16 @@ struct Pool2dKernels {
   cpu::Isa isa;
   Pool2dPlaneFn average;
   Pool2dPlaneFn max;
+  // The lanes of the table's maxpool2d_rows register kernel (pool2d_max_rows_impl.h: strides
+  // and dilations 1, kernel width <= lanes + 1), which its `max` runs where it fits; 0: none.
+  int max_rows_lanes = 0;
 };
+
+// Whether maxpool2d_rows takes plan p on a table of `lanes` lanes.
+inline bool max_rows_fits(const Pool2dPlan& p, int lanes) {
+  return lanes > 0 && p.sh == 1 && p.sw == 1 && p.dh == 1 && p.dw == 1 && p.KW <= lanes + 1 && p.OW > 0 &&
+         p.OH > 0;
+}
 
 const Pool2dKernels& pool2d_kernels_portable();
 const Pool2dKernels& pool2d_kernels_avx2();

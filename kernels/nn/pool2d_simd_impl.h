@@ -44,6 +44,33 @@ inline void fill(float* __restrict p, int64_t n, float v) {
   for (int64_t i = 0; i < n; ++i) p[i] = v;
 }
 
+// MaxPool's loops skip NaN taps; whether the plane holds one or some window is empty
+// (ceil_mode overhang), so that max_fix_up must run. An OR of compares: vectorised.
+inline bool max_needs_fix_up(const Pool2dPlan& p, const float* __restrict x) {
+  int nan = 0;
+  for (int64_t i = 0; i < p.H * p.W; ++i) nan |= x[i] != x[i];
+  return nan || p.any_empty;
+}
+
+// MaxPool, as pool2d_direct's scan: a window with no tap inside gives lowest(); a NaN first
+// tap is the result.
+inline void max_fix_up(const Pool2dPlan& p, const float* x, float* y) {
+  for (int64_t oh = 0; oh < p.OH; ++oh) {
+    float* out = y + oh * p.OW;
+    const bool row_empty = p.row_lo[oh] >= p.row_hi[oh];
+    const float* first_row = row_empty ? x : x + (oh * p.sh - p.ph + p.row_lo[oh] * p.dh) * p.W;
+    for (int64_t o = 0; o < p.OW; ++o) {
+      const int64_t c = p.col_first[o];
+      if (row_empty || c < 0) {
+        out[o] = -__FLT_MAX__;
+        continue;
+      }
+      const float f = first_row[c];
+      if (f != f) out[o] = f;
+    }
+  }
+}
+
 template <class Op, int64_t kStride>  // kStride 0: the stride is p.sw, at run time
 void pool_plane(const Pool2dPlan& p, const float* __restrict x, float* __restrict y, float* __restrict scratch) {
   const int64_t W = p.W, Wp = p.Wp, OH = p.OH, OW = p.OW;
@@ -59,12 +86,7 @@ void pool_plane(const Pool2dPlan& p, const float* __restrict x, float* __restric
       for (int64_t i = 0; i < W; ++i) xp[ih * Wp + p.pw + i] = x[ih * W + i];
     xs = xp;
   }
-  bool fix_up = false;
-  if constexpr (kMax) {
-    int nan = 0;  // an OR of compares: vectorised, and only NaN needs the scalar fix-up
-    for (int64_t i = 0; i < p.H * W; ++i) nan |= x[i] != x[i];
-    fix_up = nan || p.any_empty;
-  }
+  const bool fix_up = kMax && max_needs_fix_up(p, x);
   // Pass 1: column sums (maxima) per output row.
   float* __restrict col = scratch;
   fill(col, OH * Wp, Op::identity());
@@ -98,23 +120,7 @@ void pool_plane(const Pool2dPlan& p, const float* __restrict x, float* __restric
       for (int64_t o = 0; o < OW; ++o) out[o] = src[o] / (rdiv * cdiv[o]);
     }
   }
-  if (!fix_up) return;
-  // MaxPool, as pool2d_direct's scan: a window with no tap inside gives
-  // lowest(); a NaN first tap is the result.
-  for (int64_t oh = 0; oh < OH; ++oh) {
-    float* out = y + oh * OW;
-    const bool row_empty = p.row_lo[oh] >= p.row_hi[oh];
-    const float* first_row = row_empty ? x : x + (oh * p.sh - p.ph + p.row_lo[oh] * p.dh) * W;
-    for (int64_t o = 0; o < OW; ++o) {
-      const int64_t c = p.col_first[o];
-      if (row_empty || c < 0) {
-        out[o] = -__FLT_MAX__;
-        continue;
-      }
-      const float f = first_row[c];
-      if (f != f) out[o] = f;
-    }
-  }
+  if (fix_up) max_fix_up(p, x, y);
 }
 
 template <class Op>

@@ -1,6 +1,7 @@
 // The 2-D float pools of pool2d_simd.h: avgpool2d_separable (AveragePool:
 // column sums, then row sums per ISA) and maxpool2d_separable's float path
-// (MaxPool without Indices, the same passes with maxima): against the reference (one tap at a time, summed in double) on every ISA
+// (MaxPool without Indices, the same passes with maxima; at strides 1 the
+// register kernel of pool2d_max_rows_impl.h on AVX2 / AVX-512): against the reference (one tap at a time, summed in double) on every ISA
 // this machine runs (portable, AVX2, AVX-512 via set_pool2d_isa_for_tests),
 // with count_include_pad both ways, ceil_mode overhangs, pads, strides 1 / 2 /
 // 3, dilations, rows shorter and longer than a vector (MaxPool exactly, with
@@ -89,7 +90,8 @@ TEST(AvgPoolSeparable, MatchesReferenceOnEveryIsa) {
 }
 
 // MaxPool: the same windows (count_include_pad does not apply) plus SPP-style
-// "same" windows on narrow maps, with NaN / -inf / +inf planted: exact.
+// "same" windows on narrow maps and stride-1 windows up to past the register kernel's
+// reach, with NaN / -inf / +inf planted: exact.
 TEST(MaxPoolSeparable, FloatMatchesReferenceOnEveryIsa) {
   std::vector<AvgCase> v;
   for (const AvgCase& c : avg_cases())
@@ -97,6 +99,15 @@ TEST(MaxPoolSeparable, FloatMatchesReferenceOnEveryIsa) {
   for (int64_t k : {5, 9, 13}) v.push_back({{1, 3, 13, 13}, {k, k}, {1, 1}, {}, {k / 2, k / 2, k / 2, k / 2}});
   v.push_back({{1, 5, 10, 10}, {5, 5}, {1, 1}, {}, {2, 2, 2, 2}});
   v.push_back({{1, 6, 2, 96}, {2, 2}, {2, 2}, {}, {}});  // ppocr_mobile_v2_cls
+  // Stride 1 (maxpool2d_rows on AVX2 / AVX-512): rows of several vectors with a tail, the
+  // widest windows each table keeps in registers (9 on AVX2, 17 on AVX-512) and one past,
+  // an even window without pads, asymmetric pads.
+  v.push_back({{1, 2, 20, 40}, {9, 9}, {1, 1}, {}, {4, 4, 4, 4}});
+  v.push_back({{1, 2, 11, 21}, {10, 10}, {1, 1}, {}, {5, 5, 4, 4}});
+  v.push_back({{1, 2, 20, 20}, {17, 17}, {1, 1}, {}, {8, 8, 8, 8}});
+  v.push_back({{1, 2, 9, 19}, {18, 18}, {1, 1}, {}, {9, 9, 8, 8}});
+  v.push_back({{1, 2, 6, 33}, {2, 2}, {1, 1}, {}, {}});
+  v.push_back({{1, 2, 7, 19}, {3, 5}, {1, 1}, {}, {0, 2, 1, 1}});
   uint32_t seed = 500;
   for (cpu::Isa isa : isa_levels()) {
     IsaScope scope(isa);
@@ -141,9 +152,15 @@ TEST(AvgPoolSeparable, DispatchNamesPathAndIsa) {
     const SessionOptions o = options_for(KernelMode::Fast, 1);
     EXPECT_EQ(trace_field(mb, x, o, "kernel_variant"), "avgpool2d_separable");
     EXPECT_EQ(trace_field(mb, x, o, "isa"), cpu::isa_name(isa));
+    // Stride 1: the register kernel on AVX2 / AVX-512, the flat passes on portable; stride 2
+    // (and a window wider than the AVX2 registers reach): the flat passes everywhere.
     const ModelBuilder max = avg_model(c, "MaxPool");
-    EXPECT_EQ(trace_field(max, x, o, "kernel_variant"), "maxpool2d_separable");
+    EXPECT_EQ(trace_field(max, x, o, "kernel_variant"), isa == cpu::Isa::Portable ? "maxpool2d_separable" : "maxpool2d_rows");
     EXPECT_EQ(trace_field(max, x, o, "isa"), cpu::isa_name(isa));
+    const ModelBuilder strided = avg_model({{1, 3, 9, 20}, {3, 3}, {2, 2}, {}, {1, 1, 1, 1}}, "MaxPool");
+    EXPECT_EQ(trace_field(strided, x, o, "kernel_variant"), "maxpool2d_separable");
+    const ModelBuilder wide = avg_model({{1, 3, 9, 20}, {13, 13}, {1, 1}, {}, {6, 6, 6, 6}}, "MaxPool");
+    EXPECT_EQ(trace_field(wide, x, o, "kernel_variant"), isa == cpu::Isa::Avx512 ? "maxpool2d_rows" : "maxpool2d_separable");
   }
 }
 

@@ -1,0 +1,57 @@
+// maxpool2d_rows: 2-D float MaxPool with strides and dilations 1 (YOLO's SPP / SPPF 5x5
+// windows, 2x2 / 3x3 stride-1 pools), written once over a vector traits class T and
+// instantiated by pool2d_simd_avx2.cc and pool2d_simd_avx512.cc (internal linkage, as
+// pool2d_simd_impl.h).
+//
+// Layout and blocking. Per output row and chunk of V output columns, everything stays in
+// registers: the vertical maxima of the output row's valid input rows over the V + KW - 1
+// input columns the chunk reads (two registers; lanes outside X load -inf through masks),
+// then the window along the row as KW shifted copies of that pair (T::shift: valignd on
+// AVX-512, two vpermps and a blend on AVX2), one store per chunk. The separable flat passes
+// of pool2d_simd_impl.h over a padded copy took ~17 passes of 14 vectors on a 13x13 plane
+// with a 5x5 window (170 ns per plane, AMD EPYC); here a 13-wide row is one chunk.
+// Needs KW <= V + 1 (the two registers hold every column a chunk reads).
+// NaN: the maxima start at -inf and keep the accumulator when a tap is not greater
+// (T::max(v, m)), so NaN taps are skipped; the caller's max_fix_up then gives a window whose
+// first valid tap is NaN that NaN, exactly pool2d_direct's scan, as for the flat passes.
+#pragma once
+#include <cstdint>
+
+#include "kernels/nn/pool2d_simd.h"
+
+namespace onnxmini {
+namespace nn {
+namespace {
+
+// The chunk of V output columns is the outer loop, so its column masks (which lanes of its
+// two input registers lie inside X) are made once per chunk, and the KW shifts' permute
+// indices once per call: the inner loops are plain masked loads, maxima and permutes.
+template <class T>
+void max_plane_rows(const Pool2dPlan& p, const float* x, float* y) {
+  using R = typename T::Reg;
+  constexpr int V = T::V;
+  constexpr int kMaxShifts = 2 * V;
+  typename T::Shift shifts[kMaxShifts];
+  for (int64_t kw = 1; kw < p.KW; ++kw) shifts[kw] = T::make_shift(static_cast<int>(kw));
+  const R ninf = T::set1(-__builtin_inff());
+  for (int64_t ow0 = 0; ow0 < p.OW; ow0 += V) {
+    const int64_t c0 = ow0 - p.pw;  // the input column of lane 0
+    const typename T::Mask m_lo = T::col_mask(c0, p.W), m_hi = T::col_mask(c0 + V, p.W);
+    const int64_t n = p.OW - ow0 < V ? p.OW - ow0 : V;
+    for (int64_t oh = 0; oh < p.OH; ++oh) {
+      const float* row = x + (oh - p.ph + p.row_lo[oh]) * p.W + c0;
+      R lo = ninf, hi = ninf;
+      for (int64_t kh = p.row_lo[oh]; kh < p.row_hi[oh]; ++kh, row += p.W) {
+        lo = T::max(T::load(row, m_lo), lo);
+        if (p.KW > 1) hi = T::max(T::load(row + V, m_hi), hi);
+      }
+      R out = lo;
+      for (int64_t kw = 1; kw < p.KW; ++kw) out = T::max(T::shift(lo, hi, shifts[kw]), out);
+      T::store_n(y + oh * p.OW + ow0, out, n);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nn
+}  // namespace onnxmini
