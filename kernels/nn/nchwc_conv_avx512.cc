@@ -83,7 +83,7 @@ void from_blocked_avx512(const float* x, int64_t planes, int64_t hw, float* y) {
 
 const NchwcKernels& nchwc_kernels_avx512() {
   static const NchwcKernels k{cpu::Isa::Avx512, nchwc_dense_row<Avx512Block, 2, 12, 16, 8>,
-                              nchwc_depthwise_row<Avx512Block, 16>, 2, to_blocked_avx512, from_blocked_avx512, true, true};
+                              nchwc_depthwise_row<Avx512Block, 16, 12>, 2, to_blocked_avx512, from_blocked_avx512, true, true};
   return k;
 }
 

@@ -282,6 +282,24 @@ TEST(NchwcConv, DepthwiseMatchesConv) {
   check_case(dil, seed++);
 }
 
+// Depthwise rows wide enough for the AVX-512 input-reuse strips (12 interior pixels and more):
+// 3x3 and 5x5 at stride 1, with and without pads, a dilation along H only (the strips need
+// unit dilation along W), row remainders of 1..11 pixels after the strips, an epilogue and Z.
+TEST(NchwcConv, DepthwiseWideRowsReuseInputs) {
+  uint32_t seed = 900;
+  for (int64_t k : {3, 5})
+    for (int64_t w : {16, 29, 40})
+      for (int variant = 0; variant < 3; ++variant) {
+        NcCase c;
+        c.x = {1, 20, 7, w};
+        c.M = 20, c.depthwise = true, c.kh = c.kw = k;
+        const int64_t p = k / 2;
+        c.pads = variant == 1 ? std::vector<int64_t>{0, 0, 0, 0} : std::vector<int64_t>{p, p, p, p};
+        if (variant == 2) c.dilations = {2, 1}, c.pads = {2 * p, p, 2 * p, p}, c.act = "Swish", c.residual = true;
+        check_case(c, seed++);
+      }
+}
+
 TEST(NchwcConv, EpiloguesAndResidual) {
   uint32_t seed = 500;
   for (const char* act : {"", "Relu", "Clip", "HardSigmoid", "HardSwish", "Sigmoid", "PRelu", "Gelu", "GeluTanh",
