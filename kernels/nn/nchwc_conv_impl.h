@@ -219,6 +219,25 @@ void nchwc_dense_row(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t nb, 
   for (int64_t b = 0; b < nb; ++b) nchwc_dense_row_nb<B, 1, PX1, false>(a, n, ob + b, oh, ow_begin, ow_end);
 }
 
+// A depthwise strip's epilogue: [+ Z,] the activation, the output affine, then the store of
+// PX pixels of channel block cb from ow0 on.
+template <class B, int PX>
+ONNXMINI_NCHWC_INLINE void nchwc_dw_store(const NchwcConvArgs& a, int64_t n, int64_t cb, int64_t oh, int64_t ow0,
+                                          const typename B::Reg (&acc)[PX]) {
+  using R = typename B::Reg;
+  const int64_t off = (((n * a.OCb + cb) * a.OH + oh) * a.OW + ow0) * 16;
+  const R slope = a.act == NchwcAct::PRelu ? B::load(a.slope + cb * 16) : B::zero();
+  const R oscale = a.out_scale ? B::load(a.out_scale + cb * 16) : B::zero();
+  const R oshift = a.out_scale ? B::load(a.out_shift + cb * 16) : B::zero();
+  for (int p = 0; p < PX; ++p) {
+    R v = acc[p];
+    if (a.z) v = B::add(v, B::load(a.z + off + p * 16));
+    v = nchwc_activate<B>(a, v, slope);
+    if (a.out_scale) v = B::fma(v, oscale, oshift);
+    B::store(a.y + off + p * 16, v);
+  }
+}
+
 // Depthwise: channel block cb, PX pixels [ow0, ow0 + PX) of row oh over taps
 // [kh0, kh1) x [kw0, kw1).
 template <class B, int PX>
@@ -240,17 +259,7 @@ ONNXMINI_NCHWC_INLINE void nchwc_dw_strip(const NchwcConvArgs& a, int64_t n, int
       for (int p = 0; p < PX; ++p) acc[p] = B::fma(B::load(xp + p * xstep), wv, acc[p]);
     }
   }
-  const int64_t off = (((n * a.OCb + cb) * a.OH + oh) * a.OW + ow0) * 16;
-  const R slope = a.act == NchwcAct::PRelu ? B::load(a.slope + cb * 16) : B::zero();
-  const R oscale = a.out_scale ? B::load(a.out_scale + cb * 16) : B::zero();
-  const R oshift = a.out_scale ? B::load(a.out_shift + cb * 16) : B::zero();
-  for (int p = 0; p < PX; ++p) {
-    R v = acc[p];
-    if (a.z) v = B::add(v, B::load(a.z + off + p * 16));
-    v = nchwc_activate<B>(a, v, slope);
-    if (a.out_scale) v = B::fma(v, oscale, oshift);
-    B::store(a.y + off + p * 16, v);
-  }
+  nchwc_dw_store<B, PX>(a, n, cb, oh, ow0, acc);
 }
 
 // The same strip with stride S and dilation 1 along W and a K-wide kernel (K = 3 or 5), both
@@ -278,17 +287,7 @@ ONNXMINI_NCHWC_INLINE void nchwc_dw_strip_rows(const NchwcConvArgs& a, int64_t n
       for (int p = 0; p < PX; ++p) acc[p] = B::fma(in[p * S + kw], wv, acc[p]);
     }
   }
-  const int64_t off = (((n * a.OCb + cb) * a.OH + oh) * a.OW + ow0) * 16;
-  const R slope = a.act == NchwcAct::PRelu ? B::load(a.slope + cb * 16) : B::zero();
-  const R oscale = a.out_scale ? B::load(a.out_scale + cb * 16) : B::zero();
-  const R oshift = a.out_scale ? B::load(a.out_shift + cb * 16) : B::zero();
-  for (int p = 0; p < PX; ++p) {
-    R v = acc[p];
-    if (a.z) v = B::add(v, B::load(a.z + off + p * 16));
-    v = nchwc_activate<B>(a, v, slope);
-    if (a.out_scale) v = B::fma(v, oscale, oshift);
-    B::store(a.y + off + p * 16, v);
-  }
+  nchwc_dw_store<B, PX>(a, n, cb, oh, ow0, acc);
 }
 
 template <class B, int PX>
