@@ -45,9 +45,8 @@ constexpr double kMaxReordersPerConv = 0.5;
 // though 768 -> 384 on 13x13 gained 1.08x. Nor do kernels of one row or column (1xK, Kx1): they
 // are 1-D convolutions on images one pixel wide or high, where the blocked kernel's pixel strips
 // stay empty (magika's 256 -> 512 5x1 layer on 512x1, intensity 1707, read 0.35x blocked). Not
-// measured on the Xeon,
-// where NchwcConv and conv2d_lanes were about even per layer: there a lone layer's reorders,
-// under 1/500 of its flops, cost at most a few percent.
+// measured on the Xeon, where NchwcConv and conv2d_lanes were about even per layer: there a
+// lone layer's reorders, under 1/500 of its flops, cost at most a few percent.
 constexpr double kLoneConvIntensity = 500;
 // Channel padding: a Conv whose padded input or output channel count exceeds the true one
 // by more than this factor does that much useless work (3 -> 16 input channels: 5.3x).

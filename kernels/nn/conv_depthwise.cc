@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
-#include <string>
 #include <utility>
 #include <vector>
 
@@ -156,7 +154,7 @@ bool depthwise_blocks_wanted(const Window& win, int64_t channels, int lanes, cpu
   const int64_t out_px = win.out[0] * win.out[1];
   const int64_t taps = win.kernel[0] * win.kernel[1];
   // Re-measured on the AMD EPYC (Zen 5, 1 thread, 3 interleaved rounds of median-of-100,
-  // docs/performance.md "Depthwise: aligned scratch and the block rule") once the block
+  // docs/performance.md "AMD EPYC, second session") once the block
   // kernel's scratch was 64-byte aligned (core/aligned_vector.h; before, malloc's
   // 16-byte alignment made every load of a block split across cache lines, and the
   // earlier Xeon rule was measured with it):

@@ -75,9 +75,6 @@ struct PortableBlock {
   }
   // Sigmoid / Swish / Gelu: the caller's row pass (exact formulas, the reference).
   static constexpr bool kExpActivations = false;
-  static Reg sigmoid(Reg v) { return v; }
-  static Reg gelu(Reg v) { return v; }
-  static Reg gelu_tanh(Reg v) { return v; }
 };
 
 std::atomic<int> g_isa{-1};  // -1: follow cpu::active_isa()

@@ -265,7 +265,7 @@ ONNXMINI_NCHWC_INLINE void nchwc_dw_strip(const NchwcConvArgs& a, int64_t n, int
 // The same strip with stride S and dilation 1 along W and a K-wide kernel (K = 3 or 5), both
 // known at compile time, every tap column inside X: per kernel row the (PX - 1) S + K input
 // pixels are loaded once and each feeds up to K FMAs (one load per FMA before: a 5x5 layer ran
-// at 119 GFLOP/s, now 177-181, AMD EPYC AVX-512). PX + (PX - 1) S + K + 1 registers: 12 + 16 +
+// at 119 GFLOP/s, now 175-182, AMD EPYC AVX-512). PX + (PX - 1) S + K + 1 registers: 12 + 16 +
 // 1 for 5x5 at stride 1, of AVX-512's 32 zmm.
 template <class B, int PX, int K, int S>
 ONNXMINI_NCHWC_INLINE void nchwc_dw_strip_rows(const NchwcConvArgs& a, int64_t n, int64_t cb, int64_t oh,

@@ -20,7 +20,6 @@ namespace {
 void run_blocks(KernelContext& ctx, int64_t N, int64_t C, int64_t hw, bool to, const float* x, float* y) {
   const NchwcKernels& k = ctx.reference_mode() ? nchwc_kernels_portable() : nchwc_kernels_for(nchwc_isa());
   ctx.stats().isa = cpu::isa_name(k.isa);
-  const NchwcReorderFn to_blocked = k.to_blocked, from_blocked = k.from_blocked;
   const int64_t Cb = nchwc_blocks(C);
   const int64_t bytes = static_cast<int64_t>(sizeof(float)) * N * Cb * 16 * hw;
   const ParallelCost cost{N * Cb * 16 * hw, 2 * bytes, bytes};
@@ -30,8 +29,8 @@ void run_blocks(KernelContext& ctx, int64_t N, int64_t C, int64_t hw, bool to, c
       const int64_t planes = std::min<int64_t>(16, C - cb * 16);
       const float* plain_x = x + (n * C + cb * 16) * hw;
       const int64_t blocked = (n * Cb + cb) * hw * 16;
-      if (to) to_blocked(plain_x, planes, hw, y + blocked);
-      else from_blocked(x + blocked, planes, hw, y + (n * C + cb * 16) * hw);
+      if (to) k.to_blocked(plain_x, planes, hw, y + blocked);
+      else k.from_blocked(x + blocked, planes, hw, y + (n * C + cb * 16) * hw);
     }
   });
 }

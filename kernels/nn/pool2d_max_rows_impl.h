@@ -17,7 +17,7 @@
 #pragma once
 #include <cstdint>
 
-#include "kernels/nn/pool2d_simd.h"
+#include "kernels/nn/pool2d_simd_impl.h"
 
 namespace onnxmini {
 namespace nn {
@@ -50,6 +50,15 @@ void max_plane_rows(const Pool2dPlan& p, const float* x, float* y) {
       T::store_n(y + oh * p.OW + ow0, out, n);
     }
   }
+}
+
+// A table's `max` plane function: maxpool2d_rows where it fits (max_rows_fits), the flat passes
+// of pool2d_simd_impl.h otherwise; then the NaN / empty-window fix-up.
+template <class T>
+void max_plane_rows_or_passes(const Pool2dPlan& p, const float* x, float* y, float* scratch) {
+  if (!max_rows_fits(p, T::V)) return pool_plane_dispatch<MaxOp>(p, x, y, scratch);
+  max_plane_rows<T>(p, x, y);
+  if (max_needs_fix_up(p, x)) max_fix_up(p, x, y);
 }
 
 }  // namespace

@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "kernels/nn/pool2d_max_rows_impl.h"
-#include "kernels/nn/pool2d_simd_impl.h"
 
 namespace onnxmini {
 namespace nn {
@@ -54,17 +53,11 @@ struct Avx2Rows {
   }
 };
 
-void max_plane_avx2(const Pool2dPlan& p, const float* x, float* y, float* scratch) {
-  if (!max_rows_fits(p, Avx2Rows::V)) return pool_plane_dispatch<MaxOp>(p, x, y, scratch);
-  max_plane_rows<Avx2Rows>(p, x, y);
-  if (max_needs_fix_up(p, x)) max_fix_up(p, x, y);
-}
-
 }  // namespace
 
 const Pool2dKernels& pool2d_kernels_avx2() {
-  static const Pool2dKernels k{cpu::Isa::Avx2, pool_plane_dispatch<SumOp>, max_plane_avx2,
-                                  Avx2Rows::V};
+  static const Pool2dKernels k{cpu::Isa::Avx2, pool_plane_dispatch<SumOp>, max_plane_rows_or_passes<Avx2Rows>,
+                               Avx2Rows::V};
   return k;
 }
 

@@ -7,7 +7,6 @@
 #include <immintrin.h>
 
 #include "kernels/nn/pool2d_max_rows_impl.h"
-#include "kernels/nn/pool2d_simd_impl.h"
 
 namespace onnxmini {
 namespace nn {
@@ -42,17 +41,11 @@ struct Avx512Rows {
   }
 };
 
-void max_plane_avx512(const Pool2dPlan& p, const float* x, float* y, float* scratch) {
-  if (!max_rows_fits(p, Avx512Rows::V)) return pool_plane_dispatch<MaxOp>(p, x, y, scratch);
-  max_plane_rows<Avx512Rows>(p, x, y);
-  if (max_needs_fix_up(p, x)) max_fix_up(p, x, y);
-}
-
 }  // namespace
 
 const Pool2dKernels& pool2d_kernels_avx512() {
-  static const Pool2dKernels k{cpu::Isa::Avx512, pool_plane_dispatch<SumOp>, max_plane_avx512,
-                                  Avx512Rows::V};
+  static const Pool2dKernels k{cpu::Isa::Avx512, pool_plane_dispatch<SumOp>, max_plane_rows_or_passes<Avx512Rows>,
+                               Avx512Rows::V};
   return k;
 }
 

@@ -26,9 +26,9 @@
 #include <vector>
 
 #include "core/thread_pool.h"
-#include "kernels/nn/global_pool.h"
 #include "kernels/fused_attributes.h"
 #include "kernels/gemm_engine/fused_activation.h"
+#include "kernels/nn/global_pool.h"
 #include "kernels/registry.h"
 
 namespace onnxmini {
