@@ -106,6 +106,7 @@ class ThreadPool {
     int64_t parallel_for_calls = 0;
     int64_t inline_calls = 0;     // calls run on the caller alone (n small, nested or too little work)
     int64_t small_work_calls = 0; // of those, the ones the cost rule kept inline
+    int64_t migrations = 0;       // times a worker moved off the caller's CPU (leave_caller_cpu)
     int64_t chunks = 0;           // chunks executed, all threads
     std::vector<int64_t> chunks_per_thread;  // index 0 is the calling thread
     // For onnxruntime's thread_scheduling_stats (profiler): the calling thread's time in
@@ -130,6 +131,9 @@ class ThreadPool {
  private:
   void worker_loop(int index);
   void run_chunks(int thread_index);
+  // A worker on the CPU of the thread that last called parallel_for moves off it (see
+  // thread_pool.cc); returns true when it did.
+  bool leave_caller_cpu();
 
   // Spins until pred() holds or spin_us_ has passed; true when pred() held.
   template <typename Pred> bool spin_until(Pred pred, bool may_yield) const;
@@ -143,6 +147,8 @@ class ThreadPool {
   std::atomic<bool> stop_{false};
   std::atomic<bool> skip_jobs_for_tests_{false};
   std::atomic<bool> cost_rule_{true};
+  std::atomic<int> caller_cpu_{-1};  // sched_getcpu() of the last parallel_for's caller
+  std::atomic<int64_t> migrations_{0};
   // The current job: generation << 32 | kClosed | workers joined. The
   // generation is bumped (under mu_) to publish a job; workers join with a CAS
   // while it is open; the caller closes it once the joined count is 0.

@@ -2,8 +2,11 @@
 // spinning workers, across many back-to-back calls (the spinning hand-off),
 // after the workers have fallen asleep (the condition-variable hand-off), from
 // concurrent callers, with nested calls running inline, and with workers
-// that never start (the caller finishes alone).
+// that never start (the caller finishes alone), and with a worker on the caller's
+// CPU (it moves off).
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <atomic>
 #include <chrono>
@@ -66,6 +69,63 @@ TEST(ThreadPool, WakesWorkersThatFellAsleep) {
     worker_chunks = pool.stats().chunks_per_thread[1];
   }
   EXPECT_GT(worker_chunks, 0) << "the sleeping worker never took a chunk";
+}
+
+// Pins the calling thread to `set`; returns false when the system refuses.
+bool pin_self(const cpu_set_t& set) { return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0; }
+
+// A worker that finds itself on the CPU of parallel_for's caller leaves it (leave_caller_cpu):
+// the caller is pinned to one CPU, the worker pins itself there from inside a chunk and
+// frees its mask again (which does not move it), so after its chunk it sits on the
+// caller's CPU and must move off before spinning.
+TEST(ThreadPool, WorkerLeavesTheCallersCpu) {
+  cpu_set_t all;
+  ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
+  if (CPU_COUNT(&all) < 2) GTEST_SKIP() << "one CPU allowed: nowhere to move";
+  int c = 0;
+  while (!CPU_ISSET(c, &all)) ++c;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(c, &one);
+  ThreadPool pool(2);
+  ASSERT_TRUE(pin_self(one));
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> worker_ran{0};
+  for (int rep = 0; rep < 200 && worker_ran == 0; ++rep)
+    pool.parallel_for(2, 1, [&](int64_t, int64_t) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));  // both get a chunk
+      if (std::this_thread::get_id() != caller) {
+        pin_self(one);  // now on c, beside the caller
+        pin_self(all);  // free again, still on c (a sleep here would let a wake-up move it)
+        worker_ran = 1;
+      }
+    });
+  ASSERT_EQ(worker_ran, 1) << "the worker never took a chunk";
+  // The worker moves after it has left the job, so the caller may return first.
+  for (int wait = 0; wait < 1000 && pool.stats().migrations == 0; ++wait)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(pin_self(all));
+  EXPECT_GE(pool.stats().migrations, 1);
+  EXPECT_TRUE(covers_once(pool, 1000, 10));
+}
+
+// A process pinned to one CPU: the workers share it with the caller and stay (no
+// affinity change, no hang).
+TEST(ThreadPool, OneAllowedCpuStaysPut) {
+  cpu_set_t all;
+  ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
+  int c = 0;
+  while (!CPU_ISSET(c, &all)) ++c;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(c, &one);
+  ASSERT_TRUE(pin_self(one));
+  {
+    ThreadPool pool(2);  // its worker inherits the one-CPU mask
+    for (int rep = 0; rep < 100; ++rep) ASSERT_TRUE(covers_once(pool, 64, 1));
+    EXPECT_EQ(pool.stats().migrations, 0);
+  }
+  ASSERT_TRUE(pin_self(all));
 }
 
 TEST(ThreadPool, CallerNeverWaitsForAWorkerThatDidNotStart) {
