@@ -61,10 +61,12 @@
 #include <cstdlib>
 #include <string>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <type_traits>
 
 #include "core/checked_math.h"
+#include "core/cpu_features.h"
 #include "kernels/fused_attributes.h"
 #include "kernels/gemm_engine/fused_activation.h"
 #include "kernels/gemm_engine/gemm.h"
@@ -355,7 +357,15 @@ bool takes_depthwise_simd(const ConvGeom& g) {
 // A read in place, which the implicit GEMM lacks (silero's 129 -> 128 over 4 columns
 // 59 -> 71 us); strided layers (silero's 256-tap stride-128 front end, 65 -> 92 us)
 // read a subsample that im2col copies cheaply.
+// On AVX-512 the size cap is gone: on the AMD EPYC (Zen 5, forced variants interleaved,
+// load ~1) magika's layer (650K col floats) took 3149 -> 2722 us at 1 thread and 1769
+// -> 1395 us at 2 (onnxruntime 2677 / 1333), where the Xeon had read a tie. The EPYC's
+// AVX2 path gained too (5941 -> 5518 us) but the Xeon's AVX2 lost: AVX2 keeps the cap.
 constexpr int64_t kImplicit1dMaxColFloats = 192 * 1024;
+
+int64_t implicit_1d_max_col_floats() {
+  return cpu::active_isa() == cpu::Isa::Avx512 ? std::numeric_limits<int64_t>::max() : kImplicit1dMaxColFloats;
+}
 
 bool takes_implicit(const ConvGeom& g) {
   switch (conv_variant_override()) {
@@ -365,7 +375,7 @@ bool takes_implicit(const ConvGeom& g) {
       if (!implicit_conv_applies(g)) return false;
       if (g.win.rank == 2) return true;
       const int64_t col = g.C / g.group * g.win.kernel_size() * g.win.out_size();
-      return g.win.stride[0] == 1 && g.win.out[0] > 16 && col <= kImplicit1dMaxColFloats;
+      return g.win.stride[0] == 1 && g.win.out[0] > 16 && col <= implicit_1d_max_col_floats();
     }
   }
 }
