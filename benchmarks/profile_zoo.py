@@ -1,13 +1,14 @@
 """Per-node profile of zoo models, onnxmini against onnxruntime (issue #14 item 6).
 
 For each model: the manifest's seeded inputs (seed 0) are written as .npy, onnxruntime 1.x is
-profiled in-process (SessionOptions.enable_profiling, intra_op_num_threads = 1, all graph
-optimizations), onnxmini through its CLI (`onnxmini run --profile`, --threads 1, default
-optimization level), both with the same number of warm-up and recorded runs, and
+profiled in-process (SessionOptions.enable_profiling, intra_op_num_threads = --threads, all
+graph optimizations), onnxmini through its CLI (`onnxmini run --profile`, the same --threads,
+default optimization level), both with the same number of warm-up and recorded runs, and
 `onnxmini profile compare ORT OURS --by op` and `--by shape` are written next to the traces.
 The machine's ISA for onnxmini is whatever ONNXMINI_ISA says (unset: the widest one found).
 
     .venv/bin/python benchmarks/profile_zoo.py --only nudenet_320n [--runs 20] [--out /tmp/prof]
+    .venv/bin/python benchmarks/profile_zoo.py --only magika_standard_v3_3 --threads 2 --tag 2t
     ONNXMINI_ISA=avx2 .venv/bin/python benchmarks/profile_zoo.py --only nudenet_320n --tag avx2
 
 Output per model, under --out: <model>_<tag>_ort.json, <model>_<tag>_ours.json (traces),
@@ -33,10 +34,10 @@ def cli() -> pathlib.Path:
     return build / "tools" / "onnxmini"
 
 
-def profile_ort(path, feeds, warmup, runs, prefix):
+def profile_ort(path, feeds, warmup, runs, prefix, threads):
     import onnxruntime as ort
     so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
+    so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     so.enable_profiling = True
@@ -48,8 +49,8 @@ def profile_ort(path, feeds, warmup, runs, prefix):
     return pathlib.Path(sess.end_profiling())
 
 
-def profile_ours(path, feed_files, warmup, runs, prefix):
-    args = [str(cli()), "run", str(path), "--threads", "1", "--repeat", str(runs),
+def profile_ours(path, feed_files, warmup, runs, prefix, threads):
+    args = [str(cli()), "run", str(path), "--threads", str(threads), "--repeat", str(runs),
             "--warmup", str(warmup), "--warmup-ms", "300", "--profile", str(prefix),
             "--profile-skip-runs", str(warmup)]
     for name, f in feed_files.items():
@@ -73,6 +74,7 @@ def main():
     p.add_argument("--runs", type=int, default=20, help="recorded runs per runtime")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--out", default="/tmp/onnxmini_profile_zoo")
+    p.add_argument("--threads", type=int, default=1, help="intra-op threads for both runtimes")
     p.add_argument("--tag", default=os.environ.get("ONNXMINI_ISA", "native"))
     a = p.parse_args()
     out = pathlib.Path(a.out)
@@ -88,9 +90,9 @@ def main():
             np.save(f, v)
             feed_files[k] = f
         stem = out / f"{name}_{a.tag}"
-        ort_trace = profile_ort(path, feeds, a.warmup, a.runs, f"{stem}_ortraw")
+        ort_trace = profile_ort(path, feeds, a.warmup, a.runs, f"{stem}_ortraw", a.threads)
         shutil.move(ort_trace, f"{stem}_ort.json")
-        ours = profile_ours(path, feed_files, a.warmup, a.runs, f"{stem}_oursraw")
+        ours = profile_ours(path, feed_files, a.warmup, a.runs, f"{stem}_oursraw", a.threads)
         shutil.move(ours, f"{stem}_ours.json")
         # onnxruntime's trace holds the warm-up runs too; ours skipped them at record time.
         by_op = compare(f"{stem}_ort.json", f"{stem}_ours.json", "op", "text", a.warmup)
