@@ -90,7 +90,13 @@ thread_local std::vector<int32_t> t_block_steps;
 std::atomic<int> g_blocks{static_cast<int>(
     env_override("ONNXMINI_DEPTHWISE_BLOCKS", DepthwiseBlocks::Rule, DepthwiseBlocks::Never, DepthwiseBlocks::Always))};
 
+// ONNXMINI_DEPTHWISE_ROWS (read once): "0" = the block kernel's flat steps only.
+std::atomic<bool> g_rows{env_override("ONNXMINI_DEPTHWISE_ROWS", true, false, true)};
+
 }  // namespace
+
+void set_depthwise_rows(bool on) { g_rows.store(on); }
+bool dw_rows_enabled() { return g_rows.load(std::memory_order_relaxed); }
 
 const DepthwiseKernels& depthwise_kernels_portable() {
   static const DepthwiseKernels k{cpu::Isa::Portable, dw_plane_dispatch<PortableLanes>, deinterleave_portable, dw_block_channels<PortableLanes>, PortableLanes::V};

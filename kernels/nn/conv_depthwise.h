@@ -129,6 +129,12 @@ enum class DepthwiseBlocks { Rule, Never, Always };
 void set_depthwise_blocks(DepthwiseBlocks b);
 bool depthwise_blocks_wanted(const Window& win, int64_t channels, int lanes, cpu::Isa isa);
 
+// The block kernel's row path on AVX-512 (input reuse along a tap row, conv_depthwise_impl.h
+// dw_block_rows): on by default; ONNXMINI_DEPTHWISE_ROWS=0 (read once) or
+// set_depthwise_rows(false) keep the flat pixel steps, for tests and benchmarks.
+void set_depthwise_rows(bool on);
+bool dw_rows_enabled();
+
 // Whether conv_depthwise_simd can run g: 2-D, one input and one output channel per group.
 inline bool depthwise_simd_fits(const ConvGeom& g) {
   return g.win.rank == 2 && g.group == g.C && g.M == g.C;
