@@ -39,7 +39,7 @@ struct Avx2Lanes {
   static void store(float* p, Reg v) { _mm256_storeu_ps(p, v); }
   static void store_part(float* p, Reg v, const Tail& t) { _mm256_maskstore_ps(p, t.m, v); }
   // r[i] lane j -> r[j] lane i: vunpck*ps, vshufps, then vperm2f128 across the halves.
-  static void transpose(Reg (&r)[8]) {
+  ONNXMINI_DW_INLINE static void transpose(Reg (&r)[8]) {
     __m256 t[8], s[8];
     for (int i = 0; i < 4; ++i) {
       t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);

@@ -42,7 +42,9 @@ struct Avx512Lanes {
   static void store_part(float* p, Reg v, const Tail& t) { _mm512_mask_storeu_ps(p, t.m, v); }
   // r[i] lane j -> r[j] lane i: pairs interleaved (vunpck*ps), then pairs of
   // pairs (vunpck*pd), then 128-bit lanes gathered in two vshuff32x4 rounds.
-  static void transpose(Reg (&r)[16]) {
+  // Forced inline: a call keeps r[] in memory (16 zmm stored and reloaded around it); with
+  // the block kernel's row path in this file GCC stopped inlining it on its own.
+  ONNXMINI_DW_INLINE static void transpose(Reg (&r)[16]) {
     __m512 t[16];
     for (int i = 0; i < 8; ++i) {
       t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
