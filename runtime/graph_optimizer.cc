@@ -12,6 +12,7 @@
 #include "runtime/graph_fusion_norm.h"
 #include "runtime/graph_fusion_qdq.h"
 #include "runtime/graph_fusion_residual.h"
+#include "runtime/graph_fusion_one_hot.h"
 #include "runtime/graph_fusion_se.h"
 #include "runtime/graph_layout_nchwc.h"
 #include "runtime/graph_sinking.h"
@@ -148,6 +149,10 @@ const std::vector<GraphRule>& graph_rules() {
        "Gemm -> Relu | Sigmoid | Clip | HardSigmoid | HardSwish | Swish | Gelu | Mul(x, Sigmoid(x)) -> Gemm with "
        "the activation in its epilogue; MatMul(A any rank, B const) -> Add(bias const [N]) [-> one of those] -> "
        "MatMul with the bias [and activation] in its epilogue"},
+      // After gemm_activation: the MatMul carries its bias by now.
+      {"one_hot_matmul", kExtended, false, fuse_one_hot_matmul,
+       "Equal(X, V constant [N]) -> Cast(float) -> MatMul(., W constant [N, D]) [bias] -> OneHotMatMul (a row of W "
+       "per X value, runtime/graph_fusion_one_hot.h)"},
       {"reduce_mean_max", kExtended, false, fuse_reduce_mean_max,
        "ReduceMean(X) + ReduceMax(X) over the same single axis -> ReduceMeanMax (one pass over X)"},
       // Level 3 (layout), last: it sees the Convs with every fusion already in their attributes.
