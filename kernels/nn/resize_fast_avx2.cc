@@ -57,6 +57,21 @@ void replicate_row_avx2(const float* src, int64_t w, int64_t s, float* dst, int6
       const __m256 v = _mm256_loadu_ps(src + i);
       for (int64_t j = 0; j < s; ++j) store(i * s + 8 * j, _mm256_permutevar8x32_ps(v, idx[j]));
     }
+    if (i < w) {
+      // The last w - i < 8 floats: one masked load, then (w - i) * s outputs in masked
+      // stores (a 38-wide row doubled: 6 floats, 12 outputs; one fill per float and copy
+      // before, the row's slowest part).
+      const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+      const int64_t rest = w - i, out_rest = rest * s;
+      const __m256 v = _mm256_maskload_ps(src + i, _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int32_t>(rest)), lanes));
+      for (int64_t j = 0; 8 * j < out_rest; ++j) {
+        const int32_t n = static_cast<int32_t>(std::min<int64_t>(8, out_rest - 8 * j));
+        const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(n), lanes);
+        const __m256 o = _mm256_permutevar8x32_ps(v, idx[j]);
+        for (int64_t r = 0; r < copies; ++r) _mm256_maskstore_ps(dst + r * dst_stride + i * s + 8 * j, m, o);
+      }
+      i = w;
+    }
   } else {
     for (; i < w; ++i) {
       const __m256 v = _mm256_set1_ps(src[i]);
