@@ -222,12 +222,15 @@ void scale_only(const SgemmArgs& g) {
 
 int threads_of(ThreadPool* pool) { return pool ? pool->num_threads() : 1; }
 
-// Threads pay off above 2 * 128^3 FLOPs; below, the hand-off costs more than it saves.
+// Threads pay off above 1 MFLOP; below, the hand-off costs more than it saves. (It was
+// 2 * 128^3 = 4.2 MFLOP, from before the pool's spinning hand-off; re-measured on the AMD EPYC,
+// AVX-512, 2 threads, 5 interleaved rounds: 40 x 120 x 360 14.5 -> 9.0 us, 32 x 128 x 128
+// 5.0 -> 3.7 us; thresholds of 0.5 and 0.25 MFLOP changed no sweep shape further.)
 // Except when B is large for its FLOPs (M small: an RNN step's [1, H] x [H, 4H] product,
 // 1 MB of weights for 0.5 MFLOP): the product then streams B from L3 or memory, and split
 // over N each core reads only its share, which the pool's thread-affine shares keep in that
 // core's L2 from one call to the next (g2p_id_lstm_encoder: docs/performance.md "AMD EPYC").
-constexpr double kParallelFlops = 2.0 * 128 * 128 * 128;
+constexpr double kParallelFlops = 1.0e6;
 constexpr int64_t kParallelBBytes = 512 * 1024;
 bool go_parallel(ThreadPool* pool, int64_t M, int64_t N, int64_t K) {
   return threads_of(pool) > 1 && (2.0 * M * N * K > kParallelFlops || K * N * 4 >= kParallelBBytes);
