@@ -627,11 +627,7 @@ struct Pass : FusionPass {
         if (removed[j] || j == i || !plain_reduce(mx, "ReduceMax") || mx.inputs[0] != x ||
             single_reduced_axis(mx) != axis || mx.attrs.get_int("keepdims", 1) != keep)
           continue;
-        GraphNode fused;
-        fused.name = g.nodes[i].name;
-        fused.op_type = "ReduceMeanMax";
-        fused.domain = "ai.onnxmini";
-        fused.opset = 1;
+        GraphNode fused = onnxmini_node(g.nodes[i], "ReduceMeanMax");
         fused.index = std::min(g.nodes[i].index, mx.index);
         fused.inputs = {x};
         fused.outputs = {g.nodes[i].outputs[0], mx.outputs[0]};

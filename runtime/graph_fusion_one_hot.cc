@@ -72,12 +72,7 @@ struct OneHotMatMulPass : FusionPass {
         }
       }
 
-      GraphNode fused;
-      fused.name = mm.name;
-      fused.op_type = "OneHotMatMul";
-      fused.domain = "ai.onnxmini";
-      fused.opset = 1;
-      fused.index = mm.index;
+      GraphNode fused = onnxmini_node(mm, "OneHotMatMul");
       fused.inputs = {x, v, mm.inputs[1], mm.inputs.size() == 3 ? mm.inputs[2] : -1};
       if (shape >= 0) fused.inputs.push_back(shape);
       fused.outputs = mm.outputs;

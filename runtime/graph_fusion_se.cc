@@ -83,12 +83,7 @@ struct SqueezeExcitePass : FusionPass {
       const bool residual = add >= 0 && binary_of(g.nodes[add], "Add", x, g.nodes[mul].outputs[0]);
       const int last = residual ? add : mul;
 
-      GraphNode se;
-      se.name = gap.name;
-      se.op_type = "SqueezeExcite";
-      se.domain = "ai.onnxmini";
-      se.opset = 1;
-      se.index = gap.index;
+      GraphNode se = onnxmini_node(gap, "SqueezeExcite");
       auto bias = [&](int c) { return g.nodes[c].inputs.size() == 3 ? g.nodes[c].inputs[2] : -1; };
       se.inputs = {x, g.nodes[c1].inputs[1], bias(c1), g.nodes[c2].inputs[1], bias(c2)};
       se.outputs = {g.nodes[last].outputs[0]};

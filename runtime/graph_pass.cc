@@ -37,6 +37,16 @@ bool FusionPass::per_channel_values(int id, size_t rank, int64_t channels, std::
   return true;
 }
 
+GraphNode FusionPass::onnxmini_node(const GraphNode& at, const char* op_type) {
+  GraphNode n;
+  n.name = at.name;
+  n.op_type = op_type;
+  n.domain = "ai.onnxmini";
+  n.opset = 1;
+  n.index = at.index;
+  return n;
+}
+
 int FusionPass::add_constant(const std::string& base, Tensor t) {
   std::string name = base;
   for (int k = 1; g.value_ids.count(name); ++k) name = base + "_" + std::to_string(k);

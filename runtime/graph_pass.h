@@ -33,6 +33,9 @@ struct FusionPass {
   // a float32 constant broadcasting along that axis only (one element, [C, 1, 1], [1, C, 1, 1],
   // ...: right-aligned, every dimension 1 but the one facing axis 1) and not widening the rank.
   bool per_channel_values(int id, size_t rank, int64_t channels, std::vector<float>& out) const;
+  // A node of onnxmini's own domain (ai.onnxmini, opset 1) replacing `at`: its name, and its
+  // index in the model (onnxruntime's node_index in a trace).
+  static GraphNode onnxmini_node(const GraphNode& at, const char* op_type);
   // A new constant value named `base` (or base_1, base_2, ... when taken), with no use yet.
   int add_constant(const std::string& base, Tensor t);
   // Drops the nodes marked in `removed`.

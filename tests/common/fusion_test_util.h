@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/common/nn_test_util.h"
+#include "tests/common/profile_test_util.h"
 
 namespace onnxmini {
 namespace test {

@@ -11,8 +11,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "tests/common/fusion_test_util.h"
 
@@ -88,21 +86,7 @@ size_t fused_nodes(const OneHotSpec& s) {
 
 // The OneHotMatMul's kernel_variant in a profiled run (fast kernels).
 std::string variant(const OneHotSpec& s) {
-  SessionOptions o = opts(ORT_ENABLE_ALL);
-  o.enable_profiling = true;
-  o.profile_file_prefix = ::testing::TempDir() + "one_hot_profile_";
-  auto session = one_hot_model(s).session(o);
-  run_all(*session, feeds(s));
-  const std::string file = session->end_profiling();
-  std::ifstream in(file);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::remove(file.c_str());
-  const std::string trace = ss.str(), key = "\"kernel_variant\" : \"one_hot_matmul_";
-  const size_t at = trace.find(key);
-  if (at == std::string::npos) return "";
-  const size_t b = at + key.size() - std::string("one_hot_matmul_").size();
-  return trace.substr(b, trace.find('"', b) - b);
+  return profiled_variant(one_hot_model(s), opts(ORT_ENABLE_ALL), feeds(s), "one_hot_matmul_");
 }
 
 TEST(OneHotFusion, EmbeddingIsOneNode) {

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "tests/common/nn_test_util.h"
+#include "tests/common/profile_test_util.h"
 
 namespace onnxmini {
 namespace test {
@@ -146,17 +147,7 @@ TEST(MatMul, AttentionBatchesNameTheirGemmRoute) {
     auto r = run_fast_and_reference(mb, feeds);
     EXPECT_TRUE(tensors_near(r.first[0], r.second[0], 25 * reduction_atol(DType::Float32, c.a.back()), 1e-5))
         << shape_to_string(c.a) << " x " << shape_to_string(c.b);
-    SessionOptions o;
-    o.enable_profiling = true;
-    o.profile_file_prefix = ::testing::TempDir() + "matmul_route_";
-    auto s = mb.session(o);
-    run_all(*s, feeds);
-    const std::string path = s->end_profiling();
-    std::ifstream f(path);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    std::remove(path.c_str());
-    const nlohmann::json events = nlohmann::json::parse(ss.str());
+    const nlohmann::json events = nlohmann::json::parse(profiled_trace(mb, SessionOptions{}, feeds));
     std::string variant;
     for (const auto& e : events)
       if (e["name"] == "mm_kernel_time") variant = e["args"]["kernel_variant"];

@@ -61,20 +61,7 @@ ModelBuilder dw_model(const DwCase& c, uint32_t seed) {
 // The trace's value of `key` for the first node of a profiled run.
 std::string trace_field(const ModelBuilder& mb, const std::vector<std::pair<std::string, Tensor>>& feeds,
                         SessionOptions o, const std::string& key) {
-  o.enable_profiling = true;
-  o.profile_file_prefix = ::testing::TempDir() + "conv_depthwise_profile_";
-  auto s = mb.session(o);
-  run_all(*s, feeds);
-  const std::string file = s->end_profiling();
-  std::ifstream f(file);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  std::remove(file.c_str());
-  const std::string trace = ss.str(), k = "\"" + key + "\" : \"";
-  const size_t at = trace.find(k);
-  if (at == std::string::npos) return "";
-  const size_t b = at + k.size();
-  return trace.substr(b, trace.find('"', b) - b);
+  return trace_value(profiled_trace(mb, std::move(o), feeds), key);
 }
 
 // |fast - reference| bound: the reference sums in double and rounds once; the

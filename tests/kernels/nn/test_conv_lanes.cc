@@ -61,24 +61,8 @@ ModelBuilder lanes_model(const LanesCase& c, uint32_t seed) {
 std::pair<std::string, std::string> variant_isa_of(const ModelBuilder& mb,
                                                    const std::vector<std::pair<std::string, Tensor>>& feeds,
                                                    SessionOptions o) {
-  o.enable_profiling = true;
-  o.profile_file_prefix = ::testing::TempDir() + "conv_lanes_profile_";
-  auto s = mb.session(o);
-  run_all(*s, feeds);
-  const std::string file = s->end_profiling();
-  std::ifstream f(file);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  std::remove(file.c_str());
-  const std::string trace = ss.str();
-  auto field = [&](const std::string& name) -> std::string {
-    const std::string key = "\"" + name + "\" : \"";
-    const size_t at = trace.find(key);
-    if (at == std::string::npos) return "";
-    const size_t b = at + key.size();
-    return trace.substr(b, trace.find('"', b) - b);
-  };
-  return {field("kernel_variant"), field("isa")};
+  const std::string trace = profiled_trace(mb, std::move(o), feeds);
+  return {trace_value(trace, "kernel_variant"), trace_value(trace, "isa")};
 }
 
 std::string variant_of(const ModelBuilder& mb, const std::vector<std::pair<std::string, Tensor>>& feeds,

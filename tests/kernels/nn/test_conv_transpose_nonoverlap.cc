@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tests/common/nn_test_util.h"
+#include "tests/common/profile_test_util.h"
 
 namespace onnxmini {
 namespace test {
@@ -62,21 +63,7 @@ std::string describe(const TCase& c) {
 
 // The kernel_variant of the node in a profiled fast run.
 std::string run_variant(const ModelBuilder& mb, const std::vector<std::pair<std::string, Tensor>>& feeds) {
-  SessionOptions o = options_for(KernelMode::Fast, 1);
-  o.enable_profiling = true;
-  o.profile_file_prefix = ::testing::TempDir() + "convt_nonoverlap_profile_";
-  auto s = mb.session(o);
-  run_all(*s, feeds);
-  const std::string file = s->end_profiling();
-  std::ifstream f(file);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  std::remove(file.c_str());
-  const std::string trace = ss.str(), key = "\"kernel_variant\" : \"";
-  const size_t at = trace.find(key);
-  if (at == std::string::npos) return "";
-  const size_t b = at + key.size();
-  return trace.substr(b, trace.find('"', b) - b);
+  return profiled_variant(mb, options_for(KernelMode::Fast, 1), feeds);
 }
 
 // Fast (1 or 2 threads) vs reference, and the variant both explain() and the run name.

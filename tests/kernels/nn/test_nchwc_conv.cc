@@ -135,26 +135,9 @@ ModelBuilder blocked_model(const NcCase& c, uint32_t seed) {
 std::pair<std::string, std::string> trace_variant(const ModelBuilder& mb,
                                                   const std::vector<std::pair<std::string, Tensor>>& feeds,
                                                   const std::string& node) {
-  SessionOptions o = opts(0);
-  o.enable_profiling = true;
-  o.profile_file_prefix = ::testing::TempDir() + "nchwc_profile_";
-  auto s = mb.session(o);
-  run_all(*s, feeds);
-  const std::string file = s->end_profiling();
-  std::ifstream f(file);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  std::remove(file.c_str());
-  const std::string trace = ss.str();
+  const std::string trace = profiled_trace(mb, opts(0), feeds);
   const size_t at = trace.find("\"" + node + "_kernel_time\"");
-  auto field = [&](const std::string& key) -> std::string {
-    const std::string k = "\"" + key + "\" : \"";
-    const size_t p = trace.find(k, at == std::string::npos ? 0 : at);
-    if (p == std::string::npos) return "";
-    const size_t b = p + k.size();
-    return trace.substr(b, trace.find('"', b) - b);
-  };
-  return {field("kernel_variant"), field("isa")};
+  return {trace_value(trace, "kernel_variant", at), trace_value(trace, "isa", at)};
 }
 
 class NchwcIsaGuard {
