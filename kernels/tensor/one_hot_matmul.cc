@@ -117,8 +117,9 @@ class OneHotMatMulKernel : public Kernel {
 
   KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>&) const override {
     if (info.mode == KernelMode::Reference) return KernelPlan{"one_hot_matmul_compare", "portable", ""};
-    return KernelPlan{run_ ? "one_hot_matmul_gather" : "one_hot_matmul_compare", "portable",
-                      run_ ? "one row of W per row where X's last dimension is 1" : "N comparisons per row"};
+    const bool gather = !table_.empty();  // V a run, W and B constants
+    return KernelPlan{gather ? "one_hot_matmul_gather" : "one_hot_matmul_compare", "portable",
+                      gather ? "one row of W per row where X's last dimension is 1" : "N comparisons per row"};
   }
 
  private:
