@@ -43,17 +43,32 @@ inline __m256 load8_first(const float* p, int n) {
   return n >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, lane_mask8(n));
 }
 
-// The activation of the epilogue on one ymm; `slope` is PRelu's slope vector
-// (ignored by the other activations). Shared by the SGEMM tile and conv_lanes.
-inline __m256 activate8_ps(__m256 v, const TileEpi& e, __m256 slope) {
+// The activations that need exp or erf (Sigmoid, Swish, Gelu, GeluTanh) on one
+// ymm, left to the compiler to call out of line (see epilogue8_ps).
+inline __m256 activate8_heavy_ps(__m256 v, const TileEpi& e) {
   switch (e.act) {
-    case TileEpi::kRelu: v = _mm256_max_ps(v, _mm256_setzero_ps()); break;
-    case TileEpi::kClip: v = _mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(e.lo)), _mm256_set1_ps(e.hi)); break;
     case TileEpi::kSigmoid: {
       const __m256 one = _mm256_set1_ps(1.0f);
-      v = _mm256_div_ps(one, _mm256_add_ps(one, exp8_ps(_mm256_sub_ps(_mm256_setzero_ps(), v))));
-      break;
+      return _mm256_div_ps(one, _mm256_add_ps(one, exp8_ps(_mm256_sub_ps(_mm256_setzero_ps(), v))));
     }
+    case TileEpi::kSwish: {  // v * sigmoid(alpha * v) = v / (1 + exp(-alpha * v))
+      const __m256 one = _mm256_set1_ps(1.0f);
+      const __m256 neg_av = _mm256_mul_ps(_mm256_set1_ps(-e.sa), v);
+      return _mm256_div_ps(v, _mm256_add_ps(one, exp8_ps(neg_av)));
+    }
+    case TileEpi::kGelu: return simd::gelu_erf_reg<simd::V256>(v);
+    case TileEpi::kGeluTanh: return simd::gelu_tanh_reg<simd::V256>(v);
+    default: return v;
+  }
+}
+
+// The activation of the epilogue on one ymm; `slope` is PRelu's slope vector
+// (ignored by the other activations). Shared by the SGEMM tile and conv_lanes.
+inline __attribute__((always_inline)) __m256 activate8_ps(__m256 v, const TileEpi& e, __m256 slope) {
+  switch (e.act) {
+    case TileEpi::kNone: break;
+    case TileEpi::kRelu: v = _mm256_max_ps(v, _mm256_setzero_ps()); break;
+    case TileEpi::kClip: v = _mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(e.lo)), _mm256_set1_ps(e.hi)); break;
     case TileEpi::kHardSigmoid:
     case TileEpi::kHardSwish: {  // max(0, min(1, alpha * v + beta)) [* v]; mul then add, as the standalone op
       __m256 h = _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(e.ha), v), _mm256_set1_ps(e.hb));
@@ -61,28 +76,21 @@ inline __m256 activate8_ps(__m256 v, const TileEpi& e, __m256 slope) {
       v = e.act == TileEpi::kHardSwish ? _mm256_mul_ps(v, h) : h;
       break;
     }
-    case TileEpi::kSwish: {  // v * sigmoid(alpha * v) = v / (1 + exp(-alpha * v))
-      const __m256 one = _mm256_set1_ps(1.0f);
-      const __m256 neg_av = _mm256_mul_ps(_mm256_set1_ps(-e.sa), v);
-      v = _mm256_div_ps(v, _mm256_add_ps(one, exp8_ps(neg_av)));
-      break;
-    }
-    case TileEpi::kGelu: v = simd::gelu_erf_reg<simd::V256>(v); break;
-    case TileEpi::kGeluTanh: v = simd::gelu_tanh_reg<simd::V256>(v); break;
     case TileEpi::kPRelu: {
       const __m256 neg = _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ);
       v = _mm256_blendv_ps(v, _mm256_mul_ps(v, slope), neg);
       break;
     }
-    default: break;
+    default: v = activate8_heavy_ps(v, e); break;
   }
   return v;
 }
 
 // Bias (+ residual) + activation on one 8-wide piece of row `i`, columns [j0, j0 + 8) of
 // the tile, of which the first `valid` (0..8) are real (bias / slope loads
-// stay inside them; per-row vectors ignore it).
-inline __m256 epilogue8_ps(__m256 v, const TileEpi& e, int i, int j0, int valid) {
+// stay inside them; per-row vectors ignore it). Always inlined, as the AVX-512
+// epilogue_ps: an out-of-line call per accumulator spills the tile's live registers.
+inline __attribute__((always_inline)) __m256 epilogue8_ps(__m256 v, const TileEpi& e, int i, int j0, int valid) {
   if (e.bias) v = _mm256_add_ps(v, e.per_row ? _mm256_set1_ps(e.bias[i]) : load8_first(e.bias + j0, valid));
   if (e.bias2) v = _mm256_add_ps(v, load8_first(e.bias2 + j0, valid));
   if (e.residual) v = _mm256_add_ps(v, load8_first(e.residual + i * e.res_ld + j0, valid));

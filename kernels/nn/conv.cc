@@ -31,6 +31,9 @@
 //                       transposed into Y (conv1d_im2row.cc)
 //   conv1d_implicit_gemm other 1-D float32 with stride 1, > 16 outputs and a small im2col
 //                       matrix (measured rule): the implicit GEMM on one padded row
+//   conv2d_smallk       2-D float32, one group, AVX-512 or AVX2, at most 32 taps per output
+//                       (first layers; conv_smallk.cc's rule): output columns in the lanes
+//                       (conv_smallk_avx512.cc, conv_smallk_avx2.cc)
 //   conv2d_lanes        2-D float32, one group, constant filter, AVX-512 or AVX2, where
 //                       lanes_rule_says_yes: direct convolution with output channels
 //                       in the vector lanes (conv_lanes_avx512.cc, conv_lanes_avx2.cc)
@@ -49,6 +52,7 @@
 //                                       one pass over Y
 //   conv1x1_transposed, conv1d_shifted, conv1d_im2row  bias, Z and activation on each Y row after the
 //                                       transposing store (transpose_with_epilogue)
+//   conv2d_smallk                       in the tile epilogue (Z laid out as Y: one load per vector)
 //   conv2d_lanes                        bias in the tile epilogue; Z and the activation on each
 //                                       output row right after its transposing store (still in L1)
 //   conv_depthwise_simd                 Z and the activation on each plane after it is computed
@@ -76,6 +80,7 @@
 #include "kernels/nn/conv_implicit.h"
 #include "kernels/nn/conv_lanes.h"
 #include "kernels/nn/conv_row.h"
+#include "kernels/nn/conv_smallk.h"
 #include "kernels/nn/conv_variant.h"
 #include "kernels/nn/spatial.h"
 #include "kernels/registry.h"
@@ -103,9 +108,10 @@ ConvVariant conv_variant_override() {
       else if (s == "transposed") parsed = ConvVariant::Transposed;
       else if (s == "row") parsed = ConvVariant::Row;
       else if (s == "im2row") parsed = ConvVariant::Im2row;
+      else if (s == "smallk") parsed = ConvVariant::SmallK;
       else
         ONNXMINI_LOG(default_logger(), Warning,
-                     "ONNXMINI_CONV_VARIANT={} is not one of im2col, implicit, direct, depthwise, lanes, transposed, row, im2row; using the rule", s);
+                     "ONNXMINI_CONV_VARIANT={} is not one of im2col, implicit, direct, depthwise, lanes, transposed, row, im2row, smallk; using the rule", s);
     }
     v = static_cast<int>(parsed);
     g_conv_variant.store(v, std::memory_order_relaxed);
@@ -209,6 +215,7 @@ struct ConvExtras {
   const std::vector<std::shared_ptr<gemm::PackedB>>* packed_t = nullptr;
   const RowFilter* row = nullptr;  // set when conv1d_shifted runs this call
   const gemm::PackedB* im2row = nullptr;  // W^T, set when conv1d_im2row runs this call
+  bool smallk = false;                    // conv2d_smallk runs this call
   // The epilogue for group `grp` of `mg` output channels (no residual: GEMM callers
   // offset it per image and group: gemm_rows, epilogue_with_residual).
   gemm::Epilogue epilogue(const float* bias, int64_t grp, int64_t mg) const {
@@ -397,6 +404,15 @@ bool takes_im2row(const ConvGeom& g) {
   return v == ConvVariant::Im2row || (v == ConvVariant::Rule && im2row_conv_wins(g));
 }
 
+// conv2d_smallk (float32 2-D, few taps per output): by the rule of conv_smallk.cc or
+// forced (ONNXMINI_CONV_VARIANT=smallk). Tests that force conv2d_lanes everywhere
+// (LanesPolicy::Always) keep it.
+bool takes_smallk(const ConvGeom& g) {
+  const ConvVariant v = conv_variant_override();
+  if (v == ConvVariant::SmallK) return smallk_conv_fits(g);
+  return v == ConvVariant::Rule && lanes_policy() != LanesPolicy::Always && smallk_conv_applies(g);
+}
+
 // A 1x1 kernel with stride 1 and no padding: X[n, g] is the GEMM's B operand as is.
 bool plain_1x1(const Window& w) {
   bool plain = w.kernel_size() == 1;
@@ -474,6 +490,11 @@ const char* conv_fast(KernelContext& ctx, const ConvGeom& g, const T* x, const T
   const int64_t cg = g.C / g.group, mg = g.M / g.group;
   const int64_t P = win.out_size(), KP = win.kernel_size(), IP = win.in_size(), K = cg * KP;
   if constexpr (std::is_same_v<T, float>) {
+    if (ex.smallk) {
+      conv2d_smallk(ctx, g, x, w, ex.epilogue_with_residual(bias, mg, P), ex.affine, y);
+      ctx.stats().isa = smallk_isa_name();
+      return "conv2d_smallk";
+    }
     if (ex.lanes) {
       conv2d_lanes(ctx, g, x, *ex.lanes, ex.epilogue_with_residual(bias, mg, P), ex.affine, y);
       ctx.stats().isa = lanes_isa_name();
@@ -601,6 +622,7 @@ class ConvKernel : public Kernel {
     ConvGeom g = geometry_of(info, *in[0], *in[1]);
     if (lanes_policy() != LanesPolicy::Always) drop_unit_axes(g.win);
     const bool f32 = dt == DType::Float32;
+    if (f32 && takes_smallk(g)) return KernelPlan{"conv2d_smallk", smallk_isa_name(), smallk_tile_description()};
     const ConvVariant forced = conv_variant_override();  // ONNXMINI_CONV_VARIANT, as run() reads it
     const bool lanes = forced == ConvVariant::Lanes ? lanes_conv_fits(g, lanes_.get())
                        : forced == ConvVariant::Rule && lanes_conv_applies(g, lanes_.get());
@@ -708,7 +730,8 @@ class ConvKernel : public Kernel {
       const ConvVariant forced = conv_variant_override();
       const bool lanes = forced == ConvVariant::Lanes ? lanes_conv_fits(g, lanes_.get())
                          : forced == ConvVariant::Rule && lanes_conv_applies(g, lanes_.get());
-      if (!ctx.reference_mode() && lanes) ex.lanes = lanes_.get();
+      ex.smallk = !ctx.reference_mode() && takes_smallk(g);
+      if (!ctx.reference_mode() && lanes && !ex.smallk) ex.lanes = lanes_.get();
       if (!packed_.empty() && g.M == packed_m_ && g.M / g.group * (g.C / g.group) * g.win.kernel_size() == packed_k_)
         ex.packed = &packed_;
       // conv1x1_transposed's W^T panels: packed on the first call that takes the path
@@ -743,7 +766,7 @@ class ConvKernel : public Kernel {
     Tensor xa;
     // (conv1d_im2row reads X as is: the affine goes into the scratch copy.)
     const bool implicit = !ctx.reference_mode() && !ex.im2row &&
-                          (ex.lanes || ex.row || (!takes_direct2d(g) && takes_implicit(g)));
+                          (ex.smallk || ex.lanes || ex.row || (!takes_direct2d(g) && takes_implicit(g)));
     if constexpr (std::is_same_v<T, float>) {
       if (ex.affine && !implicit) {
         xa = ctx.scratch(DType::Float32, ctx.input(0).shape());

@@ -13,13 +13,15 @@
 //             one transposed GEMM per tap, X read in place (conv_row.h)
 //   im2row    conv1d_im2row_gemm (float32 1-D, one group, constant filter): the batch's
 //             receptive fields as rows times W^T, one GEMM (conv1d_im2row.h)
+//   smallk    conv2d_smallk (float32 2-D, one group, stride_w 1 or 2, at most 32 taps
+//             per output, AVX2 / AVX-512): output columns in the lanes (conv_smallk.h)
 // A path that cannot run the layer falls back to the rule.
 #pragma once
 
 namespace onnxmini {
 namespace nn {
 
-enum class ConvVariant { Rule, Im2col, Implicit, Direct, Lanes, Depthwise, Transposed, Row, Im2row };
+enum class ConvVariant { Rule, Im2col, Implicit, Direct, Lanes, Depthwise, Transposed, Row, Im2row, SmallK };
 
 // The override, read from ONNXMINI_CONV_VARIANT once per process (an unknown value
 // logs a warning naming it and keeps the rule).

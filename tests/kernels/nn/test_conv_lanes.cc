@@ -354,8 +354,9 @@ TEST(ConvLanes, DispatchRulePerIsa) {
   const RuleCase cases[] = {
       // 16 channels, 3x3 stride 1 (K = 144): neither (both lost at 16 channels and K < 288).
       {{{1, 16, 12, 40}, {16, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}, false, false},
-      // 3 -> 16 channels stride 2 (K = 27): both ISAs take every strided layer.
-      {{{1, 3, 24, 40}, {16, 3, 3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}}, true, true},
+      // 8 -> 16 channels stride 2 (K = 72): both ISAs take every strided layer (with
+      // K <= 32, conv2d_smallk takes it first: test_conv_smallk.cc).
+      {{{1, 8, 24, 40}, {16, 8, 3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}}, true, true},
       // 24 channels stride 1 (K = 216): neither (32 channels and K >= 288 needed at stride 1).
       {{{1, 24, 12, 40}, {24, 24, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}, false, false},
       // 32 -> 64 channels stride 1 (K = 288): both.
