@@ -15,7 +15,8 @@
 // column sums then row sums, vectorised per ISA; pool2d_simd.h; float MaxPool
 // without Indices takes the same table's max function, named
 // maxpool2d_separable with its ISA, or maxpool2d_rows where the table's register kernel
-// takes the window (strides 1); the template below serves the other types).
+// takes the window (stride_w 1, or maxpool2d_rows_s2 for 1- and 2-wide windows at
+// stride_w 2); the template below serves the other types).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -338,7 +339,7 @@ class PoolKernel : public Kernel {
       pool2d_simd(plan, max, planes, x.data<float>(), ctx.output(0).mutable_data<float>(), ctx.threads());
       const Pool2dKernels& k = pool2d_kernels_for(pool2d_isa());
       ctx.stats().variant = !max ? "avgpool2d_separable"
-                            : max_rows_fits(plan, k.max_rows_lanes) ? "maxpool2d_rows"
+                            : max_rows_fits(plan, k.max_rows_lanes) ? max_rows_variant(plan)
                                                                      : "maxpool2d_separable";
       ctx.stats().isa = cpu::isa_name(k.isa);
       return;

@@ -67,10 +67,14 @@ struct Pool2dKernels {
 };
 
 // Whether maxpool2d_rows takes plan p on a table of `lanes` lanes.
+// Stride_w 1 with kernel width <= lanes + 1, or stride_w 2 with kernel width <= 2
+// (maxpool2d_rows_s2: the 2x2 stride-2 downsampling pools); any stride_h, dilations 1.
 inline bool max_rows_fits(const Pool2dPlan& p, int lanes) {
-  return lanes > 0 && p.sh == 1 && p.sw == 1 && p.dh == 1 && p.dw == 1 && p.KW <= lanes + 1 && p.OW > 0 &&
-         p.OH > 0;
+  const bool cols = (p.sw == 1 && p.KW <= lanes + 1) || (p.sw == 2 && p.KW <= 2);
+  return lanes > 0 && cols && p.dh == 1 && p.dw == 1 && p.OW > 0 && p.OH > 0;
 }
+// The kernel_variant of the table's row kernel for plan p (max_rows_fits).
+inline const char* max_rows_variant(const Pool2dPlan& p) { return p.sw == 2 ? "maxpool2d_rows_s2" : "maxpool2d_rows"; }
 
 const Pool2dKernels& pool2d_kernels_portable();
 const Pool2dKernels& pool2d_kernels_avx2();

@@ -45,6 +45,14 @@ struct Avx2Rows {
   static Reg shift(Reg lo, Reg hi, const Shift& s) {
     return _mm256_blendv_ps(_mm256_permutevar8x32_ps(lo, s.idx), _mm256_permutevar8x32_ps(hi, s.idx), s.from_hi);
   }
+  // Lanes 0, 2, .., 14 (even) / 1, 3, .., 15 (odd) of the pair hi:lo: shufps picks
+  // them per 128-bit half (lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6), vpermpd restores the order.
+  static Reg even(Reg lo, Reg hi) {
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0x88)), 0xD8));
+  }
+  static Reg odd(Reg lo, Reg hi) {
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0xDD)), 0xD8));
+  }
   static void store_n(float* p, Reg v, int64_t n) {
     if (n == 8) return _mm256_storeu_ps(p, v);
     alignas(32) float t[8];  // vmaskmovps stores are slow on AMD

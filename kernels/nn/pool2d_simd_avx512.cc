@@ -35,6 +35,13 @@ struct Avx512Rows {
     return _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(k));
   }
   static Reg shift(Reg lo, Reg hi, Shift s) { return _mm512_permutex2var_ps(lo, s, hi); }
+  // Lanes 0, 2, .., 30 (even) / 1, 3, .., 31 (odd) of the pair hi:lo.
+  static Reg even(Reg lo, Reg hi) {
+    return _mm512_permutex2var_ps(lo, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), hi);
+  }
+  static Reg odd(Reg lo, Reg hi) {
+    return _mm512_permutex2var_ps(lo, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), hi);
+  }
   static void store_n(float* p, Reg v, int64_t n) {
     if (n == 16) _mm512_storeu_ps(p, v);
     else _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << n) - 1u), v);

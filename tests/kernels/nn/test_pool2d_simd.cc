@@ -108,6 +108,16 @@ TEST(MaxPoolSeparable, FloatMatchesReferenceOnEveryIsa) {
   v.push_back({{1, 2, 9, 19}, {18, 18}, {1, 1}, {}, {9, 9, 8, 8}});
   v.push_back({{1, 2, 6, 33}, {2, 2}, {1, 1}, {}, {}});
   v.push_back({{1, 2, 7, 19}, {3, 5}, {1, 1}, {}, {0, 2, 1, 1}});
+  // Stride_w 2 with 1- or 2-wide windows (maxpool2d_rows_s2): output widths around the 8- and
+  // 16-lane chunks, left / right pads (lanes outside X), ceil_mode overhang, stride_h 1..3,
+  // a 3-row window; stride_h 3 at stride_w 1 (maxpool2d_rows).
+  for (int64_t w : {2, 15, 16, 17, 31, 32, 33, 47, 65}) {
+    v.push_back({{1, 3, 6, w}, {2, 2}, {2, 2}, {}, {}, w % 2});
+    v.push_back({{1, 2, 7, w}, {2, 2}, {1, 2}, {}, {0, 1, 1, 1}});
+    v.push_back({{1, 2, 9, w}, {3, 1}, {3, 2}, {}, {1, 0, 1, 0}});
+  }
+  v.push_back({{2, 3, 8, 40}, {1, 2}, {2, 2}, {}, {}});
+  v.push_back({{1, 2, 11, 23}, {3, 3}, {3, 1}, {}, {1, 1, 1, 1}});
   uint32_t seed = 500;
   for (cpu::Isa isa : isa_levels()) {
     IsaScope scope(isa);
@@ -152,13 +162,16 @@ TEST(AvgPoolSeparable, DispatchNamesPathAndIsa) {
     const SessionOptions o = options_for(KernelMode::Fast, 1);
     EXPECT_EQ(trace_field(mb, x, o, "kernel_variant"), "avgpool2d_separable");
     EXPECT_EQ(trace_field(mb, x, o, "isa"), cpu::isa_name(isa));
-    // Stride 1: the register kernel on AVX2 / AVX-512, the flat passes on portable; stride 2
-    // (and a window wider than the AVX2 registers reach): the flat passes everywhere.
+    // Stride 1: the register kernel on AVX2 / AVX-512, the flat passes on portable; a 3x3
+    // stride-2 window (and one wider than the AVX2 registers reach): the flat passes everywhere.
     const ModelBuilder max = avg_model(c, "MaxPool");
     EXPECT_EQ(trace_field(max, x, o, "kernel_variant"), isa == cpu::Isa::Portable ? "maxpool2d_separable" : "maxpool2d_rows");
     EXPECT_EQ(trace_field(max, x, o, "isa"), cpu::isa_name(isa));
     const ModelBuilder strided = avg_model({{1, 3, 9, 20}, {3, 3}, {2, 2}, {}, {1, 1, 1, 1}}, "MaxPool");
     EXPECT_EQ(trace_field(strided, x, o, "kernel_variant"), "maxpool2d_separable");
+    // 2x2 stride 2: the stride-2 register kernel on AVX2 / AVX-512.
+    const ModelBuilder down = avg_model({{1, 3, 9, 20}, {2, 2}, {2, 2}, {}, {}}, "MaxPool");
+    EXPECT_EQ(trace_field(down, x, o, "kernel_variant"), isa == cpu::Isa::Portable ? "maxpool2d_separable" : "maxpool2d_rows_s2");
     const ModelBuilder wide = avg_model({{1, 3, 9, 20}, {13, 13}, {1, 1}, {}, {6, 6, 6, 6}}, "MaxPool");
     EXPECT_EQ(trace_field(wide, x, o, "kernel_variant"), isa == cpu::Isa::Avx512 ? "maxpool2d_rows" : "maxpool2d_separable");
   }
