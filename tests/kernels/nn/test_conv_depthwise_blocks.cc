@@ -158,6 +158,16 @@ TEST(ConvDepthwiseBlocks, RowPathMatchesReference) {
         check(c, seed += 10, 1 + i % 2, cpu::Isa::Avx512);
         ++i;
       }
+    // Stride 2 along W (even then odd input columns per tap row): output widths 24..40
+    // (12-, 4- and 1-pixel strips), odd and even input widths, pads 0..2, stride_h 1 and 2.
+    int j = 0;
+    for (int64_t w : {47, 48, 49, 55, 61, 80})
+      for (int64_t k : {3, 5}) {
+        const int64_t p = (k / 2 + j) % 3;
+        Case c{{1 + j % 2, j % 2 ? 16 : 21, 4 + j % 5, w}, k, k, {1 + j % 2, 2}, {1, 1}, {p, p, k / 2, k / 2}, j % 3 != 1, ""};
+        check(c, seed += 10, 1 + j % 2, cpu::Isa::Avx512);
+        ++j;
+      }
     Case tall{{1, 20, 11, 30}, 5, 3, {2, 1}, {2, 1}, {3, 1, 2, 1}, true, ""};  // KH 5, KW 3, stride / dilation in H
     check(tall, seed += 10, 2, cpu::Isa::Avx512);
     Case flat{{1, 33, 4, 40}, 3, 5, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, ""};  // no padding
