@@ -20,6 +20,7 @@ namespace {
 // left to the compiler (SSE2 on the x86-64 baseline). Tails count lanes.
 struct PortableLanes {
   static constexpr int V = 8;
+  static constexpr bool kRowPath = false;  // dw_block_channels' row path (conv_depthwise_impl.h)
   struct Reg {
     float v[V];
   };

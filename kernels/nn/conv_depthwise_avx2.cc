@@ -14,6 +14,7 @@ namespace {
 struct Avx2Lanes {
   using Reg = __m256;
   static constexpr int V = 8;
+  static constexpr bool kRowPath = true;  // dw_block_channels' row path (conv_depthwise_impl.h)
   struct Tail {
     __m256i m;  // the n output lanes
   };

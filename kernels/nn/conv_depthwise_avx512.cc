@@ -18,6 +18,7 @@ namespace {
 struct Avx512Lanes {
   using Reg = __m512;
   static constexpr int V = 16;
+  static constexpr bool kRowPath = true;  // dw_block_channels' row path (conv_depthwise_impl.h)
   struct Tail {
     __mmask16 m;  // the n output lanes
   };

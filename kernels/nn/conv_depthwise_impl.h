@@ -307,6 +307,43 @@ ONNXMINI_DW_INLINE void dw_rows_strip(const DepthwisePlaneGeom& g, const Depthwi
   for (int p = 0; p < PX; ++p) T::store(o + p * V, finish(c[p]));
 }
 
+// The row path for AVX2 (16 ymm): the PX inputs of a strip do not fit beside PX
+// accumulators, so the tap row's K weights are held instead and its (PX - 1) S + K input
+// pixels streamed through one register, each FMA'd into the (up to K) accumulators it
+// feeds: 8 accumulators + K weights + 1 input = 14 registers for 5x5, 8 independent FMA
+// chains, per tap row (PX - 1) S + K input loads and K weight loads for PX * K FMAs (the
+// flat steps: one input load per FMA).
+template <class T, int PX, int K, int S, class Finish>
+ONNXMINI_DW_INLINE void dw_rows_strip_stream(const DepthwisePlaneGeom& g, const DepthwiseBlockArgs& a,
+                                             const float* wv, int64_t oh, int64_t ow, int64_t kh_lo, int64_t kh_hi,
+                                             typename T::Reg bias, const Finish& finish) {
+  using R = typename T::Reg;
+  constexpr int V = T::V;
+  constexpr int kIn = (PX - 1) * S + K;
+  R c[PX];
+#pragma GCC unroll 16
+  for (int p = 0; p < PX; ++p) c[p] = bias;
+  for (int64_t kh = kh_lo; kh < kh_hi; ++kh) {
+    const float* xp = a.xb + ((oh * g.sh + kh * g.dh) * a.wp + ow * S) * V;
+    const float* wk = wv + kh * K * V;
+    R w[K];
+#pragma GCC unroll 5
+    for (int kw = 0; kw < K; ++kw) w[kw] = T::load(wk + kw * V);
+#pragma GCC unroll 24
+    for (int i = 0; i < kIn; ++i) {
+      const R x = T::load(xp + i * V);
+#pragma GCC unroll 5
+      for (int kw = 0; kw < K; ++kw) {
+        const int d = i - kw;  // input column i is tap kw of output pixel d / S
+        if (d >= 0 && d % S == 0 && d / S < PX) c[d / S] = T::fma(x, w[kw], c[d / S]);
+      }
+    }
+  }
+  float* o = a.ob + (oh * g.OW + ow) * V;
+#pragma GCC unroll 16
+  for (int p = 0; p < PX; ++p) T::store(o + p * V, finish(c[p]));
+}
+
 template <class T, int K, int S, class Finish>
 void dw_block_rows(const DepthwisePlaneGeom& g, const DepthwiseBlockArgs& a, const float* wv, typename T::Reg bias,
                    const Finish& finish) {
@@ -314,20 +351,27 @@ void dw_block_rows(const DepthwisePlaneGeom& g, const DepthwiseBlockArgs& a, con
     int64_t kh_lo, kh_hi;
     dw_valid_taps(oh, g.H, g.KH, g.sh, g.dh, g.ph, kh_lo, kh_hi);
     int64_t ow = 0;
-    for (; ow + 12 <= g.OW; ow += 12) dw_rows_strip<T, 12, K, S>(g, a, wv, oh, ow, kh_lo, kh_hi, bias, finish);
-    for (; ow + 4 <= g.OW; ow += 4) dw_rows_strip<T, 4, K, S>(g, a, wv, oh, ow, kh_lo, kh_hi, bias, finish);
-    for (; ow < g.OW; ++ow) dw_rows_strip<T, 1, K, S>(g, a, wv, oh, ow, kh_lo, kh_hi, bias, finish);
+    if constexpr (T::V == 16) {
+      for (; ow + 12 <= g.OW; ow += 12) dw_rows_strip<T, 12, K, S>(g, a, wv, oh, ow, kh_lo, kh_hi, bias, finish);
+      for (; ow + 4 <= g.OW; ow += 4) dw_rows_strip<T, 4, K, S>(g, a, wv, oh, ow, kh_lo, kh_hi, bias, finish);
+      for (; ow < g.OW; ++ow) dw_rows_strip<T, 1, K, S>(g, a, wv, oh, ow, kh_lo, kh_hi, bias, finish);
+    } else {
+      for (; ow + 8 <= g.OW; ow += 8) dw_rows_strip_stream<T, 8, K, S>(g, a, wv, oh, ow, kh_lo, kh_hi, bias, finish);
+      for (; ow + 4 <= g.OW; ow += 4) dw_rows_strip_stream<T, 4, K, S>(g, a, wv, oh, ow, kh_lo, kh_hi, bias, finish);
+      for (; ow < g.OW; ++ow) dw_rows_strip_stream<T, 1, K, S>(g, a, wv, oh, ow, kh_lo, kh_hi, bias, finish);
+    }
   }
 }
 
-// Whether dw_block_channels takes the row path: 32 vector registers (AVX-512), stride 1 or
-// 2 and dilation 1 along W, a 3- or 5-wide kernel, and output rows of at least
-// kDwRowsMinOW pixels (measured in conv_depthwise.cc's rule comment).
+// Whether dw_block_channels takes the row path: AVX-512 (dw_rows_strip) or AVX2
+// (dw_rows_strip_stream; the portable traits have none), stride 1 or 2 and dilation 1
+// along W, a 3- or 5-wide kernel, and output rows of at least kDwRowsMinOW pixels
+// (measured in conv_depthwise.cc's rule comment).
 constexpr int64_t kDwRowsMinOW = 24;
 template <class T>
 inline bool dw_rows_apply(const DepthwisePlaneGeom& g) {
-  return T::V == 16 && (g.sw == 1 || g.sw == 2) && g.dw == 1 && (g.KW == 3 || g.KW == 5) &&
-         g.OW >= kDwRowsMinOW && dw_rows_enabled();
+  return T::kRowPath && (g.sw == 1 || g.sw == 2) && g.dw == 1 &&
+         (g.KW == 3 || g.KW == 5) && g.OW >= kDwRowsMinOW && dw_rows_enabled();
 }
 
 // kRows: the row path (dw_block_rows) instead of the flat steps; dw_block_channels below

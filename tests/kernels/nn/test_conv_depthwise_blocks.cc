@@ -138,16 +138,19 @@ TEST(ConvDepthwiseBlocks, ShapesOnEveryIsaMatchReference) {
   }
 }
 
-// The AVX-512 row path (dw_block_rows: stride and dilation 1 along W, 3- or 5-wide
-// kernels, output rows of >= 24 pixels), and the flat steps on the same shapes
-// (set_depthwise_rows(false)): strips of 12 / 4 / 1 pixels (widths 24, 25, 29, 37, 76),
+// The row path (dw_block_rows: stride 1 or 2 and dilation 1 along W, 3- or 5-wide
+// kernels, output rows of >= 24 pixels; AVX-512 dw_rows_strip, AVX2 dw_rows_strip_stream),
+// and the flat steps on the same shapes (set_depthwise_rows(false)): strips of 12 / 8 /
+// 4 / 1 pixels (widths 24, 25, 29, 37, 76),
 // KH != KW, stride 2 and dilation 2 down the rows, asymmetric and zero pads, partial
 // channel blocks, fused activations, 1 and 2 threads.
 TEST(ConvDepthwiseBlocks, RowPathMatchesReference) {
-  if (!cpu::hw_has_avx512()) GTEST_SKIP() << "the row path is AVX-512 only";
+  if (!cpu::hw_has_avx2_fma()) GTEST_SKIP() << "the row path is AVX2 / AVX-512 only";
   BlocksScope force(nn::DepthwiseBlocks::Always);
-  IsaScope scope(cpu::Isa::Avx512);
   uint32_t seed = 1300;
+  for (cpu::Isa isa : isas()) {
+  if (isa == cpu::Isa::Portable) continue;
+  IsaScope scope(isa);
   for (bool rows : {true, false}) {
     nn::set_depthwise_rows(rows);
     int i = 0;
@@ -155,7 +158,7 @@ TEST(ConvDepthwiseBlocks, RowPathMatchesReference) {
       for (int64_t k : {3, 5}) {
         const int64_t p = k / 2;
         Case c{{1 + i % 2, i % 2 ? 16 : 19, 3 + i % 5, w}, k, k, {1, 1}, {1, 1}, {p, p, p, p}, i % 3 != 2, ""};
-        check(c, seed += 10, 1 + i % 2, cpu::Isa::Avx512);
+        check(c, seed += 10, 1 + i % 2, isa);
         ++i;
       }
     // Stride 2 along W (even then odd input columns per tap row): output widths 24..40
@@ -165,19 +168,20 @@ TEST(ConvDepthwiseBlocks, RowPathMatchesReference) {
       for (int64_t k : {3, 5}) {
         const int64_t p = (k / 2 + j) % 3;
         Case c{{1 + j % 2, j % 2 ? 16 : 21, 4 + j % 5, w}, k, k, {1 + j % 2, 2}, {1, 1}, {p, p, k / 2, k / 2}, j % 3 != 1, ""};
-        check(c, seed += 10, 1 + j % 2, cpu::Isa::Avx512);
+        check(c, seed += 10, 1 + j % 2, isa);
         ++j;
       }
     Case tall{{1, 20, 11, 30}, 5, 3, {2, 1}, {2, 1}, {3, 1, 2, 1}, true, ""};  // KH 5, KW 3, stride / dilation in H
-    check(tall, seed += 10, 2, cpu::Isa::Avx512);
+    check(tall, seed += 10, 2, isa);
     Case flat{{1, 33, 4, 40}, 3, 5, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, ""};  // no padding
-    check(flat, seed += 10, 1, cpu::Isa::Avx512);
+    check(flat, seed += 10, 1, isa);
     Case skew{{1, 17, 6, 31}, 5, 5, {1, 1}, {1, 1}, {1, 0, 3, 4}, true, ""};  // asymmetric pads
-    check(skew, seed += 10, 1, cpu::Isa::Avx512);
+    check(skew, seed += 10, 1, isa);
     for (const char* act : {"Relu", "Clip", "PRelu", "HardSwish", "Sigmoid"}) {
       Case a{{1, 21, 5, 26}, 5, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, act};
-      check(a, seed += 10, 2, cpu::Isa::Avx512);
+      check(a, seed += 10, 2, isa);
     }
+  }
   }
   nn::set_depthwise_rows(true);
 }
