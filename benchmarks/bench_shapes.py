@@ -141,9 +141,12 @@ CAUSES = {
         "2 threads only (1 thread: 1.08x blocked, 1.0x as conv1x1_transposed): a 768 -> 384 1x1 on 13x13; "
         "1x1 Convs stay out of the lone-Conv blocking rule. Not analysed further."),
     ("magika_standard_v3_3", "jax2tf_get_logits_/pjit_get_logits_/MagikaV2/Conv_0/Conv2D"): (
-        "conv1d_im2col for a 5x1 kernel on a 512x1 image (256 -> 512 channels): an im2col copy and one "
-        "GEMM; 1 thread 0.82x, 2 threads 0.71x. Blocking it lost badly (0.35x: the NCHWc kernel's pixel "
-        "strips run along a 1-pixel-wide row), so 1-D kernels stay out of the lone-Conv rule."),
+        "conv1d_implicit_gemm (since 2026-11-29 on AVX-512 at any im2col size) for a 5x1 kernel on a 512x1 "
+        "image (256 -> 512 channels, 671 MFLOP): ~230 GFLOP/s at 1 thread against onnxruntime's ~245 (CLI "
+        "2.96 ms). At 2 threads the reading depends on the host's vCPU placement (threads.md, 'Slow periods "
+        "on the EPYC VM'): 1.40-1.58 ms in the near mode, 1.97 ms in a far-mode sweep run. Blocking it lost "
+        "badly (0.35x: the NCHWc kernel's pixel strips run along a 1-pixel-wide row), so 1-D kernels stay "
+        "out of the lone-Conv rule."),
     ("ppocr_v4_rec", "p2o.ReduceMean.0"): (
         "layernorm_rows is portable scalar code: three passes per row (mean, variance, normalise) in double "
         "precision, scale and bias read through a per-element callback. Needs a float32 SIMD row kernel "
