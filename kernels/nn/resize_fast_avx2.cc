@@ -44,7 +44,39 @@ const ReplicateLanes& replicate_lanes() {
   return t;
 }
 
+// The 2x nearest upsample (s = 2, two copies) with the factor and copies known at compile
+// time, as replicate_row_2x2 in resize_fast_avx512.cc.
+__attribute__((noinline)) void replicate_row_2x2(const float* src, int64_t w, float* dst, int64_t dst_stride) {
+  const __m256i* idx = replicate_lanes().idx[2];
+  const __m256i lo = idx[0], hi = idx[1];
+  float* d1 = dst + dst_stride;
+  int64_t i = 0;
+  for (; i + 8 <= w; i += 8) {
+    const __m256 v = _mm256_loadu_ps(src + i);
+    const __m256 a = _mm256_permutevar8x32_ps(v, lo), b = _mm256_permutevar8x32_ps(v, hi);
+    _mm256_storeu_ps(dst + 2 * i, a);
+    _mm256_storeu_ps(dst + 2 * i + 8, b);
+    _mm256_storeu_ps(d1 + 2 * i, a);
+    _mm256_storeu_ps(d1 + 2 * i + 8, b);
+  }
+  if (i < w) {
+    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const int32_t rest = static_cast<int32_t>(w - i);  // 1..7 floats -> 2..14 outputs
+    const __m256 v = _mm256_maskload_ps(src + i, _mm256_cmpgt_epi32(_mm256_set1_epi32(rest), lanes));
+    const __m256i ma = _mm256_cmpgt_epi32(_mm256_set1_epi32(std::min(8, 2 * rest)), lanes);
+    const __m256 a = _mm256_permutevar8x32_ps(v, lo), b = _mm256_permutevar8x32_ps(v, hi);
+    _mm256_maskstore_ps(dst + 2 * i, ma, a);
+    _mm256_maskstore_ps(d1 + 2 * i, ma, a);
+    if (2 * rest > 8) {
+      const __m256i mb = _mm256_cmpgt_epi32(_mm256_set1_epi32(2 * rest - 8), lanes);
+      _mm256_maskstore_ps(dst + 2 * i + 8, mb, b);
+      _mm256_maskstore_ps(d1 + 2 * i + 8, mb, b);
+    }
+  }
+}
+
 void replicate_row_avx2(const float* src, int64_t w, int64_t s, float* dst, int64_t copies, int64_t dst_stride) {
+  if (s == 2 && copies == 2) return replicate_row_2x2(src, w, dst, dst_stride);
   auto store = [&](int64_t at, __m256 v) {
     for (int64_t r = 0; r < copies; ++r) _mm256_storeu_ps(dst + r * dst_stride + at, v);
   };

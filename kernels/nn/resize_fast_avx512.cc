@@ -53,8 +53,41 @@ const ReplicateLanes& replicate_lanes() {
   return t;
 }
 
+// The 2x nearest upsample (s = 2, two copies: the detectors' FPN Resize), with the factor and
+// the copies known at compile time: the general loop's per-store loop over copies and run-time
+// s cost as much as the stores on short rows (96 x 26x26 -> 52x52: 25 us against onnxruntime's
+// 20, AMD EPYC).
+void replicate_row_2x2(const float* src, int64_t w, float* dst, int64_t dst_stride) {
+  const __m512i* idx = replicate_lanes().idx[2];
+  const __m512i lo = idx[0], hi = idx[1];
+  float* d1 = dst + dst_stride;
+  int64_t i = 0;
+  for (; i + 16 <= w; i += 16) {
+    const __m512 v = _mm512_loadu_ps(src + i);
+    const __m512 a = _mm512_permutexvar_ps(lo, v), b = _mm512_permutexvar_ps(hi, v);
+    _mm512_storeu_ps(dst + 2 * i, a);
+    _mm512_storeu_ps(dst + 2 * i + 16, b);
+    _mm512_storeu_ps(d1 + 2 * i, a);
+    _mm512_storeu_ps(d1 + 2 * i + 16, b);
+  }
+  if (i < w) {
+    const int64_t rest = w - i;  // 1..15 floats -> 2..30 outputs
+    const __m512 v = _mm512_maskz_loadu_ps(tail_mask(rest), src + i);
+    const __mmask16 ma = tail_mask(std::min<int64_t>(16, 2 * rest));
+    const __mmask16 mb = 2 * rest > 16 ? tail_mask(2 * rest - 16) : __mmask16(0);
+    const __m512 a = _mm512_permutexvar_ps(lo, v), b = _mm512_permutexvar_ps(hi, v);
+    _mm512_mask_storeu_ps(dst + 2 * i, ma, a);
+    _mm512_mask_storeu_ps(d1 + 2 * i, ma, a);
+    if (mb) {
+      _mm512_mask_storeu_ps(dst + 2 * i + 16, mb, b);
+      _mm512_mask_storeu_ps(d1 + 2 * i + 16, mb, b);
+    }
+  }
+}
+
 void replicate_row_avx512(const float* src, int64_t w, int64_t s, float* dst, int64_t copies,
                           int64_t dst_stride) {
+  if (s == 2 && copies == 2) return replicate_row_2x2(src, w, dst, dst_stride);
   auto store = [&](int64_t at, __m512 v) {
     for (int64_t r = 0; r < copies; ++r) _mm512_storeu_ps(dst + r * dst_stride + at, v);
   };

@@ -300,21 +300,25 @@ TEST(ResizeFast, Float16AndBFloat16GoThroughFloat32) {
 }
 
 TEST(ResizeFast, ReplicateRowEveryWidthAndFactor) {
-  // The row primitive alone: every tail length and factor (also past the vector width), one and three rows.
+  // The row primitive alone: every tail length and factor (also past the vector width), one, two
+  // (s = 2: the 2x upsample's own path) and three rows, adjacent (stride n) or with a gap.
   std::vector<float> src(40);
   for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i) + 0.5f;
   for (cpu::Isa isa : isas()) {
     const nn::ResizeRowKernels& k = nn::resize_row_kernels_for(isa);
     for (int64_t w = 1; w <= 40; ++w)
       for (int64_t s = 1; s <= 18; ++s)
-        for (int64_t copies : {1, 3}) {
-          const int64_t n = w * s, stride = n + 5;  // a gap after each row that must stay untouched
-          std::vector<float> dst(static_cast<size_t>(copies * stride), -1.f);
+        for (int64_t copies : {1, 2, 3})
+          for (int64_t gap : {0, 5}) {
+          const int64_t n = w * s, stride = n + gap;  // a gap after each row that must stay untouched
+          std::vector<float> dst(static_cast<size_t>(copies * stride + 5), -1.f);  // 5 more after the last row
           k.replicate_row(src.data(), w, s, dst.data(), copies, stride);
           for (int64_t r = 0; r < copies; ++r)
             for (int64_t x = 0; x < stride; ++x)
               ASSERT_EQ(dst[r * stride + x], x < n ? src[x / s] : -1.f)
                   << cpu::isa_name(isa) << " w " << w << " s " << s << " row " << r << " x " << x;
+          for (int64_t x = copies * stride; x < copies * stride + 5; ++x)
+            ASSERT_EQ(dst[x], -1.f) << cpu::isa_name(isa) << " w " << w << " s " << s << " past the last row";
         }
   }
 }
