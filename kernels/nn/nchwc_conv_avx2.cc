@@ -4,6 +4,7 @@
 #include <immintrin.h>
 
 #include "kernels/nn/nchwc_conv_impl.h"
+#include "kernels/gemm_engine/epilogue_avx2.h"
 #include "kernels/simd/f32_kernels_impl.h"  // sigmoid_reg, gelu_erf_reg / gelu_tanh_reg
 #include "kernels/simd/vec_avx2.h"
 #include "kernels/simd/transpose8_avx2.h"
@@ -36,7 +37,12 @@ struct Avx2Block {
   }
   static Reg prelu(Reg v, Reg s) { return {prelu8(v.lo, s.lo), prelu8(v.hi, s.hi)}; }
   static constexpr bool kExpActivations = true;
-  static Reg sigmoid(Reg v) { return {simd::sigmoid_reg<simd::V256>(v.lo), simd::sigmoid_reg<simd::V256>(v.hi)}; }
+  static Reg sigmoid(Reg v) { return {sigmoid8(v.lo), sigmoid8(v.hi)}; }
+  // 1 / (1 + exp(-x)) with vdivps (see nchwc_conv_avx512.cc's sigmoid).
+  static __m256 sigmoid8(__m256 x) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    return _mm256_div_ps(one, _mm256_add_ps(one, gemm::exp8_ps(_mm256_sub_ps(_mm256_setzero_ps(), x))));
+  }
   static Reg gelu(Reg v) { return {simd::gelu_erf_reg<simd::V256>(v.lo), simd::gelu_erf_reg<simd::V256>(v.hi)}; }
   static Reg gelu_tanh(Reg v) { return {simd::gelu_tanh_reg<simd::V256>(v.lo), simd::gelu_tanh_reg<simd::V256>(v.hi)}; }
 };
