@@ -7,11 +7,7 @@
 // latency need 8). The last vector of a row is stored through a lane mask.
 #include <immintrin.h>
 
-#include <array>
-#include <utility>
-
 #include "kernels/gemm_engine/epilogue_avx2.h"
-#include "kernels/nn/conv_depthwise.h"
 #include "kernels/nn/conv_smallk_impl.h"
 
 namespace onnxmini {
@@ -20,7 +16,6 @@ namespace {
 
 constexpr int kV = 8;
 constexpr int kMaxMB = 6;
-constexpr int kMaxNS = 2;
 
 template <int NS, int MB, bool kSimple>
 void tile(const SmallKTile& a) {
@@ -63,30 +58,16 @@ void tile(const SmallKTile& a) {
     }
 }
 
-using TileFn = void (*)(const SmallKTile&);
-
-template <int NS, bool kSimple, int... J>
-constexpr std::array<TileFn, kMaxMB> tiles_of(std::integer_sequence<int, J...>) {
-  return {&tile<NS, J + 1, kSimple>...};
-}
-using Mbs = std::make_integer_sequence<int, kMaxMB>;
-// kTiles[simple][NS - 1][MB - 1]
-const std::array<TileFn, kMaxMB> kTiles[2][kMaxNS] = {{tiles_of<1, false>(Mbs{}), tiles_of<2, false>(Mbs{})},
-                                                      {tiles_of<1, true>(Mbs{}), tiles_of<2, true>(Mbs{})}};
-
-struct Avx2SmallK {
-  static constexpr int V = kV;
-  static constexpr int kMaxMB = nn::kMaxMB;
-  static constexpr int kMaxNS = nn::kMaxNS;
-  static void tile(int ns, int mb, const SmallKTile& a) { kTiles[a.simple][ns - 1][mb - 1](a); }
-  static DeinterleaveFn deinterleave() { return depthwise_kernels_avx2().deinterleave; }
+template <int NS, int MB, bool kSimple>
+struct Tile {
+  static void run(const SmallKTile& a) { tile<NS, MB, kSimple>(a); }
 };
 
 }  // namespace
 
 void conv2d_smallk_avx2(KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,
                         const gemm::Epilogue& epi, const InputAffine& affine, float* y) {
-  smallk_drive<Avx2SmallK>(ctx, g, x, w, epi, affine, y);
+  smallk_drive<SmallKIsa<kV, kMaxMB, Tile>>(ctx, g, x, w, epi, affine, y, depthwise_kernels_avx2().deinterleave);
 }
 
 }  // namespace nn

@@ -31,12 +31,15 @@
 // the split.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "core/thread_pool.h"
 #include "kernels/gemm_engine/sgemm_kernel.h"
+#include "kernels/nn/conv_depthwise.h"
 #include "kernels/nn/conv_smallk.h"
 
 namespace onnxmini {
@@ -68,15 +71,38 @@ struct SmallKTile {
   float lo, hi;
 };
 
-// Isa provides:
-//   static constexpr int V;        floats per vector
-//   static constexpr int kMaxMB;   channels of the widest tile
-//   static constexpr int kMaxNS;   vectors of columns of the widest tile
-//   static void tile(int ns, int mb, const SmallKTile&);
-//   static DeinterleaveFn deinterleave();  even / odd split of a padded row
+using SmallKTileFn = void (*)(const SmallKTile&);
+
+// An ISA's register tiles as one table, [simple][NS - 1][MB - 1]: Tile<NS, MB, kSimple>::run
+// for NS = 1, 2 vectors of columns and MB = 1..kMaxMB channels.
+template <template <int, int, bool> class Tile, int kMaxMB>
+struct SmallKTiles {
+  template <int NS, bool kSimple, int... J>
+  static constexpr std::array<SmallKTileFn, kMaxMB> row(std::integer_sequence<int, J...>) {
+    return {&Tile<NS, J + 1, kSimple>::run...};
+  }
+  static void call(int ns, int mb, const SmallKTile& a) {
+    using Mbs = std::make_integer_sequence<int, kMaxMB>;
+    static constexpr std::array<SmallKTileFn, kMaxMB> table[2][2] = {
+        {row<1, false>(Mbs{}), row<2, false>(Mbs{})}, {row<1, true>(Mbs{}), row<2, true>(Mbs{})}};
+    table[a.simple][ns - 1][mb - 1](a);
+  }
+};
+
+// What smallk_drive needs of an ISA: V floats per vector, tiles of up to kMaxNS = 2 vectors
+// of columns x kMaxMB channels.
+template <int kV, int kMB, template <int, int, bool> class Tile>
+struct SmallKIsa {
+  static constexpr int V = kV;
+  static constexpr int kMaxMB = kMB;
+  static constexpr int kMaxNS = 2;
+  static void tile(int ns, int mb, const SmallKTile& a) { SmallKTiles<Tile, kMB>::call(ns, mb, a); }
+};
+
+// deinterleave: the ISA's even / odd split of a row (stride_w 2).
 template <class Isa>
 void smallk_drive(KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,
-                  const gemm::Epilogue& epi, const InputAffine& affine, float* y) {
+                  const gemm::Epilogue& epi, const InputAffine& affine, float* y, DeinterleaveFn deinterleave) {
   constexpr int V = Isa::V;
   const Window& win = g.win;
   const int64_t C = g.C, M = g.M, H = win.in[0], W = win.in[1], OH = win.out[0], OW = win.out[1];
@@ -108,7 +134,6 @@ void smallk_drive(KernelContext& ctx, const ConvGeom& g, const float* x, const f
   const int last_valid = static_cast<int>(OW - (strips - 1) * V);
   const double row_flops = 2.0 * M * K * OW;
   const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>(kSmallKTaskFlops / std::max(row_flops, 1.0)));
-  const DeinterleaveFn deinterleave = Isa::deinterleave();
   parallel_for(ctx.threads(), g.N * OH, grain, [&](int64_t t0, int64_t t1) {
     std::vector<float> buf(static_cast<size_t>(C * KH * sw * Wq), 0.0f);
     // sw 2: the padded row before its split (zeros outside [pl, pl + W) stay zero).

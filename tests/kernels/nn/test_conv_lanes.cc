@@ -21,6 +21,7 @@
 
 #include "kernels/nn/conv_lanes.h"
 #include "runtime/graph_layout_nchwc.h"
+#include "tests/common/conv_case.h"
 #include "tests/common/fusion_test_util.h"
 #include "tests/common/simd_isas.h"
 
@@ -28,42 +29,10 @@ namespace onnxmini {
 namespace test {
 namespace {
 
-struct LanesCase {
-  Shape x, w;
-  std::vector<int64_t> strides{1, 1}, dilations{1, 1}, pads{0, 0, 0, 0};
-  bool bias = true;
-};
-
-std::string describe(const LanesCase& c) {
-  std::ostringstream s;
-  s << "x=" << shape_to_string(c.x) << " w=" << shape_to_string(c.w) << " strides=" << c.strides[0] << ","
-    << c.strides[1] << " dil=" << c.dilations[0] << "," << c.dilations[1] << " pads=" << c.pads[0] << ","
-    << c.pads[1] << "," << c.pads[2] << "," << c.pads[3] << " bias=" << c.bias;
-  return s.str();
-}
+using LanesCase = ConvCase;
 
 // A Conv with a constant filter (only those are repacked for conv2d_lanes).
-ModelBuilder lanes_model(const LanesCase& c, uint32_t seed) {
-  ModelBuilder mb(13);
-  mb.input("X", DType::Float32, c.x);
-  mb.initializer("W", random_tensor(DType::Float32, c.w, seed));
-  std::vector<std::string> in{"X", "W"};
-  if (c.bias) {
-    mb.initializer("B", random_tensor(DType::Float32, {c.w[0]}, seed + 1));
-    in.push_back("B");
-  }
-  mb.node("Conv", in, {"Y"}).name("c").attr("strides", c.strides).attr("dilations", c.dilations).attr("pads", c.pads);
-  mb.output("Y");
-  return mb;
-}
-
-// The kernel_variant and isa of the first node in a profiled run of `mb`.
-std::pair<std::string, std::string> variant_isa_of(const ModelBuilder& mb,
-                                                   const std::vector<std::pair<std::string, Tensor>>& feeds,
-                                                   SessionOptions o) {
-  const std::string trace = profiled_trace(mb, std::move(o), feeds);
-  return {trace_value(trace, "kernel_variant"), trace_value(trace, "isa")};
-}
+inline ModelBuilder lanes_model(const LanesCase& c, uint32_t seed) { return conv_case_model(c, seed); }
 
 std::string variant_of(const ModelBuilder& mb, const std::vector<std::pair<std::string, Tensor>>& feeds,
                        SessionOptions o) {
