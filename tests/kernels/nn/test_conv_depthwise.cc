@@ -17,6 +17,7 @@
 #include "core/cpu_features.h"
 #include "kernels/nn/conv_depthwise.h"
 #include "kernels/nn/conv_variant.h"
+#include "tests/common/conv_case.h"
 #include "tests/common/fusion_test_util.h"
 
 namespace onnxmini {
@@ -190,46 +191,7 @@ TEST(ConvDepthwise, NonSquareAndOversizedKernels) {
 // A depthwise Conv with a fused activation / BatchNormalization (the graph
 // fusion pass's patterns), fused vs unfused vs reference, on every ISA.
 ModelBuilder fused_dw_model(const std::string& act, int bn) {  // bn: 0 none, 1 before, 2 after
-  const int64_t C = 5;
-  ModelBuilder mb(14);  // HardSwish is opset 14
-  mb.input("X", DType::Float32, {2, C, 9, 19});
-  mb.initializer("W", random_tensor(DType::Float32, {C, 1, 3, 3}, 51));
-  mb.initializer("B", random_tensor(DType::Float32, {C}, 52));
-  std::string in = "X";
-  if (bn) {
-    mb.initializer("g", random_tensor(DType::Float32, {C}, 53, 0.5, 1.5));
-    mb.initializer("b", random_tensor(DType::Float32, {C}, 54));
-    mb.initializer("m", random_tensor(DType::Float32, {C}, 55));
-    mb.initializer("v", random_tensor(DType::Float32, {C}, 56, 0.2, 2.0));
-  }
-  if (bn == 1) {
-    mb.node("BatchNormalization", {"X", "g", "b", "m", "v"}, {"N"}).name("bn");
-    in = "N";
-  }
-  mb.node("Conv", {in, "W", "B"}, {"C"})
-      .name("c0")
-      .attr("group", C)
-      .attr("pads", std::vector<int64_t>{1, 0, 1, 2})
-      .attr("strides", std::vector<int64_t>{1, 2});
-  std::string out = "C";
-  if (bn == 2) {
-    mb.node("BatchNormalization", {"C", "g", "b", "m", "v"}, {"D"}).name("bn");
-    out = "D";
-  }
-  if (act == "PRelu") {
-    mb.initializer("S", random_tensor(DType::Float32, {C, 1, 1}, 57, 0.0, 0.5));
-    mb.node("PRelu", {out, "S"}, {"Y"}).name("a0");
-  } else if (act == "Clip") {
-    mb.initializer("lo", Tensor::from_vector<float>({}, {-0.2f}));
-    mb.initializer("hi", Tensor::from_vector<float>({}, {0.3f}));
-    mb.node("Clip", {out, "lo", "hi"}, {"Y"}).name("a0");
-  } else if (!act.empty()) {
-    mb.node(act, {out}, {"Y"}).name("a0");
-  } else {
-    mb.node("Identity", {out}, {"Y"}).name("a0");
-  }
-  mb.output("Y");
-  return mb;
+  return fused_conv_model(FusedConvSpec{{2, 5, 9, 19}, 5, 5, act, bn, {}});
 }
 
 TEST(ConvDepthwise, FusedActivationsAndBatchNormOnEveryIsa) {

@@ -113,48 +113,7 @@ TEST(ConvSmallK, ChannelsTapsDilationsPads) {
 // padding stays 0) or behind (folded into W and B), and Conv + Add (the fused
 // residual), on a 1 -> 20 channel 3x3 stride-(1, 2) layer, every ISA level.
 ModelBuilder fused_model(const std::string& act, int bn, bool residual) {  // bn: 0 none, 1 before, 2 after
-  ModelBuilder mb(13);
-  const int64_t C = 1, M = 20, BC = bn == 1 ? C : M;
-  mb.input("X", DType::Float32, {2, C, 9, 37});
-  mb.initializer("W", random_tensor(DType::Float32, {M, C, 3, 3}, 41));
-  mb.initializer("B", random_tensor(DType::Float32, {M}, 42));
-  std::string in = "X";
-  if (bn) {
-    mb.initializer("g", random_tensor(DType::Float32, {BC}, 43, 0.5, 1.5));
-    mb.initializer("b", random_tensor(DType::Float32, {BC}, 44));
-    mb.initializer("m", random_tensor(DType::Float32, {BC}, 45));
-    mb.initializer("v", random_tensor(DType::Float32, {BC}, 46, 0.2, 2.0));
-  }
-  if (bn == 1) {
-    mb.node("BatchNormalization", {"X", "g", "b", "m", "v"}, {"N"}).name("bn");
-    in = "N";
-  }
-  mb.node("Conv", {in, "W", "B"}, {"C"}).name("c0").attr("pads", std::vector<int64_t>{1, 0, 1, 2})
-      .attr("strides", std::vector<int64_t>{1, 2});
-  std::string out = "C";
-  if (bn == 2) {
-    mb.node("BatchNormalization", {"C", "g", "b", "m", "v"}, {"D"}).name("bn");
-    out = "D";
-  }
-  if (residual) {
-    mb.input("Z", DType::Float32, {2, M, 9, 19});
-    mb.node("Add", {out, "Z"}, {"R"}).name("add");
-    out = "R";
-  }
-  if (act == "PRelu") {
-    mb.initializer("S", random_tensor(DType::Float32, {M, 1, 1}, 47, 0.0, 0.5));
-    mb.node("PRelu", {out, "S"}, {"Y"}).name("a0");
-  } else if (act == "Clip") {
-    mb.initializer("lo", Tensor::from_vector<float>({}, {-0.2f}));
-    mb.initializer("hi", Tensor::from_vector<float>({}, {0.3f}));
-    mb.node("Clip", {out, "lo", "hi"}, {"Y"}).name("a0");
-  } else if (!act.empty()) {
-    mb.node(act, {out}, {"Y"}).name("a0");
-  } else {
-    mb.node("Identity", {out}, {"Y"}).name("a0");
-  }
-  mb.output("Y");
-  return mb;
+  return fused_conv_model(FusedConvSpec{{2, 1, 9, 37}, 20, 1, act, bn, residual ? Shape{2, 20, 9, 19} : Shape{}});
 }
 
 TEST(ConvSmallK, FusedActivationsBatchNormAndResidual) {
@@ -165,7 +124,7 @@ TEST(ConvSmallK, FusedActivationsBatchNormAndResidual) {
     IsaScope scope(isa);
     for (int bn : {0, 1, 2})
       for (bool residual : {false, true})
-        for (const char* act : {"", "Relu", "Sigmoid", "Clip", "PRelu", "HardSigmoid"})
+        for (const char* act : {"", "Relu", "Sigmoid", "Clip", "PRelu", "HardSigmoid", "HardSwish"})
           for (int threads : {1, 2}) {
             ModelBuilder mb = fused_model(act, bn, residual);
             std::vector<std::pair<std::string, Tensor>> feeds{{"X", x}};
