@@ -5,29 +5,21 @@
 #include "kernels/nn/conv_smallk.h"
 
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
+
+#include "core/env_override.h"
 
 namespace onnxmini {
 namespace nn {
 namespace {
 
-std::atomic<int> g_policy{-1};  // -1: not read yet
-std::atomic<int> g_isa{-1};     // -1: cpu::active_isa()
+// ONNXMINI_CONV_SMALLK (read once): "0" = never, "1" = wherever it fits, otherwise the rule.
+std::atomic<int> g_policy{
+    static_cast<int>(env_override("ONNXMINI_CONV_SMALLK", SmallKPolicy::Rule, SmallKPolicy::Never, SmallKPolicy::Always))};
+std::atomic<int> g_isa{-1};  // -1: cpu::active_isa()
 
 }  // namespace
 
-SmallKPolicy smallk_policy() {
-  int p = g_policy.load(std::memory_order_relaxed);
-  if (p < 0) {
-    const char* e = std::getenv("ONNXMINI_CONV_SMALLK");
-    p = static_cast<int>(!e ? SmallKPolicy::Rule
-                            : std::strcmp(e, "0") == 0 ? SmallKPolicy::Never
-                            : std::strcmp(e, "1") == 0 ? SmallKPolicy::Always : SmallKPolicy::Rule);
-    g_policy.store(p, std::memory_order_relaxed);
-  }
-  return static_cast<SmallKPolicy>(p);
-}
+SmallKPolicy smallk_policy() { return static_cast<SmallKPolicy>(g_policy.load(std::memory_order_relaxed)); }
 
 void set_smallk_policy(SmallKPolicy p) { g_policy.store(static_cast<int>(p), std::memory_order_relaxed); }
 
@@ -62,16 +54,14 @@ bool smallk_conv_fits(const ConvGeom& g) {
 // AVX-512 and the AVX2 path, 1 and 2 threads, 5 interleaved rounds; numbers in
 // docs/kernels/nn.md "conv2d_smallk"):
 // - spatial kernels with K <= 32 won every layer: 1 -> 24 3x3 s2 at 64x160
-//   18.5 -> 9.1 us, 3 -> 16 3x3 s2 at 320x320 198 -> 129 us, at 800x608 1670 ->
-//   703 us, 3 -> 16 / 32 3x3 s1 1.3x, 1 -> 32 5x5 1.42x;
+//   18.5 -> 9.1 us, 3 -> 16 3x3 s2 at 320x320 198 -> 129 us, at 800x608 1265-1670
+//   -> 703-727 us (two runs), 3 -> 16 / 32 3x3 s1 1.3x, 1 -> 32 5x5 1.42x;
 // - plain 1x1 layers (K = C) were mixed against the GEMM on X: 16 -> 32 at 160x160
 //   1.31x, 24 -> 24 and 32 -> 48 ties, 12 -> 96 0.87x, 32 -> 64 0.77x, 16 -> 1 0.83x:
 //   they stay on the GEMM.
 // Output rows narrower than one AVX-512 vector were not measured: they stay.
-bool smallk_rule_says_yes(const ConvGeom& g) {
-  const int64_t K = g.C * g.win.kernel_size();
-  return g.win.kernel_size() > 1 && K <= kSmallKMaxTaps && g.win.out[1] >= 16;
-}
+// (The K <= kSmallKMaxTaps limit is smallk_conv_fits', checked first.)
+bool smallk_rule_says_yes(const ConvGeom& g) { return g.win.kernel_size() > 1 && g.win.out[1] >= 16; }
 
 bool smallk_conv_applies(const ConvGeom& g) {
   if (!smallk_conv_fits(g)) return false;

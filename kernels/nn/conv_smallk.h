@@ -44,7 +44,7 @@ const char* smallk_tile_description();
 // Whether the kernel can run the layer: AVX2 or AVX-512, 2-D, one group,
 // stride_w 1 or 2, at most kSmallKMaxTaps taps per output.
 bool smallk_conv_fits(const ConvGeom& g);
-// The measured rule (conv_smallk.cc, docs/kernels/nn.md).
+// The measured rule (conv_smallk.cc, docs/kernels/nn.md), for layers that fit.
 bool smallk_rule_says_yes(const ConvGeom& g);
 // fits, and the rule or the override says yes.
 bool smallk_conv_applies(const ConvGeom& g);
