@@ -34,48 +34,52 @@ std::string shape_to_string(const Shape& shape) {
 
 // ---- Buffer ----
 
+namespace {
+void free_block(void*, void* data, const uint64_t*) { std::free(data); }
+void free_strings(void*, void* data, const uint64_t* words) {
+  auto* strs = static_cast<std::string*>(data);
+  for (uint64_t i = 0; i < words[0]; ++i) strs[i].~basic_string();
+  std::free(data);
+}
+}  // namespace
+
 std::shared_ptr<Buffer> Buffer::allocate(size_t bytes) {
   size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded == 0) rounded = kAlignment;
   void* p = std::aligned_alloc(kAlignment, rounded);
   if (!p) throw Error(ErrorCode::RuntimeError, "out of memory allocating " + std::to_string(bytes) + " bytes");
-  std::shared_ptr<Buffer> b(new Buffer());
-  b->data_ = p;
-  b->bytes_ = bytes;
-  b->release_ = [](void* d, size_t) { std::free(d); };
-  return b;
+  Release release;
+  release.fn = free_block;
+  return with_release(p, bytes, std::move(release));
 }
 
 std::shared_ptr<Buffer> Buffer::allocate_strings(size_t count) {
   auto b = allocate(count * sizeof(std::string));
   auto* s = static_cast<std::string*>(b->data_);
   for (size_t i = 0; i < count; ++i) new (s + i) std::string();
-  b->release_ = [count](void* d, size_t) {
-    auto* strs = static_cast<std::string*>(d);
-    for (size_t i = 0; i < count; ++i) strs[i].~basic_string();
-    std::free(d);
-  };
+  b->release_.fn = free_strings;
+  b->release_.words[0] = count;
   return b;
 }
 
 std::shared_ptr<Buffer> Buffer::wrap(void* data, size_t bytes, std::shared_ptr<void> keep_alive) {
-  std::shared_ptr<Buffer> b(new Buffer());
+  return with_release(data, bytes, Release(), std::move(keep_alive));
+}
+
+std::shared_ptr<Buffer> Buffer::with_release(void* data, size_t bytes, Release release,
+                                             std::shared_ptr<void> keep_alive) {
+  auto b = std::make_shared<Buffer>(Private{});
   b->data_ = data;
   b->bytes_ = bytes;
+  b->release_ = std::move(release);
   b->keep_alive_ = std::move(keep_alive);
   return b;
 }
 
-std::shared_ptr<Buffer> Buffer::with_releaser(void* data, size_t bytes, std::function<void(void*, size_t)> on_release) {
-  std::shared_ptr<Buffer> b(new Buffer());
-  b->data_ = data;
-  b->bytes_ = bytes;
-  b->release_ = std::move(on_release);
-  return b;
-}
-
 Buffer::~Buffer() {
-  if (release_) release_(data_, bytes_);
+  if (!release_.fn) return;
+  std::shared_ptr<void> owner = release_.owner.lock();
+  release_.fn(owner.get(), data_, release_.words);
 }
 
 // ---- Tensor ----

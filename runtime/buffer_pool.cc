@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace onnxmini {
@@ -11,6 +12,28 @@ constexpr size_t kAlign = Buffer::kAlignment;
 // Cached blocks above this total are freed instead of kept.
 constexpr size_t kMaxCached = size_t(1) << 31;
 }  // namespace
+
+// What a pooled or planned tensor's buffer does when it dies: hands its block (or its
+// arena slot) back to the pool, or frees a pooled block once the pool is gone.
+void BufferPool::release_block(void* owner, void* block, const uint64_t* words) {
+  if (owner) static_cast<BufferPool*>(owner)->release(block, words[0], static_cast<uint32_t>(words[1]), words[2]);
+  else std::free(block);
+}
+
+void BufferPool::release_planned_block(void* owner, void*, const uint64_t* words) {
+  if (owner) static_cast<BufferPool*>(owner)->release_planned(words[0], static_cast<uint32_t>(words[1]), words[2]);
+}
+
+Buffer::Release BufferPool::release_of(void (*fn)(void*, void*, const uint64_t*), size_t capacity, uint32_t index,
+                                       uint64_t run) {
+  Buffer::Release r;
+  r.fn = fn;
+  r.owner = weak_from_this();
+  r.words[0] = capacity;
+  r.words[1] = index;
+  r.words[2] = run;
+  return r;
+}
 
 BufferPool::~BufferPool() {
   for (auto& kv : free_) std::free(kv.second);
@@ -81,12 +104,8 @@ Tensor BufferPool::allocate(DType dtype, const Shape& shape) {
     if (fits && b->planned) {
       add_live_locked(capacity, dtype, shape);
       ++planned_;
-      std::weak_ptr<BufferPool> weak = weak_from_this();
-      const uint64_t run = run_;
       void* data = static_cast<char*>(arena_.get()) + b->offset;
-      auto buffer = Buffer::with_releaser(data, bytes, [weak, capacity, index, run, arena = arena_](void*, size_t) {
-        if (auto pool = weak.lock()) pool->release_planned(capacity, index, run);
-      });
+      auto buffer = Buffer::with_release(data, bytes, release_of(release_planned_block, capacity, index, run_), arena_);
       return Tensor(dtype, shape, std::move(buffer), 0);
     }
   }
@@ -101,7 +120,8 @@ Tensor BufferPool::from_pool(DType dtype, const Shape& shape, size_t bytes, size
     std::lock_guard<std::mutex> lk(mu_);
     run = run_;
     // Best fit among blocks no more than twice the request.
-    auto it = free_.lower_bound(capacity);
+    auto it = std::lower_bound(free_.begin(), free_.end(), capacity,
+                               [](const std::pair<size_t, void*>& e, size_t c) { return e.first < c; });
     const bool reuse = it != free_.end() && it->first <= 2 * capacity;
     add_live_locked(reuse ? it->first : capacity, dtype, shape);  // before taking anything: nothing to undo
     ++pooled_;
@@ -120,11 +140,7 @@ Tensor BufferPool::from_pool(DType dtype, const Shape& shape, size_t bytes, size
       throw Error(ErrorCode::RuntimeError, "out of memory allocating " + std::to_string(bytes) + " bytes");
     }
   }
-  std::weak_ptr<BufferPool> weak = weak_from_this();
-  auto buffer = Buffer::with_releaser(block, bytes, [weak, capacity, index, run](void* p, size_t) {
-    if (auto pool = weak.lock()) pool->release(p, capacity, index, run);
-    else std::free(p);
-  });
+  auto buffer = Buffer::with_release(block, bytes, release_of(release_block, capacity, index, run));
   return Tensor(dtype, shape, std::move(buffer), 0);
 }
 
@@ -148,7 +164,9 @@ void BufferPool::release(void* block, size_t capacity, uint32_t index, uint64_t 
     std::free(block);
     return;
   }
-  free_.emplace(capacity, block);
+  auto at = std::upper_bound(free_.begin(), free_.end(), capacity,
+                             [](size_t c, const std::pair<size_t, void*>& e) { return c < e.first; });
+  free_.insert(at, {capacity, block});
   cached_ += capacity;
 }
 

@@ -10,9 +10,10 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 #include "onnxmini/tensor.h"
 #include "runtime/memory_pattern.h"
@@ -44,8 +45,13 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
   Tensor from_pool(DType dtype, const Shape& shape, size_t bytes, size_t capacity, uint32_t index);
   void release(void* block, size_t capacity, uint32_t index, uint64_t run);
   void release_planned(size_t capacity, uint32_t index, uint64_t run);
+  static void release_block(void* owner, void* block, const uint64_t* words);
+  static void release_planned_block(void* owner, void* block, const uint64_t* words);
+  Buffer::Release release_of(void (*fn)(void*, void*, const uint64_t*), size_t capacity, uint32_t index, uint64_t run);
   mutable std::mutex mu_;
-  std::multimap<size_t, void*> free_;  // capacity -> block
+  // (capacity, block), sorted by capacity: a vector, not a multimap, so that handing a
+  // block back and taking it again allocate nothing (a node per release otherwise).
+  std::vector<std::pair<size_t, void*>> free_;
   size_t cached_ = 0;
   size_t live_ = 0;
   size_t peak_ = 0;

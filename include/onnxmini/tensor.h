@@ -4,7 +4,6 @@
 #pragma once
 #include "onnxmini/export.h"
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,9 +30,18 @@ class Buffer {
   static std::shared_ptr<Buffer> allocate(size_t bytes);
   static std::shared_ptr<Buffer> allocate_strings(size_t count);
   static std::shared_ptr<Buffer> wrap(void* data, size_t bytes, std::shared_ptr<void> keep_alive);
-  // Buffer whose release calls `on_release(data, bytes)` (used by the run's buffer pool).
-  static std::shared_ptr<Buffer> with_releaser(void* data, size_t bytes,
-                                               std::function<void(void*, size_t)> on_release);
+  // What a buffer does when it dies: `fn(owner, data, words)`, with `owner` the object
+  // behind the weak pointer if it still lives (else null). A plain function and three
+  // words, not a closure, so that making one allocates nothing: the run's buffer pool
+  // makes one per intermediate tensor.
+  struct Release {
+    void (*fn)(void* owner, void* data, const uint64_t* words) = nullptr;
+    std::weak_ptr<void> owner;
+    uint64_t words[3] = {0, 0, 0};
+  };
+  // Buffer over `data` whose release runs `release`; `keep_alive` is held until then.
+  static std::shared_ptr<Buffer> with_release(void* data, size_t bytes, Release release,
+                                              std::shared_ptr<void> keep_alive = nullptr);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -42,10 +50,15 @@ class Buffer {
   size_t size() const { return bytes_; }
 
  private:
-  Buffer() = default;
+  struct Private {};  // make_shared (one allocation for buffer and count) without a public constructor
+
+ public:
+  explicit Buffer(Private) {}
+
+ private:
   void* data_ = nullptr;
   size_t bytes_ = 0;
-  std::function<void(void*, size_t)> release_;
+  Release release_;
   std::shared_ptr<void> keep_alive_;
 };
 
