@@ -174,14 +174,16 @@ struct ALayout {
 // C[m0:m1, n0:n1] with the loop nest above. With `pa`, A comes prepacked
 // (m0 a multiple of MR) and B panels are `nc` wide; otherwise nc = NC.
 void gemm_rect(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPackedB* pb, const ALayout* pa,
-               int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t nc_block) {
+               int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t nc_block, bool last_block_first = false) {
   const bool epi_on = has_epilogue(g.epilogue);
   const TileEpi epi0 = base_epi(g.epilogue);
   const int mr = ks.mr, nr = ks.nr;
   const int64_t mc_block = ks.mc;
   float* abuf = pa ? nullptr : t_pack_a.get(static_cast<size_t>(std::min(ks.mc, round_up(m1 - m0, mr)) * ks.kc));
   float* bbuf = pb ? nullptr : t_pack_b.get(static_cast<size_t>(std::min(nc_block, round_up(n1 - n0, nr)) * ks.kc));
-  for (int64_t jc = n0; jc < n1; jc += nc_block) {
+  const int64_t blocks = (n1 - n0 + nc_block - 1) / nc_block;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t jc = n0 + (last_block_first ? blocks - 1 - b : b) * nc_block;
     const int64_t nc = std::min(nc_block, n1 - jc);
     for (int64_t pc = 0; pc < g.K; pc += ks.kc) {
       const int64_t kc = std::min(ks.kc, g.K - pc);
@@ -234,6 +236,18 @@ constexpr double kParallelFlops = 1.0e6;
 constexpr int64_t kParallelBBytes = 512 * 1024;
 bool go_parallel(ThreadPool* pool, int64_t M, int64_t N, int64_t K) {
   return threads_of(pool) > 1 && (2.0 * M * N * K > kParallelFlops || K * N * 4 >= kParallelBBytes);
+}
+
+// One thread streaming a B about the size of L2 (an RNN step's [1, H] x [H, 4H], 1 MiB at
+// H = 256) call after call: in the same order each time, every panel has left the cache by
+// the time it comes round again (LRU against a cyclic scan: no hits at all). Every other
+// call on the thread walks the column blocks last to first, so it starts on the blocks the
+// previous call read last, still in L2.
+bool alternate_b_order(const SgemmArgs& g) {
+  if (g.K * g.N * 4 < kParallelBBytes) return false;
+  thread_local bool flip = false;
+  flip = !flip;
+  return flip;
 }
 
 // A at most this many floats (512 KiB, half of L2) is packed once up front and
@@ -301,7 +315,7 @@ void run(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPackedB* pb,
       for (int64_t pc = 0; pc < g.K; pc += ks.kc) pack_a(ks, g, 0, g.M, pc, std::min(ks.kc, g.K - pc), buf + pc * pa.mpad);
       pa.data = buf;
     }
-    if (!parallel) return gemm_rect(ks, g, pb, &pa, 0, g.M, 0, g.N, kResidentNC);
+    if (!parallel) return gemm_rect(ks, g, pb, &pa, 0, g.M, 0, g.N, kResidentNC, alternate_b_order(g));
     const int64_t units = (g.N + ks.nr - 1) / ks.nr;
     const int64_t per = std::max<int64_t>(1, units / (4 * t)) * ks.nr;
     const int64_t tasks = (g.N + per - 1) / per;

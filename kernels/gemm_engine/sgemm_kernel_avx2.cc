@@ -77,7 +77,40 @@ inline void kernel_body(int64_t kc, const float* a, const float* b, const int64_
     _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
     if (H == 2) _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 15), _MM_HINT_T0);
   }
-  for (int64_t k = 0; k < kc; ++k) {
+  int64_t k = 0;
+  // One or two rows: 2 or 4 FMA chains, too few to cover the FMA latency (an RNN step's
+  // [1, H] x [H, 4H] ran at half the FMA rate): odd k go to a second accumulator set.
+  constexpr bool kSplitK = M <= 2 && !kIndirect;
+  if constexpr (kSplitK) {
+    constexpr int64_t astep = kARows ? 1 : MR;
+    __m256 odd0[M], odd1[M];
+#pragma GCC unroll 2
+    for (int i = 0; i < M; ++i) odd0[i] = odd1[i] = _mm256_setzero_ps();
+    for (; k + 1 < kc; k += 2) {
+      const __m256 b0 = _mm256_load_ps(b), b2 = _mm256_load_ps(b + NR);
+      const __m256 b1 = H == 2 ? _mm256_load_ps(b + 8) : b0, b3 = H == 2 ? _mm256_load_ps(b + NR + 8) : b2;
+      _mm_prefetch(reinterpret_cast<const char*>(b + 8 * NR), _MM_HINT_T0);
+#pragma GCC unroll 2
+      for (int i = 0; i < M; ++i) {
+        const float* ai = kARows ? a + i * lda : a + i;
+        const __m256 av = _mm256_broadcast_ss(ai), av2 = _mm256_broadcast_ss(ai + astep);
+        acc0[i] = _mm256_fmadd_ps(av, b0, acc0[i]);
+        odd0[i] = _mm256_fmadd_ps(av2, b2, odd0[i]);
+        if (H == 2) {
+          acc1[i] = _mm256_fmadd_ps(av, b1, acc1[i]);
+          odd1[i] = _mm256_fmadd_ps(av2, b3, odd1[i]);
+        }
+      }
+      a += 2 * astep;
+      b += 2 * NR;
+    }
+#pragma GCC unroll 2
+    for (int i = 0; i < M; ++i) {
+      acc0[i] = _mm256_add_ps(acc0[i], odd0[i]);
+      if (H == 2) acc1[i] = _mm256_add_ps(acc1[i], odd1[i]);
+    }
+  }
+  for (; k < kc; ++k) {
     const float* bk = kIndirect ? b + boff[k] : b;
     __m256 b0 = !kIndirect ? _mm256_load_ps(bk) : kMasked ? _mm256_maskload_ps(bk, m0) : _mm256_loadu_ps(bk);
     __m256 b1 = b0;
