@@ -372,11 +372,11 @@ TEST_P(SgemmIsa, LargeBSmallMSplitsOverN) {
 
 // One thread, the same large-B product call after call (an RNN's steps): every other call
 // walks B's column blocks last to first (gemm_builtin.cc alternate_b_order). The order must
-// not change a bit of C, and both orders match the reference; M = 1 and 2 with an odd K
-// also cover the micro-kernel's split-K tail (odd k in a second accumulator set).
+// not change a bit of C, and both orders match the reference; M = 1..3 with an odd K
+// also cover the micro-kernels' split-K tail (odd k in a second accumulator set).
 TEST_P(SgemmIsa, AlternatingBOrderSameBits) {
   std::mt19937 rng(47);
-  for (int64_t m : {1, 2})
+  for (int64_t m : {1, 2, 3})
     for (int64_t k : {256, 255})
       for (bool prepacked : {false, true}) {
         Case c = random_case(rng, m, 1024, k);
