@@ -262,11 +262,23 @@ constexpr int64_t kResidentNC = 256;
 // (MR row streams, each read sequentially), B is one packed sliver per K block
 // (prepacked, or packed once here), and threads split M in MR-row units.
 // Typical: KMeans distances (N = clusters), classifier heads, N = 1 regressions.
+// Tall GEMMs with a few column panels (N <= kInPlacePanels * NR, M of several
+// row tiles) take the same path, panel after panel for each row tile: each A tile
+// (MR rows x KC) is then read from L1 once per panel instead of transposed into a
+// packed copy first (magika's [2048, 257] x [257, 64]).
+constexpr int64_t kInPlacePanels = 4;
+bool a_in_place(const SgemmKernelSet& ks, const SgemmArgs& g) {
+  if (g.trans_a || !ks.kernels_arows[1]) return false;
+  return g.N <= ks.nr || (g.N <= kInPlacePanels * ks.nr && g.M >= 4 * ks.mr);
+}
+
 void run_skinny(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPackedB* pb, ThreadPool* pool) {
+  const int64_t npad = round_up(g.N, ks.nr);
   const float* bpack = nullptr;
   if (!pb) {
-    float* buf = t_pack_b.get(static_cast<size_t>(g.K * ks.nr));
-    for (int64_t pc = 0; pc < g.K; pc += ks.kc) pack_b(ks, g.trans_b, g.B, g.ldb, pc, std::min(ks.kc, g.K - pc), 0, g.N, buf + pc * ks.nr);
+    float* buf = t_pack_b.get(static_cast<size_t>(g.K * npad));
+    for (int64_t pc = 0; pc < g.K; pc += ks.kc)
+      pack_b(ks, g.trans_b, g.B, g.ldb, pc, std::min(ks.kc, g.K - pc), 0, g.N, buf + pc * npad);
     bpack = buf;
   }
   const bool epi_on = has_epilogue(g.epilogue);
@@ -275,13 +287,16 @@ void run_skinny(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPacke
     for (int64_t pc = 0; pc < g.K; pc += ks.kc) {
       const int64_t kc = std::min(ks.kc, g.K - pc);
       const float beta = pc == 0 ? g.beta : 1.0f;
-      const float* b = pb ? pb->panel(pc, kc, 0) : bpack + pc * ks.nr;
       const bool last = pc + kc >= g.K;
       for (int64_t i = m0; i < m1; i += ks.mr) {
         const int m = static_cast<int>(std::min<int64_t>(ks.mr, m1 - i));
-        TileEpi te;
-        const TileEpi* tep = last && epi_on ? tile_epi(epi0, i, 0, te) : nullptr;
-        ks.kernels_arows[m](kc, g.A + i * g.lda + pc, g.lda, b, g.C + i * g.ldc, g.ldc, g.N, g.alpha, beta, tep);
+        for (int64_t jc = 0; jc < g.N; jc += ks.nr) {
+          const float* b = pb ? pb->panel(pc, kc, jc) : bpack + pc * npad + jc * kc;
+          TileEpi te;
+          const TileEpi* tep = last && epi_on ? tile_epi(epi0, i, jc, te) : nullptr;
+          ks.kernels_arows[m](kc, g.A + i * g.lda + pc, g.lda, b, g.C + i * g.ldc + jc, g.ldc,
+                              std::min<int64_t>(ks.nr, g.N - jc), g.alpha, beta, tep);
+        }
       }
     }
   };
@@ -302,7 +317,7 @@ void run(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPackedB* pb,
          const ALayout* prepacked_a = nullptr) {
   if (g.M <= 0 || g.N <= 0) return;
   if (g.K <= 0) return scale_only(g);
-  if (!prepacked_a && !g.trans_a && g.N <= ks.nr && ks.kernels_arows[1]) return run_skinny(ks, g, pb, pool);
+  if (!prepacked_a && a_in_place(ks, g)) return run_skinny(ks, g, pb, pool);
   const int t = threads_of(pool);
   const bool parallel = go_parallel(pool, g.M, g.N, g.K);
   if (prepacked_a || (g.M * g.K <= kResidentA && g.N > ks.nr)) {

@@ -347,6 +347,27 @@ TEST_P(SgemmIsa, SkinnyNThreadsAndPrepacked) {
     }
 }
 
+// Tall GEMMs with 2-4 column panels read A in place, panel after panel per row tile
+// (gemm_builtin.cc a_in_place): full and partial last panels, K past one KC block, every
+// epilogue's column offset (random_case draws them), prepacked or not; 1 vs 2 threads bit for bit.
+TEST_P(SgemmIsa, TallFewPanelsAInPlace) {
+  std::mt19937 rng(53);
+  ThreadPool pool(2);
+  const int64_t shapes[][3] = {{2048, 64, 257}, {300, 40, 33}, {97, 128, 600}, {500, 100, 20}, {64, 17, 7}};
+  for (const auto& s : shapes)
+    for (bool prepacked : {false, true}) {
+      Case c = random_case(rng, s[0], s[1], s[2]);
+      c.ta = false;
+      Problem p(c, rng);
+      std::vector<float> ref, tol;
+      p.expected(ref, tol);
+      std::vector<float> one, two;
+      one_and_two_threads(c, p, prepacked, pool, one, two);
+      ASSERT_TRUE(p.check(one, ref, tol)) << describe(c) << " prepacked " << prepacked;
+      ASSERT_EQ(0, std::memcmp(one.data(), two.data(), one.size() * sizeof(float))) << describe(c);
+    }
+}
+
 // An RNN step: [M <= 4, 256] x [256, 1024]^T, 1 MB of B for 0.5 MFLOP. Below the FLOP rule, but
 // B is large: the builtin engine splits N over the threads (each core streams its share of B);
 // 1 vs 2 threads bit for bit, and the 2-thread call used the pool.
