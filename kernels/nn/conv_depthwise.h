@@ -130,8 +130,9 @@ void set_depthwise_blocks(DepthwiseBlocks b);
 bool depthwise_blocks_wanted(const Window& win, int64_t channels, int lanes, cpu::Isa isa);
 
 // The block kernel's row path on AVX-512 and AVX2 (input reuse along a tap row,
-// conv_depthwise_impl.h: dw_block_rows, and the AVX2 traits' dw_rows_strip_stream): on by default; ONNXMINI_DEPTHWISE_ROWS=0 (read once) or
-// set_depthwise_rows(false) keep the flat pixel steps, for tests and benchmarks.
+// conv_depthwise_impl.h: dw_block_rows, and the AVX2 traits' dw_rows_strip_stream): on by
+// default; ONNXMINI_DEPTHWISE_ROWS=0 (read once) or set_depthwise_rows(false) keep the flat
+// pixel steps, for tests and benchmarks.
 void set_depthwise_rows(bool on);
 bool dw_rows_enabled();
 

@@ -12,24 +12,18 @@
 
 using namespace onnxmini;
 
-namespace {
-
-const void* data_of(const Tensor& t) { return t.raw(); }
-
-}  // namespace
-
 TEST(BufferPool, ReleasedBlockIsReusedForTheSameSize) {
   auto pool = std::make_shared<BufferPool>();
   const void* first;
   {
     Tensor a = pool->allocate(DType::Float32, {4, 100});
-    first = data_of(a);
+    first = a.raw();
     EXPECT_EQ(pool->live_bytes(), 1600u);
   }
   EXPECT_EQ(pool->live_bytes(), 0u);
   EXPECT_EQ(pool->cached_bytes(), 1600u);
   Tensor b = pool->allocate(DType::Float32, {400});
-  EXPECT_EQ(data_of(b), first);
+  EXPECT_EQ(b.raw(), first);
   EXPECT_EQ(pool->cached_bytes(), 0u);
 }
 
@@ -42,20 +36,20 @@ TEST(BufferPool, BestFitWithinTwiceTheRequest) {
     Tensor s = pool->allocate(DType::Float32, {64});     // 256 bytes
     Tensor m = pool->allocate(DType::Float32, {512});    // 2048 bytes
     Tensor l = pool->allocate(DType::Float32, {1024});   // 4096 bytes
-    small = data_of(s);
-    large = data_of(l);
+    small = s.raw();
+    large = l.raw();
     l = Tensor();
     s = Tensor();
   }
   EXPECT_EQ(pool->cached_bytes(), 256u + 2048u + 4096u);
   Tensor a = pool->allocate(DType::Float32, {50});  // 200 -> 256 bytes: the 256-byte block
-  EXPECT_EQ(data_of(a), small);
+  EXPECT_EQ(a.raw(), small);
   Tensor b = pool->allocate(DType::Float32, {700});  // 2800 -> 2816: not 2048, 4096 <= 2 x 2816
-  EXPECT_EQ(data_of(b), large);
+  EXPECT_EQ(b.raw(), large);
   EXPECT_EQ(pool->live_bytes(), 256u + 4096u);
   Tensor c = pool->allocate(DType::Float32, {2048});  // 8192: nothing cached fits
-  EXPECT_NE(data_of(c), small);
-  EXPECT_NE(data_of(c), large);
+  EXPECT_NE(c.raw(), small);
+  EXPECT_NE(c.raw(), large);
   EXPECT_EQ(pool->cached_bytes(), 2048u);
 }
 
@@ -100,13 +94,13 @@ TEST(BufferPool, PlannedRunReplaysOffsetsAndReleasesSlots) {
   const void* pa;
   {
     Tensor a = pool->allocate(DType::Float32, {64});
-    pa = data_of(a);
+    pa = a.raw();
     EXPECT_EQ(pool->live_bytes(), 256u);
   }
   EXPECT_EQ(pool->live_bytes(), 0u);
   Tensor c = pool->allocate(DType::Float32, {64});
   EXPECT_EQ(pool->planned_requests(), 2u);
-  EXPECT_EQ(data_of(c), pa);
+  EXPECT_EQ(c.raw(), pa);
   pool->finish_run();
   // A planned tensor that outlives the pool keeps the arena alive.
   pool.reset();
