@@ -31,6 +31,7 @@ import onnxmini
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 from bench_einsum import einsum_model, ort_session  # noqa: E402  (same one-node model and session options)
+from bench_zoo import cpu_name, machine_tag, widest_isa  # noqa: E402  (one machine tag for every benchmark)
 
 CASES = [
     ("ij,jk->ik", [(8, 8), (8, 8)]),
@@ -42,30 +43,6 @@ CASES = [
     ("bsnh,btnh->bnts", [(20, 20, 20, 20), (20, 20, 20, 20)]),
     ("bsnh,btnh->bnts", [(2, 128, 12, 64), (2, 128, 12, 64)]),
 ]
-
-
-def cpu_name():
-    try:
-        return next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
-    except (OSError, StopIteration):
-        return "unknown"
-
-
-def widest_isa():
-    forced = os.environ.get("ONNXMINI_ISA")
-    if forced:
-        return forced
-    try:
-        flags = next(l for l in open("/proc/cpuinfo") if l.startswith("flags")).split()
-    except (OSError, StopIteration):
-        return "portable"
-    return "avx512" if "avx512f" in flags else "avx2" if "avx2" in flags else "portable"
-
-
-def machine_tag():
-    name = cpu_name().lower()
-    family = next((k for k in ("xeon", "epyc", "ryzen", "core", "neoverse") if k in name), "cpu")
-    return f"{family}_{widest_isa()}_{os.cpu_count()}core"
 
 
 def per_call_us(fn, budget_s=0.0006, batches=7):

@@ -50,11 +50,38 @@ WARMUP_S = 0.3  # first warm-up per session: pool threads spread over the cores 
 SEEDS = (0, 1)
 
 
-def cpu_name() -> str:
+def cpuinfo_field(key: str) -> str:
     try:
-        return next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
+        return next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.split(":")[0].strip() == key)
     except (OSError, StopIteration):
-        return platform.processor() or "unknown CPU"
+        return ""
+
+
+def amd_generation(vendor=None, family=None, model=None) -> str:
+    """'zen4' etc. from the CPU family and model (this machine's when not given): cloud VMs name
+    every AMD part "AMD EPYC", and Zen 4 (AVX-512 on 256-bit units) and Zen 5 (full-width
+    AVX-512) differ 2x in FMA peak, so their results must not share a file. Empty for other
+    vendors."""
+    if vendor is None:
+        vendor = cpuinfo_field("vendor_id")
+        try:
+            family, model = int(cpuinfo_field("cpu family")), int(cpuinfo_field("model"))
+        except ValueError:
+            return ""
+    if vendor != "AuthenticAMD":
+        return ""
+    if family == 26:
+        return "zen5"
+    if family == 25:  # Zen 3 parts are models 0x00-0x0f and 0x20-0x5f
+        return "zen4" if 0x10 <= model <= 0x1f or model >= 0x60 else "zen3"
+    return "zen2" if family == 23 else ""
+
+
+def cpu_name() -> str:
+    name = cpuinfo_field("model name") or platform.processor() or "unknown CPU"
+    gen = amd_generation()
+    label = f"Zen {gen[3:]}"
+    return f"{name} ({label})" if gen and label.lower() not in name.lower() else name
 
 
 def widest_isa() -> str:
@@ -70,6 +97,8 @@ def widest_isa() -> str:
 def machine_tag() -> str:
     name = cpu_name().lower()
     family = next((k for k in ("xeon", "epyc", "ryzen", "core", "neoverse") if k in name), "cpu")
+    gen = amd_generation()
+    family = f"{family}_{gen}" if gen else family
     return f"{family}_{widest_isa()}_{os.cpu_count()}core"
 
 
