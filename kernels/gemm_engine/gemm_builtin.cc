@@ -195,17 +195,23 @@ void gemm_rect(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPacked
         const int64_t mc = std::min(mc_block, m1 - ic);
         const float* ap = pa ? pa->data + pc * pa->mpad + ic * kc : abuf;  // sliver of row ic
         if (!pa) pack_a(ks, g, ic, mc, pc, kc, abuf);
-        for (int64_t jr = 0; jr < nc; jr += nr) {
-          const int64_t n = std::min<int64_t>(nr, nc - jr);
+        // A one-row block takes row_panels over P full panels at once where it can (sgemm_kernel.h).
+        const int64_t span = mc == 1 && ks.row_panels ? ks.row_panel_count * nr : 0;
+        for (int64_t jr = 0; jr < nc;) {
+          const bool panels = span > 0 && jr + span <= nc;
+          const int64_t n = panels ? span : std::min<int64_t>(nr, nc - jr);
           const float* bs = bp + jr * kc;
           for (int64_t ir = 0; ir < mc; ir += mr) {
             const int m = static_cast<int>(std::min<int64_t>(mr, mc - ir));
             const int64_t row = ic + ir, col = jc + jr;
             TileEpi te;
             const TileEpi* tep = last && epi_on ? tile_epi(epi0, row, col, te) : nullptr;
-            const SgemmMicroKernel kern = n * 2 <= nr && ks.kernels_half[m] ? ks.kernels_half[m] : ks.kernels[m];
+            const SgemmMicroKernel kern = panels                                  ? ks.row_panels
+                                          : n * 2 <= nr && ks.kernels_half[m] ? ks.kernels_half[m]
+                                                                              : ks.kernels[m];
             kern(kc, ap + ir * kc, bs, g.C + row * g.ldc + col, g.ldc, n, g.alpha, beta, tep);
           }
+          jr += panels ? span : nr;
         }
       }
     }

@@ -99,6 +99,10 @@ struct SgemmKernelSet {
   bool ib_any_n;  // kernels_ib(_half) mask their loads: any n up to the width, no packing of edges
   // Optional: kernels_arows[m], A read in place (skinny GEMMs, N <= NR, see gemm_builtin.cc).
   SgemmARowsKernel kernels_arows[kMaxMR + 1];
+  // Optional: one row of A against row_panel_count consecutive full packed panels
+  // (n = row_panel_count * nr), the panels read side by side: [1, K] x [K, N] products.
+  SgemmMicroKernel row_panels = nullptr;
+  int row_panel_count = 0;
 };
 
 const SgemmKernelSet& sgemm_kernels_portable();

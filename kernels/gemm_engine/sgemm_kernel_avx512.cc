@@ -116,6 +116,59 @@ inline void kernel_body(int64_t kc, const float* a, const float* b, const int64_
   }
 }
 
+// One row of A against P consecutive full packed panels of B (P * 32 columns; panel p
+// at b + p * kc * 32, as PackedB and pack_b lay them out), the P panels read side by side
+// instead of one after the other. A [1, K] x [K, N] product (an RNN step, a classifier
+// head at batch 1) reads each B float once for one FMA, so its speed is the rate B comes
+// in from L2 / L3: on an AMD EPYC Zen 4, [1, 256] x [256, 1024] prepacked took 16.0 us one
+// panel at a time (kernel<1>), 13.9 us two panels at a time, 12.7 us with four or eight
+// (82 GB/s). Why one 128-byte-per-k stream is slower was not isolated: removing
+// kernel<1>'s software prefetch changed nothing, and AVX2's one-panel kernel (64 bytes
+// per k) already reads at the four-stream rate, so AVX2 has no twin. The sums are
+// kernel<1>'s, bit for bit (even k and odd k in two accumulator sets, added, then an odd
+// last k), so a column's result does not depend on which kernel a thread split gave it.
+constexpr int kRowPanels = 4;
+void kernel_row_panels(int64_t kc, const float* a, const float* b, float* c, int64_t, int64_t, float alpha,
+                       float beta, const TileEpi* epi) {
+  constexpr int P = kRowPanels;
+  __m512 acc[2 * P], odd[2 * P];
+#pragma GCC unroll 8
+  for (int j = 0; j < 2 * P; ++j) acc[j] = odd[j] = _mm512_setzero_ps();
+  const int64_t ps = kc * NR;
+  int64_t k = 0;
+  for (; k + 1 < kc; k += 2) {
+    const __m512 av = _mm512_set1_ps(a[k * MR]), av2 = _mm512_set1_ps(a[(k + 1) * MR]);
+    const float* bk = b + k * NR;
+#pragma GCC unroll 4
+    for (int p = 0; p < P; ++p) {
+      const float* bp = bk + p * ps;
+      acc[2 * p] = _mm512_fmadd_ps(av, _mm512_load_ps(bp), acc[2 * p]);
+      acc[2 * p + 1] = _mm512_fmadd_ps(av, _mm512_load_ps(bp + 16), acc[2 * p + 1]);
+      odd[2 * p] = _mm512_fmadd_ps(av2, _mm512_load_ps(bp + NR), odd[2 * p]);
+      odd[2 * p + 1] = _mm512_fmadd_ps(av2, _mm512_load_ps(bp + NR + 16), odd[2 * p + 1]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int j = 0; j < 2 * P; ++j) acc[j] = _mm512_add_ps(acc[j], odd[j]);
+  if (k < kc) {
+    const __m512 av = _mm512_set1_ps(a[k * MR]);
+    const float* bk = b + k * NR;
+#pragma GCC unroll 4
+    for (int p = 0; p < P; ++p) {
+      acc[2 * p] = _mm512_fmadd_ps(av, _mm512_load_ps(bk + p * ps), acc[2 * p]);
+      acc[2 * p + 1] = _mm512_fmadd_ps(av, _mm512_load_ps(bk + p * ps + 16), acc[2 * p + 1]);
+    }
+  }
+  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 8
+  for (int j = 0; j < 2 * P; ++j) {
+    __m512 r = _mm512_mul_ps(acc[j], va);
+    if (beta != 0.0f) r = _mm512_fmadd_ps(_mm512_loadu_ps(c + 16 * j), vb, r);  // beta == 0: C is write-only
+    if (epi) r = epilogue_ps(r, *epi, 0, 16 * j, __mmask16(0xFFFF));
+    _mm512_storeu_ps(c + 16 * j, r);
+  }
+}
+
 // Transposing pack (A stored M x K, or B stored N x K): 16 source rows x 16 k
 // are loaded (rows >= `rows` and k past the end as zeros), transposed in
 // registers (unpack 32-bit pairs, shuffle 64-bit pairs, then two rounds of
@@ -168,7 +221,7 @@ template <int... Ms>
 constexpr SgemmKernelSet make_set(std::integer_sequence<int, Ms...>) {
   return SgemmKernelSet{cpu::Isa::Avx512, MR, NR, 14 * 8, 512, 4096, {nullptr, &kernel<Ms + 1>...}, &pack_transposed, {nullptr, &kernel_ib<Ms + 1>...},
                         {nullptr, &kernel_half<Ms + 1>...}, {nullptr, &kernel_ib_half<Ms + 1>...}, true,
-                        {nullptr, &kernel_arows<Ms + 1>...}};
+                        {nullptr, &kernel_arows<Ms + 1>...}, &kernel_row_panels, kRowPanels};
 }
 
 }  // namespace

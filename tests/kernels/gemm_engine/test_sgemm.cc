@@ -414,6 +414,19 @@ TEST_P(SgemmIsa, AlternatingBOrderSameBits) {
       }
 }
 
+// One row of A (a batch-1 RNN step, a classifier head): on AVX-512 groups of four full
+// 32-column panels go through row_panels (the panels read side by side), the rest through
+// kernel<1>. N crosses the group edges, K the KC block and the odd-k tail; random
+// alpha / beta / epilogues; against the reference, and 1 vs 2 threads (whose N split
+// regroups the panels) bit for bit.
+TEST_P(SgemmIsa, OneRowAcrossPanelGroups) {
+  if (GetParam() == cpu::Isa::Avx512) ASSERT_NE(sgemm_kernels_for(GetParam()).row_panels, nullptr);
+  std::mt19937 rng(53);
+  ThreadPool pool(2);
+  for (int64_t N : {128, 129, 160, 250, 256, 300, 1000})
+    for (int64_t K : {1, 2, 3, 255, 513}) check_a_not_transposed(rng, pool, 1, N, K);
+}
+
 TEST_P(SgemmIsa, PackedB) {
   std::mt19937 rng(41);
   ThreadPool pool(2);
