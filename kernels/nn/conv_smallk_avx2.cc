@@ -17,7 +17,7 @@ namespace {
 constexpr int kV = 8;
 constexpr int kMaxMB = 6;
 
-template <int NS, int MB, bool kSimple>
+template <int NS, int MB, int kMode>
 void tile(const SmallKTile& a) {
   __m256 acc[NS][MB];
 #pragma GCC unroll 6
@@ -39,6 +39,8 @@ void tile(const SmallKTile& a) {
   }
   const __m256i last = gemm::lane_mask8(a.last_valid);
   const __m256 lo = _mm256_set1_ps(a.lo), hi = _mm256_set1_ps(a.hi);
+  const __m256 ha = _mm256_set1_ps(a.ha), hb = _mm256_set1_ps(a.hb), zero = _mm256_set1_ps(0.0f), one = _mm256_set1_ps(1.0f);
+  const bool swish = a.swish;
 #pragma GCC unroll 6
   for (int j = 0; j < MB; ++j)
 #pragma GCC unroll 2
@@ -46,9 +48,13 @@ void tile(const SmallKTile& a) {
       const int valid = s == NS - 1 ? a.last_valid : kV;
       const int i = static_cast<int>(a.m0 + j), col = static_cast<int>(a.ow0 + s * kV);
       __m256 v = acc[s][j];
-      if constexpr (kSimple) {
+      if constexpr (kMode == kClamp) {
         if (a.epi->bias) v = _mm256_add_ps(v, _mm256_set1_ps(a.epi->bias[i]));
         v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+      } else if constexpr (kMode == kHard) {  // mul then add, as the standalone op
+        if (a.epi->bias) v = _mm256_add_ps(v, _mm256_set1_ps(a.epi->bias[i]));
+        const __m256 h = _mm256_max_ps(zero, _mm256_min_ps(one, _mm256_add_ps(_mm256_mul_ps(ha, v), hb)));
+        v = swish ? _mm256_mul_ps(v, h) : h;
       } else {
         v = gemm::epilogue8_ps(v, *a.epi, i, col, valid);
       }
@@ -58,9 +64,9 @@ void tile(const SmallKTile& a) {
     }
 }
 
-template <int NS, int MB, bool kSimple>
+template <int NS, int MB, int kMode>
 struct Tile {
-  static void run(const SmallKTile& a) { tile<NS, MB, kSimple>(a); }
+  static void run(const SmallKTile& a) { tile<NS, MB, kMode>(a); }
 };
 
 }  // namespace

@@ -22,7 +22,7 @@ namespace {
 constexpr int kV = 16;
 constexpr int kMaxMB = 12;
 
-template <int NS, int MB, bool kSimple>
+template <int NS, int MB, int kMode>
 void tile(const SmallKTile& a) {
   __m512 acc[NS][MB];
 #pragma GCC unroll 12
@@ -44,6 +44,8 @@ void tile(const SmallKTile& a) {
   }
   const __mmask16 last = static_cast<__mmask16>(a.last_valid >= kV ? 0xFFFF : (1u << a.last_valid) - 1);
   const __m512 lo = _mm512_set1_ps(a.lo), hi = _mm512_set1_ps(a.hi);
+  const __m512 ha = _mm512_set1_ps(a.ha), hb = _mm512_set1_ps(a.hb), zero = _mm512_set1_ps(0.0f), one = _mm512_set1_ps(1.0f);
+  const bool swish = a.swish;
 #pragma GCC unroll 12
   for (int j = 0; j < MB; ++j)
 #pragma GCC unroll 2
@@ -51,9 +53,13 @@ void tile(const SmallKTile& a) {
       const __mmask16 m = s == NS - 1 ? last : __mmask16(0xFFFF);
       const int i = static_cast<int>(a.m0 + j), col = static_cast<int>(a.ow0 + s * kV);
       __m512 v = acc[s][j];
-      if constexpr (kSimple) {
+      if constexpr (kMode == kClamp) {
         if (a.epi->bias) v = _mm512_add_ps(v, _mm512_set1_ps(a.epi->bias[i]));
         v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+      } else if constexpr (kMode == kHard) {  // mul then add, as the standalone op
+        if (a.epi->bias) v = _mm512_add_ps(v, _mm512_set1_ps(a.epi->bias[i]));
+        const __m512 h = _mm512_max_ps(zero, _mm512_min_ps(one, _mm512_add_ps(_mm512_mul_ps(ha, v), hb)));
+        v = swish ? _mm512_mul_ps(v, h) : h;
       } else {
         v = gemm::epilogue_ps(v, *a.epi, i, col, m);
       }
@@ -61,9 +67,9 @@ void tile(const SmallKTile& a) {
     }
 }
 
-template <int NS, int MB, bool kSimple>
+template <int NS, int MB, int kMode>
 struct Tile {
-  static void run(const SmallKTile& a) { tile<NS, MB, kSimple>(a); }
+  static void run(const SmallKTile& a) { tile<NS, MB, kMode>(a); }
 };
 
 }  // namespace
