@@ -28,6 +28,17 @@ namespace {
 constexpr int MR = 14;
 constexpr int NR = 32;
 
+// Both cache lines of packed B's k-row 32 k ahead, into L2 (a prefetch never faults, so
+// running past the end of B is harmless). A GEMM whose B streams from memory (ddddocr_ocr's
+// [20, 1024] x [1024, 8210], 34 MB of weights read once per run) had only the hardware
+// prefetchers in front of it with one line 8 k ahead into L1: 4.78 -> 3.34 ms, the model
+// 1.13x (AMD EPYC Zen 4, 1 thread; 64 or 128 k ahead measured the same, one line 64 k
+// ahead half the gain). Shapes whose B is in cache, and six more zoo models, 0.99-1.01x.
+inline void prefetch_b_row(const float* b) {
+  _mm_prefetch(reinterpret_cast<const char*>(b + 32 * NR), _MM_HINT_T1);
+  _mm_prefetch(reinterpret_cast<const char*>(b + 32 * NR + 16), _MM_HINT_T1);
+}
+
 // kIndirect: B row k is read in place at b + boff[k] (implicit GEMM straight
 // from a convolution's padded input: unaligned loads, masked to the tile's n
 // columns so nothing past the run is touched); otherwise the packed sliver
@@ -62,7 +73,7 @@ inline void kernel_body(int64_t kc, const float* a, const float* b, const int64_
     for (; k + 1 < kc; k += 2) {
       const __m512 b0 = _mm512_load_ps(b), b2 = _mm512_load_ps(b + NR);
       const __m512 b1 = H == 2 ? _mm512_load_ps(b + 16) : b0, b3 = H == 2 ? _mm512_load_ps(b + NR + 16) : b2;
-      _mm_prefetch(reinterpret_cast<const char*>(b + 8 * NR), _MM_HINT_T0);
+      prefetch_b_row(b);
 #pragma GCC unroll 2
       for (int i = 0; i < M; ++i) {
         const float* ai = kARows ? a + i * lda : a + i;
@@ -89,7 +100,7 @@ inline void kernel_body(int64_t kc, const float* a, const float* b, const int64_
     __m512 b1 = b0;
     if (H == 2)
       b1 = !kIndirect ? _mm512_load_ps(bk + 16) : kMasked ? _mm512_maskz_loadu_ps(m1, bk + 16) : _mm512_loadu_ps(bk + 16);
-    if (!kIndirect) _mm_prefetch(reinterpret_cast<const char*>(b + 8 * NR), _MM_HINT_T0);
+    if (!kIndirect) prefetch_b_row(b);
 #pragma GCC unroll 16
     for (int i = 0; i < M; ++i) {
       __m512 av = _mm512_set1_ps(kARows ? a[i * lda] : a[i]);
