@@ -12,7 +12,7 @@ folder in the layout of Debian's libonnx-testdata, so the conformance runner rea
 The cases come from onnx.backend.test.case.node.collect_testcases (generated in memory, never
 checked in). Every node test is written, implemented op or not: the manifest
 (tests/conformance/manifest_onnx123.txt) says which must pass. CTest runs this as the fixture of
-the pip-set conformance tests; a stamp file (onnx version + this script) makes a re-run with
+the pip-set conformance tests; a stamp file (onnx, numpy and ml_dtypes versions + this script) makes a re-run with
 nothing changed a no-op.
 """
 import argparse
@@ -62,11 +62,16 @@ def main():
     ap.add_argument("--out", required=True, help="folder to (re)write")
     args = ap.parse_args()
 
+    import ml_dtypes
+    import numpy as np
     import onnx
 
     out = pathlib.Path(args.out)
+    # The expected outputs are computed here by onnx's reference code on numpy and ml_dtypes, so
+    # their versions are part of the data (ml_dtypes 0.7 turned out-of-range float -> int2 / int4
+    # casts into 0 where 0.6 and onnx's spec wrap).
     key = hashlib.sha256(
-        f"onnx {onnx.__version__}".encode()
+        f"onnx {onnx.__version__} numpy {np.__version__} ml_dtypes {ml_dtypes.__version__}".encode()
         + pathlib.Path(__file__).read_bytes()).hexdigest()
     if (out / STAMP).exists() and (out / STAMP).read_text() == key:
         print(f"{out}: up to date (onnx {onnx.__version__})")
