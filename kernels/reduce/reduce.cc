@@ -212,7 +212,7 @@ void reduce_reference(const Tensor& x, const ReducePlan& plan, const double* shi
     acc[o] = Op::combine(acc[o], Op::map(static_cast<R>(in[i]), shift ? static_cast<R>(shift[o]) : R(0)));
   }
   T* out = y.mutable_data<T>();
-  for (int64_t o = 0; o < y.numel(); ++o) out[o] = static_cast<T>(Op::finalize(acc[o], count));
+  for (int64_t o = 0; o < y.numel(); ++o) out[o] = to_output<T>(Op::finalize(acc[o], count));
 }
 
 // ---- dispatch ----
@@ -262,7 +262,7 @@ void reduce_fast(KernelContext& ctx, const Tensor& x, const ReducePlan& plan, co
     reduce_columns<Op>(in, plan.outer, plan.n, plan.inner, shift ? sh.data() : nullptr, acc, ctx.threads());
     stats.variant = "reduce_columns";
   }
-  for (int64_t o = 0; o < outputs; ++o) out[o] = static_cast<T>(Op::finalize(acc[o], plan.n));
+  for (int64_t o = 0; o < outputs; ++o) out[o] = to_output<T>(Op::finalize(acc[o], plan.n));
 }
 
 template <template <typename, typename> class OpT, typename T>

@@ -24,6 +24,20 @@ namespace reduce_ops {
 template <typename T>
 constexpr bool is_float_v = std::is_floating_point<T>::value;
 
+// The output element from a finalized accumulator. An integer output from a double accumulator
+// (LogSum / LogSumExp / L2 of integers) may be -inf (log 0), +inf or NaN (log of a negative
+// sum), whose conversion to an integer is undefined behaviour (found by fuzz_model under UBSan):
+// infinities and out-of-range values saturate to the type's limits, NaN becomes 0.
+template <typename T, typename A>
+T to_output(A v) {
+  if constexpr (std::is_integral<T>::value && std::is_floating_point<A>::value) {
+    if (v != v) return T(0);
+    if (v <= static_cast<A>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+    if (v >= static_cast<A>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+  }
+  return static_cast<T>(v);
+}
+
 template <typename T, typename A>
 struct Sum {
   static constexpr bool kIntAsDouble = false;

@@ -4,6 +4,7 @@
 // float32 summation accuracy and the error cases; short float32 rows (SIMD
 // row reductions, ArgMin/ArgMax across rows) on every ISA, NaN / inf included.
 #include <cmath>
+#include <limits>
 
 #include "tests/common/simd_isas.h"
 #include "tests/common/node_runner.h"
@@ -77,6 +78,20 @@ TEST(Reduce, ZeroSizeAxes) {
       EXPECT_EQ(y.shape(), (Shape{2, 3})) << op;
       EXPECT_EQ(values_of(y), std::vector<double>(6, value)) << op;
     }
+}
+
+// Integer inputs whose log is -inf (a zero sum) or NaN (a negative sum): the output saturates to
+// the type's lowest value, NaN becomes 0 (reduce_ops::to_output); converting either as is was
+// undefined behaviour (fuzz_model under UBSan, fuzz/regressions/model/reduce-log-sum-int32-inf).
+TEST(Reduce, IntegerLogOfZeroOrNegativeSaturates) {
+  auto x = Tensor::from_vector<int32_t>({3, 2}, {0, 0, -3, 1, 2, 5});
+  for (KernelMode mode : {KernelMode::Fast, KernelMode::Reference}) {
+    auto y = run_reduce("ReduceLogSum", x, {1}, 0, mode);
+    ASSERT_EQ(y.dtype(), DType::Int32);
+    EXPECT_EQ(y.data<int32_t>()[0], std::numeric_limits<int32_t>::lowest());
+    EXPECT_EQ(y.data<int32_t>()[1], 0);  // log(-2) is NaN
+    EXPECT_EQ(y.data<int32_t>()[2], static_cast<int32_t>(std::log(7.0)));
+  }
 }
 
 TEST(Reduce, FastMatchesReferenceAllOpsAndLayouts) {
