@@ -134,12 +134,10 @@ void smallk_drive(KernelContext& ctx, const ConvGeom& g, const float* x, const f
   gemm::TileEpi epi0 = gemm::base_epi(epi);
   epi0.per_row = true;  // rows are output channels
   using Act = gemm::Epilogue::Activation;
-  const bool plain = !epi.residual && !epi.bias2;
-  const bool hard = epi.activation == Act::HardSigmoid || epi.activation == Act::HardSwish;
-  const int mode = !plain ? kGeneral
-                   : epi.activation == Act::None || epi.activation == Act::Relu || epi.activation == Act::Clip ? kClamp
-                   : hard ? kHard
-                          : kGeneral;
+  const Act act = epi.activation;
+  const bool clamp = act == Act::None || act == Act::Relu || act == Act::Clip;
+  const bool hard = act == Act::HardSigmoid || act == Act::HardSwish;
+  const int mode = epi.residual || epi.bias2 ? kGeneral : clamp ? kClamp : hard ? kHard : kGeneral;
   const float inf = std::numeric_limits<float>::infinity();
   const float lo = epi.activation == Act::Relu ? 0.0f : epi.activation == Act::Clip ? epi.clip_min : -inf;
   const float hi = epi.activation == Act::Clip ? epi.clip_max : inf;
