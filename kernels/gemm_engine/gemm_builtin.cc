@@ -68,6 +68,10 @@ int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 // ---- packing ----
 
+// A sliver of at most this many rows (an RNN step's one-row A) is packed by the scalar loop:
+// the SIMD transpose moves whole 16 x 16 blocks, mostly zeros then.
+constexpr int kScalarPackRows = 2;
+
 // A block rows [i0, i0+mc), cols [p0, p0+kc) of op(A) into MR-tall slivers,
 // k-major: dst[s*kc*MR + k*MR + i]. Rows past mc in the last sliver are never read.
 void pack_a(const SgemmKernelSet& ks, const SgemmArgs& g, int64_t i0, int64_t mc, int64_t p0, int64_t kc, float* dst) {
@@ -78,7 +82,7 @@ void pack_a(const SgemmKernelSet& ks, const SgemmArgs& g, int64_t i0, int64_t mc
     if (g.trans_a) {  // A stored K x M: each k gives `rows` contiguous floats
       const float* src = g.A + p0 * g.lda + i0 + s;
       for (int64_t k = 0; k < kc; ++k) std::memcpy(d + k * mr, src + k * g.lda, rows * sizeof(float));
-    } else if (ks.pack_t) {  // A stored M x K: a transpose, SIMD when the ISA has one
+    } else if (ks.pack_t && rows > kScalarPackRows) {  // A stored M x K: a transpose, SIMD when the ISA has one
       ks.pack_t(g.A + (i0 + s) * g.lda + p0, g.lda, rows, kc, d, mr, mr);
     } else {  // scalar transpose in k-chunks, keeping both sides in cache
       const float* src = g.A + (i0 + s) * g.lda + p0;

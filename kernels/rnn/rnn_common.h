@@ -11,6 +11,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -115,8 +116,24 @@ void rnn_reference(const Problem& p);
 // The B operands of the fast path's GEMMs packed once, for constant W and R
 // (per direction: W_d^T; R_d^T, or for GRU without linear_before_reset its z/r
 // rows in `r` and R_h in `rh`). Null entries mean "pack per call".
+// For one batch row on several threads (rnn_fast.cc, "unit slices"), R is also cut by hidden
+// unit: slice i holds every gate's rows of units [u0[i], u0[i + 1]), gate-major, packed as the
+// B of [rows, H] x [H, G * U]; `r[d * count + i]` for direction d. Packed on first use per slice
+// count, for LSTM and RNN cells.
+struct UnitSlices {
+  int count = 0;
+  std::vector<int64_t> u0;  // count + 1 bounds
+  std::vector<std::shared_ptr<gemm::PackedB>> r;
+};
 struct PackedWeights {
   std::vector<std::shared_ptr<gemm::PackedB>> w, r, rh;
+  // The slices of R (`r_data`, [num_dir, G*H, H]) for `count` threads; thread-safe.
+  const UnitSlices& unit_slices(const gemm::GemmEngine& engine, const Attrs& a, const float* r_data, int64_t H,
+                                int count) const;
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::vector<std::unique_ptr<UnitSlices>> slices_;  // one per count asked for
 };
 // Packs constant W and R for `engine`; null when their shapes do not fit the
 // attributes (prepare reports that).

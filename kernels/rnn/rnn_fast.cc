@@ -15,8 +15,12 @@
 // Threads: the projections are GEMMs threaded by the engine. Batch rows never
 // interact, so the recurrence is split into tasks = directions x batch slices
 // (about one per thread, slices of >= 4 rows), each running all its steps with
-// no synchronisation; a single task (batch-1 streaming) hands the pool to its
-// GEMMs instead.
+// no synchronisation. A single task (batch-1 streaming) splits each step by
+// hidden unit instead (recur_sliced, LSTM and RNN with prepacked R): thread i
+// multiplies h_{t-1} by its units' rows of R and runs their gate pass, so its
+// share of R stays in its own L2 from step to step and nothing runs serially
+// between the product and the next step. GRU (two dependent products per step)
+// and per-call R hand the pool to the step's GEMM.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -40,11 +44,15 @@ struct DirWork {
   float* h;     // [batch, H]
   float* c;     // [batch, H]
   float* rh;    // [batch, H] GRU: r (.) h_{t-1}
+  // recur_sliced only:
+  float* hn;    // [batch, H] h_t while h_{t-1} is still read
+  float* xs;    // [batch, GH] each slice's xp rows, [G, U] per row
+  float* peep;  // [3H] each slice's peepholes, [3, U] at 3 * u0
 };
 
 int64_t per_direction_floats(const Problem& p) {
   const int64_t GH = p.gates() * p.hidden;
-  return GH + p.seq * p.batch * GH + p.batch * GH + 3 * p.batch * p.hidden;
+  return GH + p.seq * p.batch * GH + 2 * p.batch * GH + 4 * p.batch * p.hidden + 3 * p.hidden;
 }
 
 DirWork carve(const Problem& p, float* ws) {
@@ -56,6 +64,9 @@ DirWork carve(const Problem& p, float* ws) {
   w.h = w.rg + p.batch * GH;
   w.c = w.h + p.batch * H;
   w.rh = w.c + p.batch * H;
+  w.hn = w.rh + p.batch * H;
+  w.xs = w.hn + p.batch * H;
+  w.peep = w.xs + p.batch * GH;
   return w;
 }
 
@@ -188,6 +199,20 @@ void project(const Problem& p, int d, const gemm::GemmEngine& engine, ThreadPool
   std::fill(w.rh, w.rh + B * H, 0.0f);
 }
 
+// The final state of batch rows [b0, b1) of direction d into Y_h / Y_c.
+void write_state(const Problem& p, int d, int64_t b0, int64_t b1, const DirWork& w) {
+  const int64_t H = p.hidden;
+  for (int64_t b = b0; b < b1; ++b) {
+    const int64_t so = p.state_offset(d, b);
+    if (p.len(b) == 0) {  // no last step: zero, as in the reference
+      std::fill(w.h + b * H, w.h + (b + 1) * H, 0.0f);
+      std::fill(w.c + b * H, w.c + (b + 1) * H, 0.0f);
+    }
+    if (p.yh) std::memcpy(p.yh + so, w.h + b * H, H * sizeof(float));
+    if (p.yc) std::memcpy(p.yc + so, w.c + b * H, H * sizeof(float));
+  }
+}
+
 // The whole recurrence of direction d for batch rows [b0, b1): rows never interact, so a
 // slice runs start to end on one thread with no synchronisation per step. `pool` goes to
 // the GEMMs only (null when slices run in parallel).
@@ -241,15 +266,79 @@ void recur(const Problem& p, int d, int64_t b0, int64_t b1, const GateKernels& t
       });
     }
   }
-  for (int64_t b = b0; b < b1; ++b) {
-    const int64_t so = p.state_offset(d, b);
-    if (p.len(b) == 0) {  // no last step: zero, as in the reference
-      std::fill(w.h + b * H, w.h + (b + 1) * H, 0.0f);
-      std::fill(w.c + b * H, w.c + (b + 1) * H, 0.0f);
-    }
-    if (p.yh) std::memcpy(p.yh + so, w.h + b * H, H * sizeof(float));
-    if (p.yc) std::memcpy(p.yc + so, w.c + b * H, H * sizeof(float));
+  write_state(p, d, b0, b1, w);
+}
+
+// Unit bounds of `count` slices of H: multiples of 16 units (whole AVX-512 vectors in the gate
+// pass), the last slice takes the rest (possibly empty for a small H).
+std::vector<int64_t> unit_bounds(int64_t H, int count) {
+  const int64_t per = (H + count - 1) / count, step = (per + 15) / 16 * 16;
+  std::vector<int64_t> u{0};
+  for (int i = 1; i < count; ++i) u.push_back(std::min(H, i * step));
+  u.push_back(H);
+  return u;
+}
+
+// Splitting steps by unit pays when one direction's R is at least 512 KB (each thread's share
+// then stays in its core's L2 from step to step) or a step's product is above 1 MFLOP: the GEMM
+// engine's rule for threading one product (gemm_builtin.cc, go_parallel). Below, silero_vad's
+// H = 128 LSTM (256 KB, one step per run) gained 2% in wall time for twice the CPU time.
+bool split_pays(const Problem& p) {
+  const int64_t GH = p.gates() * p.hidden;
+  return GH * p.hidden * 4 >= 512 * 1024 || 2.0 * p.batch * GH * p.hidden > 1.0e6;
+}
+
+// Direction d, every batch row, one parallel region per step over the unit slices of `us`
+// (LSTM or RNN): slice i computes rg = h_{t-1} R_i^T ([batch, G * U], G gate blocks of its U
+// units), gathers its units' xp, runs the gate pass of its units and writes h_t into the other
+// h buffer (every slice reads h_{t-1} whole until the region ends). c and Y are written by
+// unit, so slices never touch the same floats. Sums are those of recur's GEMM column by
+// column: results do not depend on the thread count.
+void recur_sliced(const Problem& p, int d, const GateKernels& table, const gemm::GemmEngine& engine, ThreadPool* pool,
+                  const DirWork& w, const UnitSlices& us) {
+  const Attrs& a = *p.attrs;
+  const RowGates k{table, a.default_activations ? nullptr : &a.acts[d * activations_of(a.cell)]};
+  const int64_t H = p.hidden, G = p.gates(), GH = G * H, M = p.batch;
+  const float clip = a.has_clip ? a.clip : std::numeric_limits<float>::infinity();
+  const float* peep = p.p ? p.p + d * 3 * H : nullptr;
+  for (int i = 0; peep && i < us.count; ++i) {
+    const int64_t u0 = us.u0[i], U = us.u0[i + 1] - u0;
+    for (int q = 0; q < 3; ++q) std::memcpy(w.peep + 3 * u0 + q * U, peep + q * H + u0, U * sizeof(float));
   }
+  int64_t steps = 0;
+  for (int64_t b = 0; b < M; ++b) steps = std::max(steps, p.len(b));
+  float *hin = w.h, *hout = w.hn;
+  for (int64_t s = 0; s < steps; ++s) {
+    // Uncosted: the caller chose this path by the cost rule; a costed call would also weigh a
+    // sleeping worker's wake-up and keep every step inline, the worker never woken.
+    pool->parallel_for(us.count, 1, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const int64_t u0 = us.u0[i], U = us.u0[i + 1] - u0, GU = G * U;
+        if (U == 0) continue;
+        float *rg = w.rg + M * G * u0, *xs = w.xs + M * G * u0;
+        gemm_abt(engine, nullptr, M, GU, H, hin, H, nullptr, H, rg, GU, nullptr, us.r[d * us.count + i].get());
+        for (int64_t b = 0; b < M; ++b) {
+          float* h = hout + b * H + u0;
+          if (s >= p.len(b)) {  // past its sequence: the state stays
+            std::memcpy(h, hin + b * H + u0, U * sizeof(float));
+            continue;
+          }
+          const int64_t t = p.time_of(s, d, b);
+          const float* xp = w.xp + p.x_row(t, b) * GH + u0;
+          float* x = xs + b * GU;
+          for (int64_t g = 0; g < G; ++g) std::memcpy(x + g * U, xp + g * H, U * sizeof(float));
+          float* y = p.y ? p.y + p.y_offset(t, d, b) + u0 : nullptr;
+          if (a.cell == Cell::Lstm)
+            k.lstm({x, rg + b * GU, peep ? w.peep + 3 * u0 : nullptr, w.c + b * H + u0, h, y, U, clip, a.input_forget});
+          else
+            k.rnn({x, rg + b * GU, h, y, U, clip});
+        }
+      }
+    });
+    std::swap(hin, hout);
+  }
+  if (hin != w.h) std::memcpy(w.h, hin, M * H * sizeof(float));
+  write_state(p, d, 0, M, w);
 }
 
 }  // namespace
@@ -276,6 +365,28 @@ std::shared_ptr<const PackedWeights> pack_weights(const gemm::GemmEngine& engine
   return out;
 }
 
+const UnitSlices& PackedWeights::unit_slices(const gemm::GemmEngine& engine, const Attrs& a, const float* r_data,
+                                             int64_t H, int count) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& s : slices_)
+    if (s->count == count) return *s;
+  auto s = std::make_unique<UnitSlices>();
+  s->count = count;
+  s->u0 = unit_bounds(H, count);
+  const int64_t G = gates_of(a.cell);
+  std::vector<float> rows;
+  for (int d = 0; d < a.num_dir; ++d)
+    for (int i = 0; i < count; ++i) {
+      const int64_t u0 = s->u0[i], U = s->u0[i + 1] - u0;
+      rows.resize(static_cast<size_t>(G * U * H));
+      for (int64_t g = 0; g < G; ++g)
+        std::memcpy(rows.data() + g * U * H, r_data + ((d * G + g) * H + u0) * H, U * H * sizeof(float));
+      s->r.push_back(U > 0 ? engine.pack_b(true, H, G * U, rows.data(), H) : nullptr);
+    }
+  slices_.push_back(std::move(s));
+  return *slices_.back();
+}
+
 int64_t fast_workspace_floats(const Problem& p) { return p.num_dir() * per_direction_floats(p); }
 
 void rnn_fast(const Problem& p, const GateKernels& k, const gemm::GemmEngine& engine, ThreadPool* pool,
@@ -290,6 +401,12 @@ void rnn_fast(const Problem& p, const GateKernels& k, const gemm::GemmEngine& en
   const int64_t slices = std::max<int64_t>(1, std::min((threads + nd - 1) / nd, p.batch / kMinRows));
   const int64_t rows_per = (p.batch + slices - 1) / slices, tasks = nd * slices;
   ThreadPool* inner = tasks == 1 ? pool : nullptr;  // a single task lets the GEMMs use the threads
+  if (tasks == 1 && threads > 1 && packed && p.attrs->cell != Cell::Gru && (!pool->cost_rule() || split_pays(p))) {
+    const int count = static_cast<int>(std::min<int64_t>(threads, (p.hidden + 15) / 16));
+    const UnitSlices& us = packed->unit_slices(engine, *p.attrs, p.r, p.hidden, count);
+    for (int d = 0; d < nd; ++d) recur_sliced(p, d, k, engine, pool, carve(p, workspace + d * per_dir), us);
+    return;
+  }
   parallel_for(pool, tasks, 1, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int d = static_cast<int>(t / slices);
