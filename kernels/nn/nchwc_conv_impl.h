@@ -71,32 +71,52 @@ inline void nchwc_interior(const NchwcConvArgs& a, int64_t& lo, int64_t& hi) {
   hi = std::max(lo, std::min(a.OW, hi));
 }
 
-template <class B>
-ONNXMINI_NCHWC_INLINE typename B::Reg nchwc_activate(const NchwcConvArgs& a, typename B::Reg v,
-                                                     typename B::Reg slope) {
+// Calls body(act) once, act the layer's activation as a functor on one register: the
+// switch runs once per strip and each case gets its own copy of the caller's loop over the
+// strip's pixels. (A switch per pixel, as before, was a jump table between every pixel's
+// accumulator and its store: in the depthwise strips it cost as much as the FMAs;
+// docs/kernels/nn.md, "Direct convolution".)
+template <class B, class Body>
+ONNXMINI_NCHWC_INLINE void nchwc_with_activation(const NchwcConvArgs& a, typename B::Reg slope, Body&& body) {
+  using R = typename B::Reg;
+  const auto none = [](R x) ONNXMINI_NCHWC_LAMBDA_INLINE { return x; };
   switch (a.act) {
-    case NchwcAct::Relu: return B::max(v, B::zero());
-    case NchwcAct::Clip: return B::min(B::max(v, B::set1(a.lo)), B::set1(a.hi));
-    case NchwcAct::HardSigmoid:
-      return B::min(B::max(B::fma(v, B::set1(a.alpha), B::set1(a.beta)), B::zero()), B::set1(1.0f));
-    case NchwcAct::HardSwish:
-      return B::mul(v, B::min(B::max(B::fma(v, B::set1(a.alpha), B::set1(a.beta)), B::zero()), B::set1(1.0f)));
-    case NchwcAct::PRelu: return B::prelu(v, slope);
+    case NchwcAct::Relu: return body([](R x) ONNXMINI_NCHWC_LAMBDA_INLINE { return B::max(x, B::zero()); });
+    case NchwcAct::Clip: {
+      const R lo = B::set1(a.lo), hi = B::set1(a.hi);
+      return body([lo, hi](R x) ONNXMINI_NCHWC_LAMBDA_INLINE { return B::min(B::max(x, lo), hi); });
+    }
+    case NchwcAct::HardSigmoid: {
+      const R al = B::set1(a.alpha), be = B::set1(a.beta);
+      return body([al, be](R x) ONNXMINI_NCHWC_LAMBDA_INLINE {
+        return B::min(B::max(B::fma(x, al, be), B::zero()), B::set1(1.0f));
+      });
+    }
+    case NchwcAct::HardSwish: {
+      const R al = B::set1(a.alpha), be = B::set1(a.beta);
+      return body([al, be](R x) ONNXMINI_NCHWC_LAMBDA_INLINE {
+        return B::mul(x, B::min(B::max(B::fma(x, al, be), B::zero()), B::set1(1.0f)));
+      });
+    }
+    case NchwcAct::PRelu: return body([slope](R x) ONNXMINI_NCHWC_LAMBDA_INLINE { return B::prelu(x, slope); });
     // Where the traits have kernels/simd's vector formulas (AVX2, AVX-512); the portable
     // table leaves these to the caller's pass over the finished row.
     case NchwcAct::Sigmoid:
-      if constexpr (B::kExpActivations) return B::sigmoid(v);
-      return v;
+      if constexpr (B::kExpActivations) return body([](R x) ONNXMINI_NCHWC_LAMBDA_INLINE { return B::sigmoid(x); });
+      return body(none);
     case NchwcAct::Swish:
-      if constexpr (B::kExpActivations) return B::mul(v, B::sigmoid(B::mul(v, B::set1(a.swish_alpha))));
-      return v;
+      if constexpr (B::kExpActivations) {
+        const R sa = B::set1(a.swish_alpha);
+        return body([sa](R x) ONNXMINI_NCHWC_LAMBDA_INLINE { return B::mul(x, B::sigmoid(B::mul(x, sa))); });
+      }
+      return body(none);
     case NchwcAct::Gelu:
-      if constexpr (B::kExpActivations) return B::gelu(v);
-      return v;
+      if constexpr (B::kExpActivations) return body([](R x) ONNXMINI_NCHWC_LAMBDA_INLINE { return B::gelu(x); });
+      return body(none);
     case NchwcAct::GeluTanh:
-      if constexpr (B::kExpActivations) return B::gelu_tanh(v);
-      return v;
-    default: return v;  // None
+      if constexpr (B::kExpActivations) return body([](R x) ONNXMINI_NCHWC_LAMBDA_INLINE { return B::gelu_tanh(x); });
+      return body(none);
+    default: return body(none);  // None
   }
 }
 
@@ -155,14 +175,16 @@ ONNXMINI_NCHWC_INLINE void nchwc_dense_strip(const NchwcConvArgs& a, int64_t n, 
     const R slope = a.act == NchwcAct::PRelu ? B::load(a.slope + (ob + b) * 16) : B::zero();
     const R oscale = a.out_scale ? B::load(a.out_scale + (ob + b) * 16) : B::zero();
     const R oshift = a.out_scale ? B::load(a.out_shift + (ob + b) * 16) : B::zero();
-    for (int p = 0; p < PX; ++p) {
-      R v = acc[0][b][p];
-      for (int q = 1; q < S; ++q) v = B::add(v, acc[q][b][p]);
-      if (a.z) v = B::add(v, B::load(a.z + off + p * 16));
-      v = nchwc_activate<B>(a, v, slope);
-      if (a.out_scale) v = B::fma(v, oscale, oshift);
-      B::store(yp + p * 16, v);
-    }
+    nchwc_with_activation<B>(a, slope, [&](auto act) ONNXMINI_NCHWC_LAMBDA_INLINE {
+      for (int p = 0; p < PX; ++p) {
+        R v = acc[0][b][p];
+        for (int q = 1; q < S; ++q) v = B::add(v, acc[q][b][p]);
+        if (a.z) v = B::add(v, B::load(a.z + off + p * 16));
+        v = act(v);
+        if (a.out_scale) v = B::fma(v, oscale, oshift);
+        B::store(yp + p * 16, v);
+      }
+    });
   }
 }
 
@@ -229,13 +251,16 @@ ONNXMINI_NCHWC_INLINE void nchwc_dw_store(const NchwcConvArgs& a, int64_t n, int
   const R slope = a.act == NchwcAct::PRelu ? B::load(a.slope + cb * 16) : B::zero();
   const R oscale = a.out_scale ? B::load(a.out_scale + cb * 16) : B::zero();
   const R oshift = a.out_scale ? B::load(a.out_shift + cb * 16) : B::zero();
-  for (int p = 0; p < PX; ++p) {
-    R v = acc[p];
-    if (a.z) v = B::add(v, B::load(a.z + off + p * 16));
-    v = nchwc_activate<B>(a, v, slope);
-    if (a.out_scale) v = B::fma(v, oscale, oshift);
-    B::store(a.y + off + p * 16, v);
-  }
+  float* y = a.y + off;
+  nchwc_with_activation<B>(a, slope, [&](auto act) ONNXMINI_NCHWC_LAMBDA_INLINE {
+    for (int p = 0; p < PX; ++p) {
+      R v = acc[p];
+      if (a.z) v = B::add(v, B::load(a.z + off + p * 16));
+      v = act(v);
+      if (a.out_scale) v = B::fma(v, oscale, oshift);
+      B::store(y + p * 16, v);
+    }
+  });
 }
 
 // Depthwise: channel block cb, PX pixels [ow0, ow0 + PX) of row oh over taps
