@@ -122,6 +122,37 @@ ONNXMINI_DW_INLINE typename T::Reg dw_activate_vec(typename T::Reg v, const Dept
   }
 }
 
+// dw_block with all K tap rows, dilation 1 and row stride SH known at compile time: the
+// (RB - 1) SH + K input rows' starts once as pointers, so every load is a pointer plus a
+// constant column. (dw_block's general loop recomputes row * W + column for each of its
+// RB x K x K loads, integer work between the FMAs: 128 x 12x160 3x3 ran at a third of the
+// FMA rate, 134 -> 95 us this way, AMD EPYC Zen 4; a table of RB x K pointers with the
+// strides known only at run time gained nothing.)
+template <class T, int K, int S, int RB, bool kTail, int SH>
+ONNXMINI_DW_INLINE void dw_block_rows(const DepthwisePlaneGeom& g, const float* xc, const float* w,
+                                      const DepthwisePlaneEpi& e, float* y, int64_t oh0, int64_t ow,
+                                      const typename T::Tail& t) {
+  using R = typename T::Reg;
+  constexpr int kRows = (RB - 1) * SH + K;
+  R acc[RB];
+  for (int r = 0; r < RB; ++r) acc[r] = T::set1(e.bias);
+  const float* row[kRows];
+  for (int i = 0; i < kRows; ++i) row[i] = xc + i * g.W;
+  for (int kh = 0; kh < K; ++kh)
+    for (int kw = 0; kw < K; ++kw) {
+      const R wv = T::set1(w[kh * K + kw]);
+      const int64_t col = S == kParity ? (kw & 1) * g.parity_wq + (kw >> 1) : kw;  // parity copy: half, then index
+      for (int r = 0; r < RB; ++r)
+        acc[r] = T::fma(dw_load_cols<T, S, kTail>(row[r * SH + kh] + col, 1, t), wv, acc[r]);
+    }
+  for (int r = 0; r < RB; ++r) {
+    float* dst = y + (oh0 + r) * g.OW + ow;
+    const R v = dw_activate_vec<T>(acc[r], e);
+    if constexpr (kTail) T::store_part(dst, v, t);
+    else T::store(dst, v);
+  }
+}
+
 // Output rows oh0 .. oh0+RB-1 (tap rows [kh_lo, kh_hi) valid for all of them),
 // columns ow .. ow+n-1 (interior columns; n = V unless kTail, then t's count).
 // K: the kernel size when 3x3 / 5x5 (trip counts known at compile time), 0 = g's.
@@ -134,6 +165,12 @@ ONNXMINI_DW_INLINE void dw_block(const DepthwisePlaneGeom& g, const float* x, co
   R acc[RB];
   for (int r = 0; r < RB; ++r) acc[r] = T::set1(e.bias);
   const float* xc = x + (oh0 * g.sh - g.ph) * g.W + ow * sw - g.pw;
+  if constexpr (K != 0 && (S == 1 || S == kParity)) {
+    if (g.dh == 1 && g.dw == 1 && kh_lo == 0 && kh_hi == K) {
+      if (g.sh == 1) return dw_block_rows<T, K, S, RB, kTail, 1>(g, xc, w, e, y, oh0, ow, t);
+      if (g.sh == 2) return dw_block_rows<T, K, S, RB, kTail, 2>(g, xc, w, e, y, oh0, ow, t);
+    }
+  }
   for (int64_t kh = kh_lo; kh < kh_hi; ++kh)
     for (int64_t kw = 0; kw < KW; ++kw) {
       const R wv = T::set1(w[kh * KW + kw]);
