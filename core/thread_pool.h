@@ -148,6 +148,10 @@ class ThreadPool {
   std::atomic<bool> skip_jobs_for_tests_{false};
   std::atomic<bool> cost_rule_{true};
   std::atomic<int> caller_cpu_{-1};  // sched_getcpu() of the last parallel_for's caller
+  // Costed calls that pay only with spinning workers wake sleeping ones at most this often
+  // (parallel_for with a ParallelCost, thread_pool.cc).
+  static constexpr int64_t kWakeProbeNs = 5'000'000;
+  std::atomic<int64_t> last_wake_probe_ns_{INT64_MIN / 2};
   std::atomic<int64_t> migrations_{0};
   // The current job: generation << 32 | kClosed | workers joined. The
   // generation is bumped (under mu_) to publish a job; workers join with a CAS

@@ -242,6 +242,25 @@ TEST(ThreadPoolCostRule, LargeWorkSplitsAndTheRuleCanBeTurnedOff) {
   EXPECT_EQ(pool.stats().small_work_calls, 1);
 }
 
+// Work that pays with a spinning worker (t / 2 + hand-off < t) but not with a wake-up: run
+// inline every time, it would keep sleeping workers asleep for good. The pool wakes them
+// anyway (at most once per kWakeProbeNs), so the call splits.
+TEST(ThreadPoolCostRule, WorkThatPaysOnlyWithSpinningWorkersStillWakesSleepingOnes) {
+  using namespace parallel_cost;
+  ThreadPool pool(2, /*spin_us=*/0);  // workers sleep as soon as they are idle
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const ParallelCost five_us{static_cast<int64_t>(5000 / kNsPerFlop), 0};
+  ASSERT_TRUE(pays(five_us, 2, false));
+  ASSERT_FALSE(pays(five_us, 2, true));
+  std::atomic<int> calls{0};
+  pool.parallel_for(2, 1, five_us, [&](int64_t, int64_t) { calls.fetch_add(1); });
+  const auto st = pool.stats();
+  EXPECT_EQ(st.parallel_for_calls, 1);
+  EXPECT_EQ(st.small_work_calls, 0);
+  EXPECT_EQ(st.inline_calls, 0);
+  EXPECT_EQ(calls.load(), 2);  // two chunks, whoever ran them
+}
+
 // A split the rule judged worth it gives every thread an even share, whatever the grain:
 // 37 800 elements with a 32 768 grain were one 32 768 chunk and one of 5 032.
 TEST(ThreadPoolCostRule, PayingSplitsAreBalanced) {
