@@ -173,12 +173,18 @@ bool depthwise_blocks_wanted(const Window& win, int64_t channels, int lanes, cpu
   //   block per thread) turned to 0.83x, so 3x3 blocks stop at 8192 outputs per plane.
   // - AVX2 (8 lanes), 5x5: 0.94x-2.1x, 1.2x geomean; 3x3: lost from 12 x 160 up
   //   (0.67-0.87x) and broke even on 28 x 28 (1.04x / 0.98x).
+  // Re-measured on the AMD EPYC Zen 4 (AVX-512, 5 interleaved rounds, 1 and 2 threads) once
+  // the plane kernel took its input rows as pointers (dw_block_row_ptrs, 1.4x on 3x3): 3x3 now
+  // goes to the block kernel only up to 512 outputs per plane: 14x14 and 20x20 blocks 1.13-1.15x
+  // (2 threads 1.15x); 26x26 0.94x at 1 thread, 1.06x the plane kernel at 2; 28x28 and up the
+  // plane kernel 1.02-1.30x (32 x 56x56 1.30x / 1.39x, 128 x 28x28 1.08x / 1.10x, stride 2
+  // to 40x40 1.13x / 1.14x). 5x5 stays on the block kernel (1.02-1.47x at 1 thread here).
   // A large plane of at most one block of channels stays on the plane kernel, which a
   // second thread can split by planes.
   const int64_t blocks = (channels + lanes - 1) / lanes;
   if (blocks < 2 && out_px > 196) return false;
   switch (isa) {
-    case cpu::Isa::Avx512: return out_px <= 49 || taps >= 25 || (win.out[1] % lanes != 0 && out_px <= 8192);
+    case cpu::Isa::Avx512: return out_px <= 49 || taps >= 25 || (win.out[1] % lanes != 0 && out_px <= 512);
     case cpu::Isa::Avx2: return out_px <= 49 || taps >= 25;
     default: return out_px <= 196;
   }

@@ -203,7 +203,8 @@ TEST(ConvDepthwiseBlocks, FusedActivationsOnEveryIsa) {
 // The measured rule (kernels/nn/conv_depthwise.cc) per ISA: 7x7 outputs take the
 // block kernel everywhere; 5x5 layers on AVX2 and AVX-512 unless a large plane has a
 // single block of channels (the plane kernel splits over threads); 3x3 on AVX-512 when
-// the output row is not whole vectors; 14x14 3x3 on portable. The profile and
+// the output row is not whole vectors and the plane at most 512 outputs; 14x14 3x3 on
+// portable. The profile and
 // explain() agree.
 TEST(ConvDepthwiseBlocks, RulePerIsaNamesTheVariant) {
   struct RuleCase {
@@ -212,7 +213,8 @@ TEST(ConvDepthwiseBlocks, RulePerIsaNamesTheVariant) {
     bool portable, avx2, avx512;
   } cases[] = {
       {{1, 32, 7, 7}, 5, true, true, true},
-      {{1, 32, 56, 56}, 3, false, false, true},    // 56 = 3.5 AVX-512 vectors
+      {{1, 32, 56, 56}, 3, false, false, false},   // 3136 outputs: the plane kernel
+      {{1, 32, 20, 20}, 3, false, false, true},    // 20 = 1.25 AVX-512 vectors, 400 outputs
       {{1, 32, 12, 160}, 3, false, false, false},  // 160 = 10 vectors: the plane kernel
       {{1, 32, 100, 100}, 3, false, false, false},  // 10000 outputs per plane: the plane kernel
       {{1, 32, 20, 20}, 5, false, true, true},
