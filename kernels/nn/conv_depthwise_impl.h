@@ -130,8 +130,8 @@ ONNXMINI_DW_INLINE typename T::Reg dw_activate_vec(typename T::Reg v, const Dept
 // strides known only at run time gained nothing.)
 template <class T, int K, int S, int RB, bool kTail, int SH>
 ONNXMINI_DW_INLINE void dw_block_row_ptrs(const DepthwisePlaneGeom& g, const float* xc, const float* w,
-                                      const DepthwisePlaneEpi& e, float* y, int64_t oh0, int64_t ow,
-                                      const typename T::Tail& t) {
+                                          const DepthwisePlaneEpi& e, float* y, int64_t oh0, int64_t ow,
+                                          const typename T::Tail& t) {
   using R = typename T::Reg;
   constexpr int kRows = (RB - 1) * SH + K;
   R acc[RB];

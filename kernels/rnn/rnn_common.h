@@ -113,9 +113,6 @@ struct Problem {
 // The straightforward recurrence, any activation. Writes every non-null output.
 void rnn_reference(const Problem& p);
 
-// The B operands of the fast path's GEMMs packed once, for constant W and R
-// (per direction: W_d^T; R_d^T, or for GRU without linear_before_reset its z/r
-// rows in `r` and R_h in `rh`). Null entries mean "pack per call".
 // For one batch row on several threads (rnn_fast.cc, "unit slices"), R is also cut by hidden
 // unit: slice i holds every gate's rows of units [u0[i], u0[i + 1]), gate-major, packed as the
 // B of [rows, H] x [H, G * U]; `r[d * count + i]` for direction d. Packed on first use per slice
@@ -125,6 +122,10 @@ struct UnitSlices {
   std::vector<int64_t> u0;  // count + 1 bounds
   std::vector<std::shared_ptr<gemm::PackedB>> r;
 };
+
+// The B operands of the fast path's GEMMs packed once, for constant W and R
+// (per direction: W_d^T; R_d^T, or for GRU without linear_before_reset its z/r
+// rows in `r` and R_h in `rh`). Null entries mean "pack per call".
 struct PackedWeights {
   std::vector<std::shared_ptr<gemm::PackedB>> w, r, rh;
   // The slices of R (`r_data`, [num_dir, G*H, H]) for `count` threads; thread-safe.
