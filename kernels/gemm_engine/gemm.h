@@ -124,6 +124,10 @@ enum class GemmCaller { Gemm, MatMulFolded, MatMulBatched, MatMulBroadcast };
 const char* sgemm_variant(GemmCaller caller, SgemmRoute route);
 // "micro-tile 14x32, MC 112 KC 256 NC 2048" for the builtin routes, "" otherwise (--explain).
 std::string sgemm_blocking(const SgemmPath& path);
+// Whether a [M, K] x [K, N] product is worth splitting over threads: above 1 MFLOP, or with
+// B of 512 KB or more (split over N, each core keeps its share of B in its L2 from call to
+// call). The builtin engine's rule (gemm_builtin.cc); the RNN kernels use it to split a step.
+bool sgemm_threads_pay(int64_t M, int64_t N, int64_t K);
 
 class GemmEngine {
  public:

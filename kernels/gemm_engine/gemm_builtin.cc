@@ -245,7 +245,7 @@ int threads_of(ThreadPool* pool) { return pool ? pool->num_threads() : 1; }
 constexpr double kParallelFlops = 1.0e6;
 constexpr int64_t kParallelBBytes = 512 * 1024;
 bool go_parallel(ThreadPool* pool, int64_t M, int64_t N, int64_t K) {
-  return threads_of(pool) > 1 && (2.0 * M * N * K > kParallelFlops || K * N * 4 >= kParallelBBytes);
+  return threads_of(pool) > 1 && sgemm_threads_pay(M, N, K);
 }
 
 // One thread streaming a B about the size of L2 (an RNN step's [1, H] x [H, 4H], 1 MiB at
@@ -593,6 +593,10 @@ class BuiltinEngine : public GemmEngine {
 };
 
 }  // namespace
+
+bool sgemm_threads_pay(int64_t M, int64_t N, int64_t K) {
+  return 2.0 * M * N * K > kParallelFlops || K * N * 4 >= kParallelBBytes;
+}
 
 const SgemmKernelSet& sgemm_kernels_for(cpu::Isa isa) {
   if (isa == cpu::Isa::Avx512 && cpu::hw_has_avx512()) return sgemm_kernels_avx512();

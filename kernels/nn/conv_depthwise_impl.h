@@ -122,6 +122,19 @@ ONNXMINI_DW_INLINE typename T::Reg dw_activate_vec(typename T::Reg v, const Dept
   }
 }
 
+// The RB finished output vectors of a block: activation, then a (masked when kTail) store.
+template <class T, int RB, bool kTail>
+ONNXMINI_DW_INLINE void dw_store_rows(const DepthwisePlaneGeom& g, const DepthwisePlaneEpi& e,
+                                      const typename T::Reg (&acc)[RB], float* y, int64_t oh0, int64_t ow,
+                                      const typename T::Tail& t) {
+  for (int r = 0; r < RB; ++r) {
+    float* dst = y + (oh0 + r) * g.OW + ow;
+    const typename T::Reg v = dw_activate_vec<T>(acc[r], e);
+    if constexpr (kTail) T::store_part(dst, v, t);
+    else T::store(dst, v);
+  }
+}
+
 // dw_block with all K tap rows, dilation 1 and row stride SH known at compile time: the
 // (RB - 1) SH + K input rows' starts once as pointers, so every load is a pointer plus a
 // constant column. (dw_block's general loop recomputes row * W + column for each of its
@@ -145,12 +158,7 @@ ONNXMINI_DW_INLINE void dw_block_row_ptrs(const DepthwisePlaneGeom& g, const flo
       for (int r = 0; r < RB; ++r)
         acc[r] = T::fma(dw_load_cols<T, S, kTail>(row[r * SH + kh] + col, 1, t), wv, acc[r]);
     }
-  for (int r = 0; r < RB; ++r) {
-    float* dst = y + (oh0 + r) * g.OW + ow;
-    const R v = dw_activate_vec<T>(acc[r], e);
-    if constexpr (kTail) T::store_part(dst, v, t);
-    else T::store(dst, v);
-  }
+  dw_store_rows<T, RB, kTail>(g, e, acc, y, oh0, ow, t);
 }
 
 // Output rows oh0 .. oh0+RB-1 (tap rows [kh_lo, kh_hi) valid for all of them),
@@ -178,12 +186,7 @@ ONNXMINI_DW_INLINE void dw_block(const DepthwisePlaneGeom& g, const float* x, co
       const float* p = xc + kh * g.dh * g.W + (S == kParity ? (c & 1) * g.parity_wq + (c >> 1) : c);
       for (int r = 0; r < RB; ++r) acc[r] = T::fma(dw_load_cols<T, S, kTail>(p + r * g.sh * g.W, sw, t), wv, acc[r]);
     }
-  for (int r = 0; r < RB; ++r) {
-    float* dst = y + (oh0 + r) * g.OW + ow;
-    const R v = dw_activate_vec<T>(acc[r], e);
-    if constexpr (kTail) T::store_part(dst, v, t);
-    else T::store(dst, v);
-  }
+  dw_store_rows<T, RB, kTail>(g, e, acc, y, oh0, ow, t);
 }
 
 // RB output rows from oh0 sharing the valid tap rows [kh_lo, kh_hi): border

@@ -279,14 +279,10 @@ std::vector<int64_t> unit_bounds(int64_t H, int count) {
   return u;
 }
 
-// Splitting steps by unit pays when one direction's R is at least 512 KB (each thread's share
-// then stays in its core's L2 from step to step) or a step's product is above 1 MFLOP: the GEMM
-// engine's rule for threading one product (gemm_builtin.cc, go_parallel). Below, silero_vad's
-// H = 128 LSTM (256 KB, one step per run) gained 2% in wall time for twice the CPU time.
-bool split_pays(const Problem& p) {
-  const int64_t GH = p.gates() * p.hidden;
-  return GH * p.hidden * 4 >= 512 * 1024 || 2.0 * p.batch * GH * p.hidden > 1.0e6;
-}
+// Splitting steps by unit pays where the GEMM engine would thread the step's product
+// (gemm::sgemm_threads_pay: R of 512 KB or more, or above 1 MFLOP). Below, silero_vad's H = 128
+// LSTM (256 KB, one step per run) gained 2% in wall time for twice the CPU time.
+bool split_pays(const Problem& p) { return gemm::sgemm_threads_pay(p.batch, p.gates() * p.hidden, p.hidden); }
 
 // Direction d, every batch row, one parallel region per step over the unit slices of `us`
 // (LSTM or RNN): slice i computes rg = h_{t-1} R_i^T ([batch, G * U], G gate blocks of its U
