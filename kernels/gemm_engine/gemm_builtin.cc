@@ -74,6 +74,12 @@ constexpr int kScalarPackRows = 2;
 
 // A block rows [i0, i0+mc), cols [p0, p0+kc) of op(A) into MR-tall slivers,
 // k-major: dst[s*kc*MR + k*MR + i]. Rows past mc in the last sliver are never read.
+// R floats from each of kc rows of src (row stride ld) to dst (row stride stride).
+template <int R>
+void copy_rows(const float* src, int64_t ld, int64_t kc, float* dst, int64_t stride) {
+  for (int64_t k = 0; k < kc; ++k) std::memcpy(dst + k * stride, src + k * ld, R * sizeof(float));
+}
+
 void pack_a(const SgemmKernelSet& ks, const SgemmArgs& g, int64_t i0, int64_t mc, int64_t p0, int64_t kc, float* dst) {
   const int mr = ks.mr;
   for (int64_t s = 0; s < mc; s += mr) {
@@ -81,7 +87,13 @@ void pack_a(const SgemmKernelSet& ks, const SgemmArgs& g, int64_t i0, int64_t mc
     float* d = dst + s * kc;
     if (g.trans_a) {  // A stored K x M: each k gives `rows` contiguous floats
       const float* src = g.A + p0 * g.lda + i0 + s;
-      for (int64_t k = 0; k < kc; ++k) std::memcpy(d + k * mr, src + k * g.lda, rows * sizeof(float));
+      switch (rows) {  // full slivers as fixed-size copies (inline moves, not a library call per row)
+        case 14: copy_rows<14>(src, g.lda, kc, d, mr); break;
+        case 6: copy_rows<6>(src, g.lda, kc, d, mr); break;
+        case 4: copy_rows<4>(src, g.lda, kc, d, mr); break;
+        default:
+          for (int64_t k = 0; k < kc; ++k) std::memcpy(d + k * mr, src + k * g.lda, rows * sizeof(float));
+      }
     } else if (ks.pack_t && rows > kScalarPackRows) {  // A stored M x K: a transpose, SIMD when the ISA has one
       ks.pack_t(g.A + (i0 + s) * g.lda + p0, g.lda, rows, kc, d, mr, mr);
     } else {  // scalar transpose in k-chunks, keeping both sides in cache
@@ -337,7 +349,19 @@ void run(const SgemmKernelSet& ks, const SgemmArgs& g, const BuiltinPackedB* pb,
     } else {
       pa.mpad = round_up(g.M, ks.mr);
       float* buf = t_pack_a.get(static_cast<size_t>(pa.mpad * g.K));
-      for (int64_t pc = 0; pc < g.K; pc += ks.kc) pack_a(ks, g, 0, g.M, pc, std::min(ks.kc, g.K - pc), buf + pc * pa.mpad);
+      // Packed in (K block, MR sliver) units, split over the threads when the product is:
+      // packed by the caller alone, A was the serial part of every such call (ppocr_v4_rec's
+      // 1x3 Conv taps, 40 x 960 A per 2.3 MFLOP tap: as long as the split FMAs at 2 threads).
+      const int64_t slivers = pa.mpad / ks.mr, kblocks = (g.K + ks.kc - 1) / ks.kc;
+      auto pack_units = [&](int64_t u0, int64_t u1) {
+        for (int64_t u = u0; u < u1; ++u) {
+          const int64_t pc = u / slivers * ks.kc, r = u % slivers * ks.mr;
+          const int64_t kc = std::min(ks.kc, g.K - pc);
+          pack_a(ks, g, r, std::min<int64_t>(ks.mr, g.M - r), pc, kc, buf + pc * pa.mpad + r * kc);
+        }
+      };
+      if (parallel) parallel_for(pool, slivers * kblocks, 1, pack_units);
+      else pack_units(0, slivers * kblocks);
       pa.data = buf;
     }
     if (!parallel) return gemm_rect(ks, g, pb, &pa, 0, g.M, 0, g.N, kResidentNC, alternate_b_order(g));
