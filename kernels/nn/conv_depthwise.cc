@@ -262,7 +262,10 @@ const char* conv_depthwise_simd(KernelContext& ctx, const ConvGeom& g, const flo
   padded.H = pg.H + win.pad_begin[0] + win.pad_end[0], padded.W = row_w;
   padded.ph = padded.pw = 0;
   if (pg.sw == 2) {  // [even columns | odd columns], each half (row_w + 1) / 2 floats
-    padded.parity_wq = (row_w + 1) / 2;
+    // Each half rounded up to 16 floats: rows and halves start on a 64-byte line (one of
+    // the halves one float in when pw is odd), so the copy's stores and the plane kernel's
+    // loads split no line where a 39-float half split most of them.
+    padded.parity_wq = ((row_w + 1) / 2 + 15) / 16 * 16;
     padded.W = 2 * padded.parity_wq;
   }
   // Activations the plane kernels do not apply (they handle Relu / Clip / PRelu /

@@ -69,7 +69,14 @@ void deinterleave_avx2(const float* src, int64_t n, float* even, float* odd) {
     _mm256_storeu_ps(even + i / 2, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0))));
     _mm256_storeu_ps(odd + i / 2, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0))));
   }
-  if (i < n) {  // the last < 16 the same way with vmaskmovps
+  if (i < n && n >= 17) {  // the last 16 (or 17) again, overlapping: same values, no masks
+    const int64_t j = (n - 16) & ~int64_t{1};  // even, so src[j] stays an even column
+    const __m256 a = _mm256_loadu_ps(src + j), b = _mm256_loadu_ps(src + j + 8);
+    const __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)), o = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+    _mm256_storeu_ps(even + j / 2, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0))));
+    _mm256_storeu_ps(odd + j / 2, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0))));
+    if (j + 16 < n) even[(n - 1) / 2] = src[n - 1];  // n odd: its last column is even
+  } else if (i < n) {  // the last < 16 the same way with vmaskmovps
     const int r = static_cast<int>(n - i);
     const __m256 a = _mm256_maskload_ps(src + i, Avx2Lanes::first(std::min(r, 8)));
     const __m256 b = _mm256_maskload_ps(src + i + 8, Avx2Lanes::first(std::max(r - 8, 0)));

@@ -84,7 +84,13 @@ void deinterleave_avx512(const float* src, int64_t n, float* even, float* odd) {
     _mm512_storeu_ps(even + i / 2, _mm512_permutex2var_ps(a, ie, b));
     _mm512_storeu_ps(odd + i / 2, _mm512_permutex2var_ps(a, io, b));
   }
-  if (i < n) {
+  if (i < n && n >= 33) {  // the last 32 (or 33) again, overlapping: same values, no masks
+    const int64_t j = (n - 32) & ~int64_t{1};  // even, so src[j] stays an even column
+    const __m512 a = _mm512_loadu_ps(src + j), b = _mm512_loadu_ps(src + j + 16);
+    _mm512_storeu_ps(even + j / 2, _mm512_permutex2var_ps(a, ie, b));
+    _mm512_storeu_ps(odd + j / 2, _mm512_permutex2var_ps(a, io, b));
+    if (j + 32 < n) even[(n - 1) / 2] = src[n - 1];  // n odd: its last column is even
+  } else if (i < n) {
     const int r = static_cast<int>(n - i);
     const __m512 a = _mm512_maskz_loadu_ps(Avx512Lanes::first(std::min(r, 16)), src + i);
     const __m512 b = _mm512_maskz_loadu_ps(Avx512Lanes::first(std::max(r - 16, 0)), src + i + 16);
