@@ -21,6 +21,7 @@ namespace {
 struct PortableLanes {
   static constexpr int V = 8;
   static constexpr bool kRowPath = false;  // dw_block_channels' row path (conv_depthwise_impl.h)
+  static constexpr bool kOverlapTail = false;  // dw_rows' row tail (conv_depthwise_impl.h)
   struct Reg {
     float v[V];
   };

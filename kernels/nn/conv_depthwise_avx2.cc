@@ -15,6 +15,7 @@ struct Avx2Lanes {
   using Reg = __m256;
   static constexpr int V = 8;
   static constexpr bool kRowPath = true;  // dw_block_channels' row path (conv_depthwise_impl.h)
+  static constexpr bool kOverlapTail = true;  // dw_rows' row tail (conv_depthwise_impl.h)
   struct Tail {
     __m256i m;  // the n output lanes
   };

@@ -19,6 +19,7 @@ struct Avx512Lanes {
   using Reg = __m512;
   static constexpr int V = 16;
   static constexpr bool kRowPath = true;  // dw_block_channels' row path (conv_depthwise_impl.h)
+  static constexpr bool kOverlapTail = false;  // dw_rows' row tail (conv_depthwise_impl.h)
   struct Tail {
     __mmask16 m;  // the n output lanes
   };

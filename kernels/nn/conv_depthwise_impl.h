@@ -203,7 +203,12 @@ ONNXMINI_DW_INLINE void dw_rows(const DepthwisePlaneGeom& g, const float* x, con
   int64_t ow = ow_lo;
   const typename T::Tail full = T::tail(T::V);
   for (; ow + T::V <= ow_hi; ow += T::V) dw_block<T, K, S, RB, false>(g, x, w, e, y, oh0, kh_lo, kh_hi, ow, full);
-  if (ow < ow_hi)
+  // T::kOverlapTail (AVX2): the row's last V interior columns again as a full vector, the
+  // overlap recomputed to the same values, where masked stores (vmaskmovps) are slow on AMD:
+  // a 38-wide row (4 full vectors + 6) spent as long on its tail as on the rest.
+  if (T::kOverlapTail && ow < ow_hi && ow_hi - ow_lo >= T::V)
+    dw_block<T, K, S, RB, false>(g, x, w, e, y, oh0, kh_lo, kh_hi, ow_hi - T::V, full);
+  else if (ow < ow_hi)
     dw_block<T, K, S, RB, true>(g, x, w, e, y, oh0, kh_lo, kh_hi, ow, T::tail(static_cast<int>(ow_hi - ow)));
 }
 
