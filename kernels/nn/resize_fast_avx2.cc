@@ -50,23 +50,20 @@ __attribute__((noinline)) void replicate_row_2x2(const float* src, int64_t w, fl
   const __m256i* idx = replicate_lanes().idx[2];
   const __m256i lo = idx[0], hi = idx[1];
   float* d1 = dst + dst_stride;
+  auto eight = [&](int64_t at) {  // sources at .. at + 7 -> 16 outputs in both rows
+    const __m256 v = _mm256_loadu_ps(src + at);
+    const __m256 a = _mm256_permutevar8x32_ps(v, lo), b = _mm256_permutevar8x32_ps(v, hi);
+    _mm256_storeu_ps(dst + 2 * at, a);
+    _mm256_storeu_ps(dst + 2 * at + 8, b);
+    _mm256_storeu_ps(d1 + 2 * at, a);
+    _mm256_storeu_ps(d1 + 2 * at + 8, b);
+  };
   int64_t i = 0;
-  for (; i + 8 <= w; i += 8) {
-    const __m256 v = _mm256_loadu_ps(src + i);
-    const __m256 a = _mm256_permutevar8x32_ps(v, lo), b = _mm256_permutevar8x32_ps(v, hi);
-    _mm256_storeu_ps(dst + 2 * i, a);
-    _mm256_storeu_ps(dst + 2 * i + 8, b);
-    _mm256_storeu_ps(d1 + 2 * i, a);
-    _mm256_storeu_ps(d1 + 2 * i + 8, b);
-  }
-  if (i < w && w >= 8) {  // the last 8 sources again, overlapping: same values, no vmaskmovps
-    i = w - 8;               // (masked stores are slow on AMD: 96 x 26x26 -> 52x52 1.4x this way)
-    const __m256 v = _mm256_loadu_ps(src + i);
-    const __m256 a = _mm256_permutevar8x32_ps(v, lo), b = _mm256_permutevar8x32_ps(v, hi);
-    _mm256_storeu_ps(dst + 2 * i, a);
-    _mm256_storeu_ps(dst + 2 * i + 8, b);
-    _mm256_storeu_ps(d1 + 2 * i, a);
-    _mm256_storeu_ps(d1 + 2 * i + 8, b);
+  for (; i + 8 <= w; i += 8) eight(i);
+  // The last 8 sources again, overlapping (same values), rather than vmaskmovps stores, which
+  // are slow on AMD (96 x 26x26 -> 52x52 1.4x this way).
+  if (i < w && w >= 8) {
+    eight(w - 8);
   } else if (i < w) {
     const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const int32_t rest = static_cast<int32_t>(w - i);  // 1..7 floats -> 2..14 outputs
