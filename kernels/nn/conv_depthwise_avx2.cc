@@ -1,6 +1,8 @@
 // AVX2 + FMA vector traits of conv_depthwise_simd (conv_depthwise_impl.h): 8
-// output columns per ymm. Row tails use vmaskmovps (masked-off lanes are
-// neither read nor written, and do not fault). Stride 2 reads a column-parity
+// output columns per ymm. Rows of at least 8 interior columns end with an
+// overlapping full vector (kOverlapTail: vmaskmovps stores are slow on AMD);
+// shorter tails use vmaskmovps (masked-off lanes are neither read nor written,
+// and do not fault). Stride 2 reads a column-parity
 // copy made by deinterleave_avx2 (vshufps + vpermpd per 16 floats); other
 // strides: a masked gather.
 #include <immintrin.h>

@@ -20,7 +20,9 @@
 // bottom padding use the same vector code over the valid tap rows only; the
 // few columns touching the left / right padding are scalar with checks. The
 // row's last partial vector uses masked loads and stores (AVX-512 / AVX2
-// masks), so nothing past the row is read or written.
+// masks), so nothing past the row is read or written; with T::kOverlapTail
+// (AVX2) a row of at least V interior columns ends with an overlapping full
+// vector instead (dw_rows).
 //
 // Blocking. Interior rows go in blocks of 4 output rows x 1 register: 4
 // independent FMA chains per tap (one chain of 9 or 25 dependent FMAs would

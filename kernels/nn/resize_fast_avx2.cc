@@ -3,7 +3,9 @@
 //   replicate_row: one load of 8 source floats gives s output vectors, lane l
 //     of vector j taking source (8j + l) / s (vpermps with a per-j index),
 //     each stored to every output row that repeats this source row (no
-//     re-read of a finished row); factors above 8 fill with broadcasts.
+//     re-read of a finished row); factors above 8 fill with broadcasts. A row
+//     of 8 or more sources ends with its last 8 again (an overlapping full
+//     vector), not vmaskmovps stores (slow on AMD).
 //   lerp_gather_row: the two source columns of each output column are read
 //     from the tables and combined with one FMA. Upscaling: the sources of 8
 //     consecutive outputs lie in a window of at most 8 floats (the tables are
