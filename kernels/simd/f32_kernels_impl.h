@@ -92,6 +92,32 @@ inline typename V::reg exp(typename V::reg x) {
   return kFlush ? V::blend(V::lt(x, lo), V::set1(0.0f), y) : y;
 }
 
+// exp(x) for Softmax's x = v - max(row): x <= 0 or -inf, never NaN (a row whose
+// max is NaN or infinite takes the scalar path first). Results below e^-87 are
+// flushed to 0 as exp<V, true>'s; above that floor er * 2^n is always a normal
+// float (at c = -87, n = -126 and er = e^0.336), so the scaling needs one
+// exponent add instead of exp's two-step product, and no upper clamp:
+// V::scale_pow2_normal takes n's bits from the rounding sum t = c log2(e) + 1.5 2^23.
+// AVX2: 30 -> 24 instructions per vector (AVX-512 keeps vscalefps).
+template <class V>
+inline typename V::reg exp_nonpositive(typename V::reg x) {
+  using R = typename V::reg;
+  const R lo = V::set1(-87.0f), shifter = V::set1(12582912.0f);
+  const R c = V::max(lo, x);
+  const R t = V::fmadd(c, V::set1(1.44269504088896341f), shifter);
+  const R n = V::sub(t, shifter);
+  R r = V::fmadd(n, V::set1(-0.693359375f), c);
+  r = V::fmadd(n, V::set1(2.12194440e-4f), r);
+  R p = V::set1(1.9875691500e-4f);
+  p = V::fmadd(p, r, V::set1(1.3981999507e-3f));
+  p = V::fmadd(p, r, V::set1(8.3334519073e-3f));
+  p = V::fmadd(p, r, V::set1(4.1665795894e-2f));
+  p = V::fmadd(p, r, V::set1(1.6666665459e-1f));
+  p = V::fmadd(p, r, V::set1(5.0000001201e-1f));
+  const R er = V::add(V::fmadd(V::mul(p, r), r, r), V::set1(1.0f));
+  return V::blend(V::lt(x, lo), V::set1(0.0f), V::scale_pow2_normal(er, n, t));
+}
+
 // ---------------------------------------------------------------- sqrt
 // Dense x and y: W-wide vsqrtps (IEEE square root, exact like std::sqrt, which
 // the compiler keeps scalar because it may set errno) and one masked tail.
@@ -338,7 +364,7 @@ bool softmax_group(const float* x, int64_t n, float* y) {
   const R mx = transpose_reduce<V, MaxNanC>(t);
   if (!V::all(V::lt(V::abs(mx), V::set1(std::numeric_limits<float>::infinity())))) return false;
 #pragma GCC unroll 16
-  for (int k = 0; k < V::W; ++k) a[k] = exp<V>(V::sub(a[k], V::lane(mx, k)));
+  for (int k = 0; k < V::W; ++k) a[k] = exp_nonpositive<V>(V::sub(a[k], V::lane(mx, k)));
 #pragma GCC unroll 16
   for (int k = 0; k < V::W; ++k) t[k] = a[bit_reverse(k, V::kLevels)];
   const R inv = V::div(V::set1(1.0f), transpose_reduce<V, AddC>(t));
@@ -360,7 +386,7 @@ void softmax_row(const float* xr, int64_t n, float* yr) {
   const float m = hreduce<V, MaxNanC>(V::max(a1, a0));
   if (!(m > -inf && m < inf)) return softmax_row_nonfinite(xr, n, m, yr);
   const R mv = V::set1(m);
-  const R e0 = exp<V>(V::sub(a0, mv)), e1 = two ? exp<V>(V::sub(a1, mv)) : V::set1(0.0f);
+  const R e0 = exp_nonpositive<V>(V::sub(a0, mv)), e1 = two ? exp_nonpositive<V>(V::sub(a1, mv)) : V::set1(0.0f);
   const R inv = V::set1(1.0f / hreduce<V, AddC>(V::add(e0, e1)));
   V::store_mask(yr, m0, V::mul(e0, inv));
   if (two) V::store_mask(yr + V::W, m1, V::mul(e1, inv));
@@ -391,12 +417,12 @@ void softmax_long_row(const float* xr, int64_t n, float* yr) {
   // constants reloaded from the stack in every exp: 40 x 6625 171 -> 160 us, AMD EPYC Zen 4).
   R sum = V::set1(0.0f);
   for (int64_t j = 0; j < full; j += V::W) {
-    const R e = exp<V>(V::sub(V::load(xr + j), mv));
+    const R e = exp_nonpositive<V>(V::sub(V::load(xr + j), mv));
     V::store(yr + j, e);
     sum = V::add(sum, e);
   }
   if (full < n) {
-    const R e = exp<V>(V::sub(V::load_fill(xr + full, tail, V::set1(-inf)), mv));
+    const R e = exp_nonpositive<V>(V::sub(V::load_fill(xr + full, tail, V::set1(-inf)), mv));
     V::store_mask(yr + full, tail, e);
     sum = V::add(sum, e);
   }

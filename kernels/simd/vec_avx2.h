@@ -73,6 +73,12 @@ struct V256 {
   // 2^(n >> 1) * 2^(n - (n >> 1)), so subnormal and overflowing results round
   // like the exact product.
   static reg scale_pow2(reg p, reg n) { return _mm256_mul_ps(_mm256_mul_ps(p, pow2_half(n, false)), pow2_half(n, true)); }
+  // p * 2^n when the product is a normal float and t = n + 1.5 * 2^23 (the
+  // rounding sum n came from, n in t's low mantissa bits): n added to p's
+  // exponent field, two integer ops instead of scale_pow2's nine.
+  static reg scale_pow2_normal(reg p, reg /*n*/, reg t) {
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(_mm256_castps_si256(t), 23)));
+  }
   // 1 / d: 12-bit estimate refined by one Newton step (~2^-22 relative).
   static reg rcp(reg d) {
     const reg r = _mm256_rcp_ps(d);

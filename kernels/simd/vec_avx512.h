@@ -61,6 +61,7 @@ struct V512 {
   // p * 2^n for integral n: vscalefps, one instruction that also rounds
   // subnormal results and overflows to inf like the exact product.
   static reg scale_pow2(reg p, reg n) { return _mm512_scalef_ps(p, n); }
+  static reg scale_pow2_normal(reg p, reg n, reg /*t*/) { return _mm512_scalef_ps(p, n); }
   // 1 / d: 14-bit estimate refined by one Newton step (~2^-23 relative), instead
   // of vdivps, whose zmm throughput (one per ~8-16 cycles) would bound Sigmoid.
   static reg rcp(reg d) {
