@@ -119,10 +119,15 @@ void pack_b(const SgemmKernelSet& ks, bool trans_b, const float* B, int64_t ldb,
     float* d = dst + s * kc;
     if (!trans_b) {  // B stored K x N: each k gives `cols` contiguous floats
       const float* src = B + p0 * ldb + j0 + s;
-      for (int64_t k = 0; k < kc; ++k) {
-        std::memcpy(d + k * nr, src + k * ldb, cols * sizeof(float));
-        if (cols < nr) std::memset(d + k * nr + cols, 0, (nr - cols) * sizeof(float));
-      }
+      // Full slivers (the kernel sets' NR: 32, 16) as fixed-size copies: a memcpy call per
+      // 64-byte row was 12% of a 16 -> 32 1x1 Conv on 160x160 (AVX2 path, AMD EPYC Zen 4).
+      if (cols == nr && nr == 32) copy_rows<32>(src, ldb, kc, d, nr);
+      else if (cols == nr && nr == 16) copy_rows<16>(src, ldb, kc, d, nr);
+      else
+        for (int64_t k = 0; k < kc; ++k) {
+          std::memcpy(d + k * nr, src + k * ldb, cols * sizeof(float));
+          if (cols < nr) std::memset(d + k * nr + cols, 0, (nr - cols) * sizeof(float));
+        }
     } else if (ks.pack_t && nr % 16 == 0) {  // B stored N x K: SIMD transpose, 16 columns at a time
       for (int h = 0; h < nr; h += 16) {
         const int rows = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(16, cols - h)));
