@@ -1,9 +1,13 @@
 #include "core/thread_pool.h"
 
+#include <fcntl.h>
 #include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -35,6 +39,8 @@ ThreadPool::ThreadPool(int num_threads, int spin_us)
       last_core_(static_cast<size_t>(std::max(1, num_threads))) {
   for (auto& c : last_core_) c = -1;
   if (const char* rule = std::getenv("ONNXMINI_PARALLEL_COST_RULE")) cost_rule_ = std::strcmp(rule, "0") != 0;
+  if (const char* rule = std::getenv("ONNXMINI_SHARED_CORE_RULE")) shared_core_rule_.store(std::strcmp(rule, "0") != 0);
+  cpus_ = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
   for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
@@ -52,7 +58,11 @@ bool ThreadPool::spin_until(Pred pred, bool may_yield) const {
   if (pred()) return true;
   if (spin_us_ == 0) return false;
   const int64_t start = steady_ns();
-  const int64_t deadline = start + int64_t(spin_us_) * 1000, polite = start + kSpinBeforeYieldNs;
+  // A worker on a shared core spins only kSharedSpinNs: back-to-back regions (an RNN's steps)
+  // still find it spinning, while between longer gaps it leaves the core to the other process.
+  const int64_t spin_ns = !may_yield && core_shared(start) ? std::min<int64_t>(kSharedSpinNs, int64_t(spin_us_) * 1000)
+                                                          : int64_t(spin_us_) * 1000;
+  const int64_t deadline = start + spin_ns, polite = start + kSpinBeforeYieldNs;
   for (;;) {
     // The clock is read once per 32 polls; each poll pauses the core briefly
     // (lets a sibling hyper-thread run and saves power while spinning).
@@ -75,6 +85,59 @@ bool ThreadPool::spin_until(Pred pred, bool may_yield) const {
     if (may_yield && now > polite) sched_yield();
   }
 }
+
+namespace {
+
+// CPU time of every process of the machine (user, nice, system, irq, softirq of /proc/stat's
+// first line; idle, iowait and steal, a hypervisor's share, are not), in ns; -1 unreadable.
+int64_t machine_busy_ns() {
+  const int fd = ::open("/proc/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[256];
+  const ssize_t got = ::read(fd, buf, sizeof(buf) - 1);
+  ::close(fd);
+  if (got <= 0) return -1;
+  buf[got] = 0;
+  unsigned long long user, nice, system, idle, iowait, irq, softirq;
+  if (std::sscanf(buf, "cpu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &system, &idle, &iowait, &irq,
+                  &softirq) != 7)
+    return -1;
+  static const double ns_per_tick = 1e9 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  return static_cast<int64_t>(static_cast<double>(user + nice + system + irq + softirq) * ns_per_tick);
+}
+
+// This process's CPU time, all threads, in ns.
+int64_t process_cpu_ns() {
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return -1;
+  return (int64_t(ru.ru_utime.tv_sec) + ru.ru_stime.tv_sec) * 1'000'000'000 +
+         (int64_t(ru.ru_utime.tv_usec) + ru.ru_stime.tv_usec) * 1000;
+}
+
+}  // namespace
+
+void ThreadPool::check_machine_load(int64_t now) {
+  if (now < next_load_check_ns_.load(std::memory_order_relaxed) || !shared_core_rule()) return;
+  std::unique_lock<std::mutex> lk(load_mu_, std::try_to_lock);
+  if (!lk.owns_lock() || now < next_load_check_ns_.load(std::memory_order_relaxed)) return;
+  next_load_check_ns_.store(now + kLoadWindowNs, std::memory_order_relaxed);
+  const int64_t busy = machine_busy_ns(), self = process_cpu_ns();
+  if (busy < 0 || self < 0) return;
+  if (load_sample_ns_ > 0) {
+    // Other processes' CPU time over the window, in cores: more than the cores this pool
+    // leaves free means some pool thread shares its core. A busy-looping process beside a
+    // 2-thread pool on 2 cores gets 0.4-0.6 of a core (three threads share two); on the idle
+    // machine the figure stays within +-0.12 (/proc/stat counts in 10 ms ticks).
+    const double others = static_cast<double>((busy - load_busy_ns_) - (self - load_self_ns_)) /
+                          static_cast<double>(now - load_sample_ns_);
+    const bool shared = others > cpus_ - num_threads_ + kSharedCoreSlack;
+    if (shared && !core_shared(now)) shared_core_events_.fetch_add(1, std::memory_order_relaxed);
+    shared_core_until_ns_.store(shared ? now + 2 * kLoadWindowNs : 0, std::memory_order_relaxed);
+  }
+  load_sample_ns_ = now, load_busy_ns_ = busy, load_self_ns_ = self;
+}
+
+bool ThreadPool::core_shared_now() const { return core_shared(steady_ns()); }
 
 bool ThreadPool::take_front(int owner, int64_t& chunk) {
   uint64_t s = shares_[owner].load(std::memory_order_relaxed);
@@ -211,6 +274,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
     fn(0, n);
     return;
   }
+  check_machine_load(steady_ns());  // outside the profiler's timings: reads /proc/stat once per window
   std::lock_guard<std::mutex> call_lock(call_mu_);
   const int64_t t0 = steady_ns();
   caller_cpu_.store(sched_getcpu(), std::memory_order_relaxed);

@@ -101,6 +101,19 @@ class ThreadPool {
   void set_cost_rule(bool on) { cost_rule_.store(on, std::memory_order_relaxed); }
   bool cost_rule() const { return cost_rule_.load(std::memory_order_relaxed); }
 
+  // Shared-core rule (docs/threads.md, "A busy machine"): while other processes keep the cores
+  // this pool needs busy, idle workers spin briefly (kSharedSpinNs) before they sleep. On by
+  // default; ONNXMINI_SHARED_CORE_RULE=0 in the environment when the pool is made, or this
+  // setter, turns it off.
+  void set_shared_core_rule(bool on) { shared_core_rule_.store(on, std::memory_order_relaxed); }
+  bool shared_core_rule() const { return shared_core_rule_.load(std::memory_order_relaxed); }
+  // Times the rule found the cores shared since the pool was made, and whether it holds now.
+  int64_t shared_core_events() const { return shared_core_events_.load(std::memory_order_relaxed); }
+  bool core_shared_now() const;
+  static constexpr int64_t kLoadWindowNs = 100'000'000;  // how often the load is read
+  static constexpr int64_t kSharedSpinNs = 20'000;        // a worker's spin on shared cores
+  static constexpr double kSharedCoreSlack = 0.25;        // cores beyond the free ones
+
   // Scheduling statistics since the last reset (for the profiler's thread_scheduling_stats).
   struct Stats {
     int64_t parallel_for_calls = 0;
@@ -137,6 +150,23 @@ class ThreadPool {
 
   // Spins until pred() holds or spin_us_ has passed; true when pred() held.
   template <typename Pred> bool spin_until(Pred pred, bool may_yield) const;
+  // Shared-core rule: parallel_for, at most once per kLoadWindowNs, reads the CPU time of the
+  // whole machine (/proc/stat; a hypervisor's steal is not counted) and of this process; when
+  // the other processes used more cores than this pool leaves free (num_threads of the
+  // machine's CPUs), some pool thread shares its core, and for the next two windows idle
+  // workers spin only kSharedSpinNs instead of spin_us before they sleep. A worker spinning
+  // beside a busy process spends its scheduler share on the spin and the caller, sharing a
+  // core with the busy process, runs its inline work slower; a sleeping worker is woken ahead
+  // of the busy process. The short spin still catches back-to-back regions (an RNN's steps).
+  void check_machine_load(int64_t now);
+  std::atomic<int64_t> next_load_check_ns_{0};
+  std::mutex load_mu_;  // the sample below: one reader at a time
+  int64_t load_sample_ns_ = 0, load_busy_ns_ = 0, load_self_ns_ = 0;
+  int cpus_ = 1;
+  bool core_shared(int64_t now) const { return now < shared_core_until_ns_.load(std::memory_order_relaxed); }
+  std::atomic<int64_t> shared_core_until_ns_{0};
+  std::atomic<int64_t> shared_core_events_{0};
+  std::atomic<bool> shared_core_rule_{true};
 
   int num_threads_;
   int spin_us_;

@@ -2,12 +2,16 @@
 // spinning workers, across many back-to-back calls (the spinning hand-off),
 // after the workers have fallen asleep (the condition-variable hand-off), from
 // concurrent callers, with nested calls running inline, and with workers
-// that never start (the caller finishes alone), and with a worker on the caller's
-// CPU (it moves off).
+// that never start (the caller finishes alone), with a worker on the caller's
+// CPU (it moves off), and beside busy processes (the shared-core rule).
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -315,6 +319,50 @@ TEST(ThreadPoolCostRule, BreakEvenFollowsTheConstants) {
   const double t = one_thread_ns(add(kCacheResidentBytes / 12 + 1000));
   EXPECT_TRUE(t / 2 + kHandoffNs < t);
   EXPECT_TRUE(pays(add(kCacheResidentBytes / 12 + 1000), 2));
+}
+
+// Shared-core rule: with other processes busy-looping on more cores than the pool leaves free
+// (2 x CPUs of them, so they get more than the free cores whatever the machine's size), the
+// pool finds its cores shared within a few load windows, while every call still covers its
+// range once; without calls the finding lapses after two windows. Off, it never triggers.
+int64_t calls_beside_busy_processes(ThreadPool& pool, std::chrono::milliseconds limit) {
+  const int cpus = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+  std::vector<pid_t> busy;
+  for (int i = 0; i < std::min(2 * cpus, 64); ++i) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {  // child: spin until killed (touches nothing of the parent's state)
+      volatile uint64_t x = 0;
+      for (;;) x = x + 1;
+    }
+    if (pid > 0) busy.push_back(pid);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  bool covered = true;
+  while (!pool.core_shared_now() && std::chrono::steady_clock::now() < deadline)
+    covered = covered && covers_once(pool, 64, 1);
+  for (int i = 0; i < 200; ++i) covered = covered && covers_once(pool, 64, 1);  // short spins
+  for (const pid_t pid : busy) ::kill(pid, SIGKILL);
+  for (const pid_t pid : busy) ::waitpid(pid, nullptr, 0);
+  EXPECT_TRUE(covered);
+  return pool.shared_core_events();
+}
+
+TEST(ThreadPoolSharedCore, BusyProcessesTurnSpinningShort) {
+  ThreadPool pool(2);
+  ASSERT_TRUE(pool.shared_core_rule());
+  EXPECT_EQ(pool.shared_core_events(), 0);
+  EXPECT_GT(calls_beside_busy_processes(pool, std::chrono::seconds(20)), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2 * ThreadPool::kLoadWindowNs / 1'000'000 + 50));
+  EXPECT_FALSE(pool.core_shared_now());
+}
+
+TEST(ThreadPoolSharedCore, OffItNeverTriggers) {
+  ::setenv("ONNXMINI_SHARED_CORE_RULE", "0", 1);
+  ThreadPool pool(2);
+  ::unsetenv("ONNXMINI_SHARED_CORE_RULE");
+  EXPECT_FALSE(pool.shared_core_rule());
+  EXPECT_EQ(calls_beside_busy_processes(pool, std::chrono::milliseconds(500)), 0);
+  EXPECT_FALSE(pool.core_shared_now());
 }
 
 }  // namespace
