@@ -67,11 +67,11 @@ struct MinNanC {
 // it (the Exp op) subnormal results are kept, as fast_expf's.
 // exp(c) for c already clamped to the range exp() below allows (shared with erf_impl.h's
 // exp_floored, whose arguments are never large).
+// e^r for r = c - n ln2 (ln2 in two parts, so r is exact enough), by the degree-6
+// polynomial: the part of exp() shared by exp_clamped and exp_nonpositive.
 template <class V>
-inline typename V::reg exp_clamped(typename V::reg c) {
+inline typename V::reg exp_reduced(typename V::reg c, typename V::reg n) {
   using R = typename V::reg;
-  const R shifter = V::set1(12582912.0f);
-  const R n = V::sub(V::fmadd(c, V::set1(1.44269504088896341f), shifter), shifter);
   R r = V::fmadd(n, V::set1(-0.693359375f), c);
   r = V::fmadd(n, V::set1(2.12194440e-4f), r);
   R p = V::set1(1.9875691500e-4f);
@@ -80,8 +80,15 @@ inline typename V::reg exp_clamped(typename V::reg c) {
   p = V::fmadd(p, r, V::set1(4.1665795894e-2f));
   p = V::fmadd(p, r, V::set1(1.6666665459e-1f));
   p = V::fmadd(p, r, V::set1(5.0000001201e-1f));
-  const R er = V::add(V::fmadd(V::mul(p, r), r, r), V::set1(1.0f));
-  return V::scale_pow2(er, n);
+  return V::add(V::fmadd(V::mul(p, r), r, r), V::set1(1.0f));
+}
+
+template <class V>
+inline typename V::reg exp_clamped(typename V::reg c) {
+  using R = typename V::reg;
+  const R shifter = V::set1(12582912.0f);
+  const R n = V::sub(V::fmadd(c, V::set1(1.44269504088896341f), shifter), shifter);
+  return V::scale_pow2(exp_reduced<V>(c, n), n);
 }
 
 template <class V, bool kFlush = true>
@@ -106,16 +113,7 @@ inline typename V::reg exp_nonpositive(typename V::reg x) {
   const R c = V::max(lo, x);
   const R t = V::fmadd(c, V::set1(1.44269504088896341f), shifter);
   const R n = V::sub(t, shifter);
-  R r = V::fmadd(n, V::set1(-0.693359375f), c);
-  r = V::fmadd(n, V::set1(2.12194440e-4f), r);
-  R p = V::set1(1.9875691500e-4f);
-  p = V::fmadd(p, r, V::set1(1.3981999507e-3f));
-  p = V::fmadd(p, r, V::set1(8.3334519073e-3f));
-  p = V::fmadd(p, r, V::set1(4.1665795894e-2f));
-  p = V::fmadd(p, r, V::set1(1.6666665459e-1f));
-  p = V::fmadd(p, r, V::set1(5.0000001201e-1f));
-  const R er = V::add(V::fmadd(V::mul(p, r), r, r), V::set1(1.0f));
-  return V::blend(V::lt(x, lo), V::set1(0.0f), V::scale_pow2_normal(er, n, t));
+  return V::blend(V::lt(x, lo), V::set1(0.0f), V::scale_pow2_normal(exp_reduced<V>(c, n), n, t));
 }
 
 // ---------------------------------------------------------------- sqrt
