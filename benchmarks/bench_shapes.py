@@ -462,7 +462,8 @@ def forced_isa_cause(r, native):
         return None
     return (f"On the {other['isa'].upper()} path this shape is at {fnum(other['ratio_ort_over_onnxmini']):.2f}x: "
             f"the gap is the forced {r['isa'].upper()} kernel's (8 lanes per vector where onnxmini's AVX-512 "
-            "kernel has 16; onnxruntime runs its AVX-512 kernels on this Xeon either way); not analysed further.")
+            f"kernel has 16; onnxruntime runs its AVX-512 kernels on this {r['machine']} either way); "
+            "not analysed further.")
 
 
 def table(csv_path, native_rows=None) -> str:
