@@ -58,10 +58,7 @@ bool ThreadPool::spin_until(Pred pred, bool may_yield) const {
   if (pred()) return true;
   if (spin_us_ == 0) return false;
   const int64_t start = steady_ns();
-  // A worker on a shared core spins only kSharedSpinNs: back-to-back regions (an RNN's steps)
-  // still find it spinning, while between longer gaps it leaves the core to the other process.
-  const int64_t spin_ns = !may_yield && core_shared(start) ? std::min<int64_t>(kSharedSpinNs, int64_t(spin_us_) * 1000)
-                                                          : int64_t(spin_us_) * 1000;
+  const int64_t spin_ns = may_yield ? int64_t(spin_us_) * 1000 : idle_spin_ns(start);
   const int64_t deadline = start + spin_ns, polite = start + kSpinBeforeYieldNs;
   for (;;) {
     // The clock is read once per 32 polls; each poll pauses the core briefly
@@ -138,6 +135,15 @@ void ThreadPool::check_machine_load(int64_t now) {
 }
 
 bool ThreadPool::core_shared_now() const { return core_shared(steady_ns()); }
+
+// A worker on a shared core spins only kSharedSpinNs: back-to-back regions (an RNN's steps)
+// still find it spinning, while between longer gaps it leaves the core to the other process.
+int64_t ThreadPool::idle_spin_ns(int64_t now) const {
+  const int64_t full = int64_t(spin_us_) * 1000;
+  return core_shared(now) ? std::min<int64_t>(kSharedSpinNs, full) : full;
+}
+
+int64_t ThreadPool::idle_spin_ns() const { return idle_spin_ns(steady_ns()); }
 
 bool ThreadPool::take_front(int owner, int64_t& chunk) {
   uint64_t s = shares_[owner].load(std::memory_order_relaxed);

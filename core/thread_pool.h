@@ -110,6 +110,8 @@ class ThreadPool {
   // Times the rule found the cores shared since the pool was made, and whether it holds now.
   int64_t shared_core_events() const { return shared_core_events_.load(std::memory_order_relaxed); }
   bool core_shared_now() const;
+  // How long an idle worker spins for a job now before it sleeps (spin_us, or kSharedSpinNs).
+  int64_t idle_spin_ns() const;
   static constexpr int64_t kLoadWindowNs = 100'000'000;  // how often the load is read
   static constexpr int64_t kSharedSpinNs = 20'000;        // a worker's spin on shared cores
   static constexpr double kSharedCoreSlack = 0.25;        // cores beyond the free ones
@@ -163,6 +165,7 @@ class ThreadPool {
   std::mutex load_mu_;  // the sample below: one reader at a time
   int64_t load_sample_ns_ = 0, load_busy_ns_ = 0, load_self_ns_ = 0;
   int cpus_ = 1;
+  int64_t idle_spin_ns(int64_t now) const;
   bool core_shared(int64_t now) const { return now < shared_core_until_ns_.load(std::memory_order_relaxed); }
   std::atomic<int64_t> shared_core_until_ns_{0};
   std::atomic<int64_t> shared_core_events_{0};

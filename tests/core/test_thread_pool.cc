@@ -340,6 +340,7 @@ int64_t calls_beside_busy_processes(ThreadPool& pool, std::chrono::milliseconds 
   bool covered = true;
   while (!pool.core_shared_now() && std::chrono::steady_clock::now() < deadline)
     covered = covered && covers_once(pool, 64, 1);
+  if (pool.core_shared_now()) EXPECT_EQ(pool.idle_spin_ns(), ThreadPool::kSharedSpinNs);
   for (int i = 0; i < 200; ++i) covered = covered && covers_once(pool, 64, 1);  // short spins
   for (const pid_t pid : busy) ::kill(pid, SIGKILL);
   for (const pid_t pid : busy) ::waitpid(pid, nullptr, 0);
@@ -351,9 +352,11 @@ TEST(ThreadPoolSharedCore, BusyProcessesTurnSpinningShort) {
   ThreadPool pool(2);
   ASSERT_TRUE(pool.shared_core_rule());
   EXPECT_EQ(pool.shared_core_events(), 0);
+  EXPECT_EQ(pool.idle_spin_ns(), int64_t{ThreadPool::kDefaultSpinUs} * 1000);
   EXPECT_GT(calls_beside_busy_processes(pool, std::chrono::seconds(20)), 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(2 * ThreadPool::kLoadWindowNs / 1'000'000 + 50));
   EXPECT_FALSE(pool.core_shared_now());
+  EXPECT_EQ(pool.idle_spin_ns(), int64_t{ThreadPool::kDefaultSpinUs} * 1000);
 }
 
 TEST(ThreadPoolSharedCore, OffItNeverTriggers) {
@@ -363,6 +366,7 @@ TEST(ThreadPoolSharedCore, OffItNeverTriggers) {
   EXPECT_FALSE(pool.shared_core_rule());
   EXPECT_EQ(calls_beside_busy_processes(pool, std::chrono::milliseconds(500)), 0);
   EXPECT_FALSE(pool.core_shared_now());
+  EXPECT_EQ(pool.idle_spin_ns(), int64_t{ThreadPool::kDefaultSpinUs} * 1000);
 }
 
 }  // namespace
