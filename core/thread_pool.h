@@ -15,7 +15,8 @@
 // worker, which made 2-thread runs 10-30x slower than 1-thread ones under
 // load). The caller spins briefly on the joined count (yielding its core
 // between poll rounds after 50 us) before sleeping. spin_us = 0 disables
-// spinning (both sleep at once).
+// spinning (both sleep at once). While other processes keep the cores the pool needs
+// busy (the shared-core rule, below), idle workers spin only 20 us before they sleep.
 //
 // Cost rule (docs/threads.md, "Small nodes run inline"): kernels that know their
 // work pass a ParallelCost; the region runs inline on the caller unless the
