@@ -69,18 +69,25 @@ struct MinNanC {
 // exp_floored, whose arguments are never large).
 // e^r for r = c - n ln2 (ln2 in two parts, so r is exact enough), by the degree-6
 // polynomial: the part of exp() shared by exp_clamped and exp_nonpositive.
+// 1 + r + r^2 P(r), P's six coefficients taken in pairs (Estrin: three
+// independent fmadds, then two combining with r^2 and r^4) rather than one
+// Horner chain: 3 dependent fmadds instead of 6. The exp loops are bound by
+// that chain (the FP scheduler fills with waiting ops long before the FMA pipes
+// do). With exp_nonpositive's dropped clamp, Softmax's exp-and-sum loop over a
+// 6624-float row in L1 went 1.05 -> 0.80 us with AVX-512 and 1.83 -> 1.60 us
+// with AVX2 (AMD EPYC Zen 5, best of 2000). Same coefficients: the largest
+// error over every 37th float in [-103, 88.7] went 1.00 -> 1.01 ulp (both ISAs).
 template <class V>
 inline typename V::reg exp_reduced(typename V::reg c, typename V::reg n) {
   using R = typename V::reg;
   R r = V::fmadd(n, V::set1(-0.693359375f), c);
   r = V::fmadd(n, V::set1(2.12194440e-4f), r);
-  R p = V::set1(1.9875691500e-4f);
-  p = V::fmadd(p, r, V::set1(1.3981999507e-3f));
-  p = V::fmadd(p, r, V::set1(8.3334519073e-3f));
-  p = V::fmadd(p, r, V::set1(4.1665795894e-2f));
-  p = V::fmadd(p, r, V::set1(1.6666665459e-1f));
-  p = V::fmadd(p, r, V::set1(5.0000001201e-1f));
-  return V::add(V::fmadd(V::mul(p, r), r, r), V::set1(1.0f));
+  const R r2 = V::mul(r, r);
+  const R p01 = V::fmadd(V::set1(1.6666665459e-1f), r, V::set1(5.0000001201e-1f));
+  const R p23 = V::fmadd(V::set1(8.3334519073e-3f), r, V::set1(4.1665795894e-2f));
+  const R p45 = V::fmadd(V::set1(1.9875691500e-4f), r, V::set1(1.3981999507e-3f));
+  const R p = V::fmadd(p45, V::mul(r2, r2), V::fmadd(p23, r2, p01));
+  return V::add(V::fmadd(p, r2, r), V::set1(1.0f));
 }
 
 template <class V>
@@ -103,17 +110,20 @@ inline typename V::reg exp(typename V::reg x) {
 // max is NaN or infinite takes the scalar path first). Results below e^-87 are
 // flushed to 0 as exp<V, true>'s; above that floor er * 2^n is always a normal
 // float (at c = -87, n = -126 and er = e^0.336), so the scaling needs one
-// exponent add instead of exp's two-step product, and no upper clamp:
-// V::scale_pow2_normal takes n's bits from the rounding sum t = c log2(e) + 1.5 2^23.
-// AVX2: 30 -> 24 instructions per vector (AVX-512 keeps vscalefps).
+// exponent add instead of exp's two-step product, and no clamp at all: lanes
+// below the floor (-inf included) compute garbage (NaN, a wrapped exponent)
+// that V::scale_pow2_normal_or_zero replaces by 0 (AVX-512: a zero-masked
+// vscalefps; AVX2: an AND with the compare mask), off the dependency chain.
+// V::scale_pow2_normal takes n's bits from the rounding sum t = x log2(e) + 1.5 2^23.
+// On AVX2 the exponent add took the loop from 30 to 24 instructions per vector
+// (with the clamp, since dropped); AVX-512 keeps vscalefps.
 template <class V>
 inline typename V::reg exp_nonpositive(typename V::reg x) {
   using R = typename V::reg;
-  const R lo = V::set1(-87.0f), shifter = V::set1(12582912.0f);
-  const R c = V::max(lo, x);
-  const R t = V::fmadd(c, V::set1(1.44269504088896341f), shifter);
+  const R shifter = V::set1(12582912.0f);
+  const R t = V::fmadd(x, V::set1(1.44269504088896341f), shifter);
   const R n = V::sub(t, shifter);
-  return V::blend(V::lt(x, lo), V::set1(0.0f), V::scale_pow2_normal(exp_reduced<V>(c, n), n, t));
+  return V::scale_pow2_normal_or_zero(V::ge(x, V::set1(-87.0f)), exp_reduced<V>(x, n), n, t);
 }
 
 // ---------------------------------------------------------------- sqrt
@@ -336,9 +346,10 @@ int64_t arg_rows(const float* x, int64_t rows, int64_t n, bool last, int64_t* ou
 // -inf, so they add exp(-inf) = 0 to the sum). Rows of n <= W go W at a time
 // (softmax_group); others one by one: max by halving, one vector exp, sum by
 // halving, scale, masked stores. Rows whose max is not
-// finite (all -inf, +inf, or NaN that survived the max) take the scalar path
-// with std::exp, the semantics softmax.cc's row kernel has for them; a NaN
-// beside a finite max makes the sum NaN, hence every output NaN, as there too.
+// finite (all -inf, +inf, or a NaN, which every max here keeps: MaxNanC) take
+// the scalar path with std::exp, the semantics softmax.cc's row kernel has for
+// them (a NaN makes the sum NaN, hence every output NaN). So exp_nonpositive
+// never sees a NaN.
 inline void softmax_row_nonfinite(const float* x, int64_t n, float m, float* y) {
   float s = 0;
   for (int64_t j = 0; j < n; ++j) s += (y[j] = std::exp(x[j] - m));
@@ -381,7 +392,7 @@ void softmax_row(const float* xr, int64_t n, float* yr) {
   const bool two = n > V::W;
   const R a0 = V::load_fill(xr, m0, ninf);
   const R a1 = two ? V::load_fill(xr + V::W, m1, ninf) : ninf;
-  const float m = hreduce<V, MaxNanC>(V::max(a1, a0));
+  const float m = hreduce<V, MaxNanC>(MaxNanC::template apply<V>(a1, a0));
   if (!(m > -inf && m < inf)) return softmax_row_nonfinite(xr, n, m, yr);
   const R mv = V::set1(m);
   const R e0 = exp_nonpositive<V>(V::sub(a0, mv)), e1 = two ? exp_nonpositive<V>(V::sub(a1, mv)) : V::set1(0.0f);

@@ -79,6 +79,8 @@ struct V256 {
   static reg scale_pow2_normal(reg p, reg /*n*/, reg t) {
     return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(_mm256_castps_si256(t), 23)));
   }
+  // scale_pow2_normal in the lanes of keep (an all-ones compare mask), 0 in the others.
+  static reg scale_pow2_normal_or_zero(mask keep, reg p, reg n, reg t) { return _mm256_and_ps(keep, scale_pow2_normal(p, n, t)); }
   // 1 / d: 12-bit estimate refined by one Newton step (~2^-22 relative).
   static reg rcp(reg d) {
     const reg r = _mm256_rcp_ps(d);

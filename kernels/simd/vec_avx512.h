@@ -62,6 +62,8 @@ struct V512 {
   // subnormal results and overflows to inf like the exact product.
   static reg scale_pow2(reg p, reg n) { return _mm512_scalef_ps(p, n); }
   static reg scale_pow2_normal(reg p, reg n, reg /*t*/) { return _mm512_scalef_ps(p, n); }
+  // scale_pow2_normal in the lanes of keep, 0 in the others (zero-masked: no blend).
+  static reg scale_pow2_normal_or_zero(mask keep, reg p, reg n, reg /*t*/) { return _mm512_maskz_scalef_ps(keep, p, n); }
   // 1 / d: 14-bit estimate refined by one Newton step (~2^-23 relative), instead
   // of vdivps, whose zmm throughput (one per ~8-16 cycles) would bound Sigmoid.
   static reg rcp(reg d) {

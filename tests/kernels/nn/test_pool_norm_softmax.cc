@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "tests/common/simd_isas.h"
 #include "tests/common/nn_test_util.h"
@@ -418,7 +419,12 @@ Tensor softmax_rows_input(int64_t rows, int64_t len, uint32_t seed) {
   float* p = x.mutable_data<float>();
   for (int64_t r = 0; r < rows; ++r) {
     const int kind = static_cast<int>(r % 7);
-    const float special = kind == 1 ? -INFINITY : kind == 2 ? INFINITY : kind == 3 ? NAN : 0.0f;
+    // Every other NaN row gets a NaN with low payload bits set: the AVX2 exp adds
+    // t's low bits into the exponent field, which a NaN reaching it could turn finite.
+    const uint32_t nan_bits = r % 14 == 3 ? 0x7FC001FFu : 0x7FC00000u;
+    float nan_value;
+    std::memcpy(&nan_value, &nan_bits, sizeof nan_value);
+    const float special = kind == 1 ? -INFINITY : kind == 2 ? INFINITY : kind == 3 ? nan_value : 0.0f;
     if (kind >= 1 && kind <= 3) p[r * len + rng() % len] = special;
     if (kind == 4)
       for (int64_t j = 0; j < len; ++j) p[r * len + j] = -INFINITY;
