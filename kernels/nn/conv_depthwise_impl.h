@@ -308,7 +308,7 @@ ONNXMINI_DW_INLINE void dw_block_step(const DepthwisePlaneGeom& g, const Depthwi
 // even input columns (taps kw = 0, 2, 4) then the odd ones (kw = 1, 3), PX + (K - 1) / 2
 // at a time (27 registers for 5x5 with PX = 12): a 12-pixel strip of all 27 inputs would
 // not fit. The zero-padded xb makes every column read valid (border columns read zeros:
-// wasted FMAs at the row ends, so the path wants rows of dw_rows_min_ow pixels or more);
+// wasted FMAs at the row ends, so the path wants rows of kDwRowsMinOW pixels or more);
 // tap rows outside X are skipped per output row.
 template <class T, int PX, int K, int S, class Finish>
 ONNXMINI_DW_INLINE void dw_rows_strip(const DepthwisePlaneGeom& g, const DepthwiseBlockArgs& a, const float* wv,
@@ -398,14 +398,19 @@ void dw_block_rows(const DepthwisePlaneGeom& g, const DepthwiseBlockArgs& a, con
     int64_t kh_lo, kh_hi;
     dw_valid_taps(oh, g.H, g.KH, g.sh, g.dh, g.ph, kh_lo, kh_hi);
     int64_t ow = 0;
+    // The last < 4 pixels of a row: one 4-pixel strip ending at the row's end, which
+    // recomputes up to 3 pixels (bit for bit: every pixel sums its taps in the same
+    // order whatever the strip) instead of 1-pixel strips, each a single chain of
+    // K * K dependent FMAs (two per row of 38 were ~30% of a 5x5 stride-2 block).
+    // The path needs OW >= kDwRowsMinOW, so the strip stays inside the row.
     if constexpr (T::V == 16) {
       for (; ow + 12 <= g.OW; ow += 12) dw_rows_strip<T, 12, K, S>(g, a, wv, oh, ow, kh_lo, kh_hi, bias, finish);
       for (; ow + 4 <= g.OW; ow += 4) dw_rows_strip<T, 4, K, S>(g, a, wv, oh, ow, kh_lo, kh_hi, bias, finish);
-      for (; ow < g.OW; ++ow) dw_rows_strip<T, 1, K, S>(g, a, wv, oh, ow, kh_lo, kh_hi, bias, finish);
+      if (ow < g.OW) dw_rows_strip<T, 4, K, S>(g, a, wv, oh, g.OW - 4, kh_lo, kh_hi, bias, finish);
     } else {
       for (; ow + 8 <= g.OW; ow += 8) dw_rows_strip_stream<T, 8, K, S>(g, a, wv, oh, ow, kh_lo, kh_hi, bias, finish);
       for (; ow + 4 <= g.OW; ow += 4) dw_rows_strip_stream<T, 4, K, S>(g, a, wv, oh, ow, kh_lo, kh_hi, bias, finish);
-      for (; ow < g.OW; ++ow) dw_rows_strip_stream<T, 1, K, S>(g, a, wv, oh, ow, kh_lo, kh_hi, bias, finish);
+      if (ow < g.OW) dw_rows_strip_stream<T, 4, K, S>(g, a, wv, oh, g.OW - 4, kh_lo, kh_hi, bias, finish);
     }
   }
 }
@@ -436,7 +441,27 @@ void dw_block_channels_impl(const DepthwisePlaneGeom& g, const DepthwiseBlockArg
   {
     const int64_t IP = g.H * g.W;
     int64_t ih = 0, iw = 0;  // the position of pixel p0
-    for (int64_t p0 = 0; p0 < IP; p0 += V) {
+    int64_t p0 = 0;
+    if (nch == V) {
+      // A full block of channels: V unrolled loads straight into registers and a
+      // running store pointer. (The general loop below keeps r[] on the stack: its
+      // per-lane nch / tail selects stop the unrolling; 16 stores and reloads per
+      // transpose were a third of a 128 x 100x76 5x5 stride-2 layer's time.)
+      float* dst = a.xb + (g.ph * Wp + g.pw) * V;
+      for (; p0 + V <= IP; p0 += V) {
+        R r[V];
+#pragma GCC unroll 16
+        for (int l = 0; l < V; ++l) r[l] = T::load(a.x + l * a.ip + p0);
+        T::transpose(r);
+#pragma GCC unroll 16
+        for (int j = 0; j < V; ++j) {
+          T::store(dst, r[j]);
+          dst += V;
+          if (++iw == g.W) iw = 0, ++ih, dst += (Wp - g.W) * V;
+        }
+      }
+    }
+    for (; p0 < IP; p0 += V) {
       const int n = static_cast<int>(std::min<int64_t>(V, IP - p0));
       const typename T::Tail t = T::tail(n);
       R r[V];
@@ -495,8 +520,18 @@ void dw_block_channels_impl(const DepthwisePlaneGeom& g, const DepthwiseBlockArg
   }
   // Transpose out: pixel-major -> V planes, V output pixels at a time (one load
   // per pixel, a register transpose, one store per channel; lanes past nch are
-  // not stored).
-  for (int64_t p0 = 0; p0 < OP; p0 += V) {
+  // not stored). Full blocks first, unrolled as the transpose in.
+  int64_t p0 = 0;
+  if (nch == V)
+    for (; p0 + V <= OP; p0 += V) {
+      R r[V];
+#pragma GCC unroll 16
+      for (int j = 0; j < V; ++j) r[j] = T::load(a.ob + (p0 + j) * V);
+      T::transpose(r);
+#pragma GCC unroll 16
+      for (int l = 0; l < V; ++l) T::store(a.y + l * a.op + p0, r[l]);
+    }
+  for (; p0 < OP; p0 += V) {
     const int n = static_cast<int>(std::min<int64_t>(V, OP - p0));
     const typename T::Tail t = T::tail(n);
     R r[V];

@@ -141,7 +141,8 @@ TEST(ConvDepthwiseBlocks, ShapesOnEveryIsaMatchReference) {
 // The row path (dw_block_rows: stride 1 or 2 and dilation 1 along W, 3- or 5-wide
 // kernels, output rows of >= 24 pixels; AVX-512 dw_rows_strip, AVX2 dw_rows_strip_stream),
 // and the flat steps on the same shapes (set_depthwise_rows(false)): strips of 12 / 8 /
-// 4 / 1 pixels (widths 24, 25, 29, 37, 76),
+// 4 pixels and the row's last 1-3 pixels by a 4-pixel strip that overlaps the one
+// before (widths 24, 25, 26, 27, 29, 37, 76: remainders 0-3 after the 12- and 8-pixel strips),
 // KH != KW, stride 2 and dilation 2 down the rows, asymmetric and zero pads, partial
 // channel blocks, fused activations, 1 and 2 threads.
 TEST(ConvDepthwiseBlocks, RowPathMatchesReference) {
@@ -154,7 +155,7 @@ TEST(ConvDepthwiseBlocks, RowPathMatchesReference) {
   for (bool rows : {true, false}) {
     nn::set_depthwise_rows(rows);
     int i = 0;
-    for (int64_t w : {24, 25, 29, 37, 76})
+    for (int64_t w : {24, 25, 26, 27, 29, 37, 76})
       for (int64_t k : {3, 5}) {
         const int64_t p = k / 2;
         Case c{{1 + i % 2, i % 2 ? 16 : 19, 3 + i % 5, w}, k, k, {1, 1}, {1, 1}, {p, p, p, p}, i % 3 != 2, ""};
