@@ -272,6 +272,15 @@ void make_pool2d_plan(const Window& w, bool count_include_pad, Pool2dPlan& p) {
   for (int64_t k = 0; k < p.KH; ++k) p.kh_rows.push_back(columns_with_tap(p.H, p.OH, p.sh, p.ph, p.dh, k));
 }
 
+// Whether pool2d_simd's per-thread scratch (a padded copy and the column sums, rows
+// Wp = the padded width rounded up to stride_w) stays near the size of the plane: a
+// huge stride_w on a small input (the fuzzer's 5x5 AveragePool with stride_w 239009791)
+// would round Wp up to the stride and ask for gigabytes. Such windows take the direct loops.
+bool plan_scratch_fits(const Pool2dPlan& p) {
+  const int64_t plane = p.H * p.W + p.OH * p.OW;
+  return p.scratch_floats() <= 4 * plane + (int64_t{1} << 16);
+}
+
 template <typename T>
 const char* pool_run(KernelContext& ctx, const Window& w, const PoolParams& p, int64_t planes, int64_t* indices) {
   const T* x = ctx.input(0).data<T>();
@@ -336,13 +345,15 @@ class PoolKernel : public Kernel {
       thread_local Pool2dPlan plan;
       make_pool2d_plan(w, params_.count_include_pad, plan);
       const bool max = params_.kind == PoolKind::Max;
-      pool2d_simd(plan, max, planes, x.data<float>(), ctx.output(0).mutable_data<float>(), ctx.threads());
-      const Pool2dKernels& k = pool2d_kernels_for(pool2d_isa());
-      ctx.stats().variant = !max ? "avgpool2d_separable"
-                            : max_rows_fits(plan, k.max_rows_lanes) ? max_rows_variant(plan)
-                                                                     : "maxpool2d_separable";
-      ctx.stats().isa = cpu::isa_name(k.isa);
-      return;
+      if (plan_scratch_fits(plan)) {
+        pool2d_simd(plan, max, planes, x.data<float>(), ctx.output(0).mutable_data<float>(), ctx.threads());
+        const Pool2dKernels& k = pool2d_kernels_for(pool2d_isa());
+        ctx.stats().variant = !max ? "avgpool2d_separable"
+                              : max_rows_fits(plan, k.max_rows_lanes) ? max_rows_variant(plan)
+                                                                       : "maxpool2d_separable";
+        ctx.stats().isa = cpu::isa_name(k.isa);
+        return;
+      }
     }
     switch (x.dtype()) {
       case DType::Float32: v = pool_run<float>(ctx, w, params_, planes, indices); break;

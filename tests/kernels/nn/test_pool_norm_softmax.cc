@@ -48,6 +48,9 @@ TEST(Pool, FastMatchesReference) {
     v.push_back({op, {1, 2, 8, 9}, {2, 2}, {3, 3}, {}, {}, "NOTSET", 1});
     v.push_back({op, {2, 3, 13}, {4}, {3}, {}, {2, 1}});
     v.push_back({op, {1, 2, 5, 6, 7}, {2, 3, 2}, {2, 1, 2}, {}, {1, 1, 0, 0, 1, 1}, "NOTSET", 0, 1});
+    // A stride far beyond the plane (the fuzzer's AveragePool): the SIMD path's padded rows
+    // would round up to the stride (gigabytes of scratch), so the direct loops take it.
+    v.push_back({op, {1, 1, 5, 5}, {3, 3}, {2, 239009791}, {}, {}, "SAME_UPPER"});
   }
   v.push_back({"MaxPool", {2, 3, 9, 7}, {3, 3}, {2, 1}, {2, 1}, {1, 1, 1, 1}, "NOTSET", 1, 0, true});
   v.push_back({"MaxPool", {1, 2, 5, 6, 7}, {2, 2, 2}, {2, 2, 2}, {}, {}, "NOTSET", 0, 0, true});
