@@ -175,7 +175,14 @@ void ThreadPool::run_chunks(int thread_index) {
   int64_t done = 0, chunk = 0;
   auto run = [&](int64_t c) {
     const int64_t begin = c * chunk_;
-    (*fn_)(begin, std::min(n_, begin + chunk_));
+    // After a failure the chunks left are taken and dropped, so the job ends soon.
+    if (!failed_.load(std::memory_order_relaxed)) {
+      try {
+        (*fn_)(begin, std::min(n_, begin + chunk_));
+      } catch (...) {
+        record_failure(std::current_exception());
+      }
+    }
     ++done;
   };
   // Its own share front to back, then the others' from their backs (the owner, if it
@@ -188,6 +195,12 @@ void ThreadPool::run_chunks(int thread_index) {
   chunk_counts_[thread_index].fetch_add(done, std::memory_order_relaxed);
   last_core_[thread_index].store(sched_getcpu(), std::memory_order_relaxed);
   t_inside_pool = was_inside;
+}
+
+void ThreadPool::record_failure(std::exception_ptr e) {
+  std::lock_guard<std::mutex> lk(error_mu_);
+  if (!error_) error_ = std::move(e);
+  failed_.store(true, std::memory_order_relaxed);
 }
 
 bool ThreadPool::try_join(uint64_t generation) {
@@ -286,6 +299,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
   caller_cpu_.store(sched_getcpu(), std::memory_order_relaxed);
   // About 4 chunks per thread balances uneven chunks without much overhead.
   int64_t chunk = std::max(grain, (n + 4 * num_threads_ - 1) / (4 * num_threads_));
+  failed_.store(false, std::memory_order_relaxed);  // no worker is in a job here (the last one was closed)
   {
     std::lock_guard<std::mutex> lk(mu_);
     fn_ = &fn;
@@ -321,6 +335,16 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
   const int64_t k = block_count_.load(std::memory_order_relaxed);
   block_log_[k % Stats::kBlockLog].store(chunk, std::memory_order_relaxed);
   block_count_.store(k + 1, std::memory_order_release);
+  if (failed_.load(std::memory_order_relaxed)) {
+    // Every worker that joined has left (the job is closed): error_ is no longer written.
+    std::exception_ptr e;
+    {
+      std::lock_guard<std::mutex> lk(error_mu_);
+      e = std::move(error_);
+      error_ = nullptr;
+    }
+    std::rethrow_exception(e);
+  }
 }
 
 void ThreadPool::parallel_for(int64_t n, int64_t grain, const ParallelCost& cost,

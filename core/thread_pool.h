@@ -28,6 +28,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -199,6 +200,13 @@ class ThreadPool {
   // current job
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
   int64_t n_ = 0, chunk_ = 1;
+  // The first exception a chunk threw (std::bad_alloc, a kernel's error): the remaining
+  // chunks are skipped and parallel_for rethrows it on the caller once the job is closed
+  // (an exception escaping a worker thread would call std::terminate).
+  std::mutex error_mu_;
+  std::exception_ptr error_;
+  std::atomic<bool> failed_{false};
+  void record_failure(std::exception_ptr e);
   // Per thread, its share of the job's chunks as front << 32 | back (chunk indices, the
   // share is empty when front >= back): the owner takes the front, others the back.
   // The same share of [0, n) goes to the same thread in every call, so a chain of

@@ -95,9 +95,8 @@ class LpPoolKernel : public Kernel {
           unravel_index(o, w.out, oc.data());
           bool empty = false;
           for (size_t d = 0; d < r; ++d) {  // taps k with 0 <= start + k * dil < in
-            const int64_t start = oc[d] * w.stride[d] - w.pad_begin[d], dil = w.dilation[d];
-            lo[d] = start >= 0 ? 0 : (-start + dil - 1) / dil;
-            hi[d] = std::min(w.kernel[d], start < w.in[d] ? (w.in[d] - 1 - start) / dil + 1 : 0);
+            const WindowTaps t = window_taps(w, d, oc[d]);
+            lo[d] = t.lo, hi[d] = t.hi;
             empty = empty || lo[d] >= hi[d];
             kc[d] = lo[d];
           }

@@ -124,16 +124,8 @@ void check_blocked(const KernelContext& ctx, const Tensor& x) {
 }
 
 NchwcTaps taps(const Window& w, size_t d, int64_t o) {
-  const int64_t start = o * w.stride[d] - w.pad_begin[d], dil = w.dilation[d];
-  NchwcTaps t;
-  for (int64_t k = 0; k < w.kernel[d]; ++k) {  // kernels are small: a loop is clearer than the algebra
-    const int64_t i = start + k * dil;
-    if (i < 0) t.lo = k + 1;
-    if (i < w.in[d]) t.hi = k + 1;
-    if (i >= -w.pad_begin[d] && i < w.in[d] + w.pad_end[d]) ++t.padded;
-  }
-  t.hi = std::max(t.hi, t.lo);
-  return t;
+  const WindowTaps t = window_taps(w, d, o);
+  return NchwcTaps{t.lo, t.hi, t.padded};
 }
 
 class NchwcPoolKernel : public Kernel {
@@ -170,12 +162,13 @@ class NchwcPoolKernel : public Kernel {
     for (int64_t o = 0; o < a.OH; ++o) a.rows[o] = taps(w, 0, o);
     for (int64_t o = 0; o < a.OW; ++o) a.cols[o] = taps(w, 1, o);
     const int64_t planes = x.dim(0) * x.dim(1), in_plane = a.H * a.W * kNchwcBlock, out_plane = a.OH * a.OW * kNchwcBlock;
-    ctx.stats().flops = static_cast<double>(y.numel()) * static_cast<double>(w.kernel_size());
+    ctx.stats().flops = static_cast<double>(y.numel()) * static_cast<double>(w.taps_bound());
     const NchwcPoolRowFn row = max_ ? k.max_row : k.avg_row;
     const float* px = x.data<float>();
     float* py = y.mutable_data<float>();
     const NchwcPoolArgs& args = a;
-    const ParallelCost cost{y.numel() * w.kernel_size(), 4 * (x.numel() + y.numel()), 4 * y.numel()};
+    const ParallelCost cost{try_mul(y.numel(), w.taps_bound()).value_or(INT64_MAX), 4 * (x.numel() + y.numel()),
+                            4 * y.numel()};
     parallel_for(ctx.threads(), planes * a.OH, 1, cost, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t p = t / args.OH, oh = t % args.OH;

@@ -17,7 +17,7 @@ namespace onnxmini {
 namespace nn {
 
 // The valid taps [lo, hi) of one output row / column and the taps inside the declared
-// pads (AveragePool count_include_pad); same rule as pool.cc's tap_range.
+// pads (AveragePool count_include_pad): spatial.h's window_taps.
 struct NchwcTaps {
   int64_t lo = 0, hi = 0, padded = 0;
 };

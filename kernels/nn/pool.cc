@@ -11,12 +11,15 @@
 // thread), maxpool2d_separable (2-D MaxPool without Indices: row maxima, then
 // column maxima, branch-free), pool2d_direct (other 2-D: valid tap ranges
 // computed once per output row and column, no checks in the inner loop),
-// pool_nd_direct, avgpool2d_separable (2-D float AveragePool:
+// pool_nd_direct (other ranks: the same ranges per axis, an odometer over each
+// window's valid box), avgpool2d_separable (2-D float AveragePool:
 // column sums then row sums, vectorised per ISA; pool2d_simd.h; float MaxPool
 // without Indices takes the same table's max function, named
 // maxpool2d_separable with its ISA, or maxpool2d_rows where the table's register kernel
 // takes the window (stride_w 1, or maxpool2d_rows_s2 for 1- and 2-wide windows at
-// stride_w 2); the template below serves the other types).
+// stride_w 2); the template below serves the other types). The separable and
+// SIMD paths need kernel_near_input (per-tap tables); the direct loops take any window
+// in time proportional to its valid taps.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -40,22 +43,15 @@ struct PoolParams {
   bool column_major_indices = false;  // MaxPool storage_order = 1
 };
 
-// First and one-past-last tap k with a valid input index along one axis, and
-// the number of taps inside the padded extent (for count_include_pad).
-struct TapRange {
-  int64_t lo, hi, padded;
-};
-inline TapRange tap_range(const Window& w, size_t d, int64_t o) {
-  const int64_t start = o * w.stride[d] - w.pad_begin[d], dil = w.dilation[d];
-  TapRange t{0, 0, 0};
-  for (int64_t k = 0; k < w.kernel[d]; ++k) {  // kernel sizes are small: a loop is clearer than the algebra
-    const int64_t i = start + k * dil;
-    if (i < 0) t.lo = k + 1;
-    if (i < w.in[d]) t.hi = k + 1;
-    if (i >= -w.pad_begin[d] && i < w.in[d] + w.pad_end[d]) ++t.padded;
-  }
-  t.hi = std::max(t.hi, t.lo);
-  return t;
+// Whether a window's kernel stays within a small multiple of the input along every axis.
+// The separable and SIMD paths keep per-tap tables (a row of column ranges per kernel column,
+// per kernel row) and loop over every tap; a kernel of 10^9 taps with pads of 5 * 10^8 on a
+// 5x5 map (a legal window: every output covers the whole map) would allocate gigabytes for
+// them. Such windows take the direct loops, which visit only the taps inside the input.
+inline bool kernel_near_input(const Window& w) {
+  for (size_t d = 0; d < w.rank; ++d)
+    if (w.kernel[d] > 2 * w.in[d] + 64) return false;
+  return true;
 }
 
 // Spatial flat index of coordinates, row-major (storage_order 0) or column-major (1).
@@ -76,16 +72,17 @@ void pool_reference(const Window& w, const PoolParams& p, int64_t planes, const 
     for (int64_t o = 0; o < OP; ++o) {
       unravel_index(o, w.out, oc.data());
       double sum = 0;
-      int64_t count = 0, padded_count = 1, best_idx = -1;
+      int64_t count = 0, padded_count = 0, best_idx = -1;
       T best = std::numeric_limits<T>::lowest();
-      for (size_t d = 0; d < r; ++d) padded_count *= tap_range(w, d, oc[d]).padded;
       for (int64_t k = 0; k < KP; ++k) {
         unravel_index(k, w.kernel, kc.data());
-        bool inside = true;
+        bool inside = true, inside_pads = true;
         for (size_t d = 0; d < r; ++d) {
           ic[d] = oc[d] * w.stride[d] - w.pad_begin[d] + kc[d] * w.dilation[d];
           inside = inside && ic[d] >= 0 && ic[d] < w.in[d];
+          inside_pads = inside_pads && ic[d] >= -w.pad_begin[d] && ic[d] < w.in[d] + w.pad_end[d];
         }
+        padded_count += inside_pads;
         if (!inside) continue;  // padding
         const int64_t s = spatial_index(w, ic.data(), false);
         const T v = x[pl * IP + s];
@@ -104,10 +101,11 @@ void pool_reference(const Window& w, const PoolParams& p, int64_t planes, const 
 }
 
 // ---- fast 2-D: tap ranges per output row / column, plain inner loops -------
-// A 2-D pool over `planes` planes for the cost rule (core/thread_pool.h): one
-// operation per tap and output, X read and Y written once.
-inline ParallelCost pool2d_cost(const Window& w, int64_t planes, size_t elem) {
-  return ParallelCost{planes * w.out_size() * w.kernel_size(),
+// A pool over `planes` planes for the cost rule (core/thread_pool.h): one
+// operation per valid tap and output, X read and Y written once.
+inline ParallelCost pool_cost(const Window& w, int64_t planes, size_t elem) {
+  const int64_t ops = try_mul(planes * w.out_size(), w.taps_bound()).value_or(INT64_MAX);
+  return ParallelCost{ops,
                       static_cast<int64_t>(elem) * planes * (w.in_size() + w.out_size()),
                       static_cast<int64_t>(elem) * planes * w.out_size()};
 }
@@ -116,19 +114,19 @@ template <typename T>
 void pool2d_direct(const Window& w, const PoolParams& p, int64_t planes, const T* x, T* y, int64_t* indices,
                    ThreadPool* pool) {
   const int64_t H = w.in[0], W = w.in[1], OH = w.out[0], OW = w.out[1];
-  std::vector<TapRange> rows(OH), cols(OW);
-  for (int64_t o = 0; o < OH; ++o) rows[o] = tap_range(w, 0, o);
-  for (int64_t o = 0; o < OW; ++o) cols[o] = tap_range(w, 1, o);
+  std::vector<WindowTaps> rows(OH), cols(OW);
+  for (int64_t o = 0; o < OH; ++o) rows[o] = window_taps(w, 0, o);
+  for (int64_t o = 0; o < OW; ++o) cols[o] = window_taps(w, 1, o);
   const int64_t sh = w.stride[0], sw = w.stride[1], dh = w.dilation[0], dw = w.dilation[1];
   const int64_t ph = w.pad_begin[0], pw = w.pad_begin[1];
-  parallel_for(pool, planes, 1, pool2d_cost(w, planes, sizeof(T)), [&](int64_t p0, int64_t p1) {
+  parallel_for(pool, planes, 1, pool_cost(w, planes, sizeof(T)), [&](int64_t p0, int64_t p1) {
     for (int64_t pl = p0; pl < p1; ++pl) {
       const T* xp = x + pl * H * W;
       T* yp = y + pl * OH * OW;
       for (int64_t oh = 0; oh < OH; ++oh) {
-        const TapRange& rr = rows[oh];
+        const WindowTaps& rr = rows[oh];
         for (int64_t ow = 0; ow < OW; ++ow) {
-          const TapRange& cr = cols[ow];
+          const WindowTaps& cr = cols[ow];
           if (p.kind == PoolKind::Max) {
             T best = std::numeric_limits<T>::lowest();
             int64_t bh = -1, bw = -1;
@@ -151,6 +149,62 @@ void pool2d_direct(const Window& w, const PoolParams& p, int64_t planes, const T
             const int64_t div = p.count_include_pad ? rr.padded * cr.padded : (rr.hi - rr.lo) * (cr.hi - cr.lo);
             yp[oh * OW + ow] = static_cast<T>(div > 0 ? sum / div : 0.0);
           }
+        }
+      }
+    }
+  });
+}
+
+// ---- other ranks (1-D, 3-D, ...): the box of valid taps of each window ----
+// Per axis, the valid tap range of every output index is computed once; each output
+// then walks its box [lo, hi) per axis with an odometer (last axis fastest), so the
+// work per output is its valid taps, not the kernel's size.
+template <typename T>
+void pool_nd_direct(const Window& w, const PoolParams& p, int64_t planes, const T* x, T* y, int64_t* indices,
+                    ThreadPool* pool) {
+  const size_t r = w.rank;
+  const int64_t IP = w.in_size(), OP = w.out_size();
+  std::vector<std::vector<WindowTaps>> taps(r);
+  for (size_t d = 0; d < r; ++d)
+    for (int64_t o = 0; o < w.out[d]; ++o) taps[d].push_back(window_taps(w, d, o));
+  const std::vector<int64_t> in_strides = row_major_strides(w.in);
+  parallel_for(pool, planes, 1, pool_cost(w, planes, sizeof(T)), [&](int64_t p0, int64_t p1) {
+    std::vector<int64_t> oc(r), kc(r), ic(r);
+    for (int64_t pl = p0; pl < p1; ++pl) {
+      const T* xp = x + pl * IP;
+      for (int64_t o = 0; o < OP; ++o) {
+        unravel_index(o, w.out, oc.data());
+        bool empty = false;
+        double valid = 1, padded = 1;  // counts can exceed int64 for huge kernels with count_include_pad
+        for (size_t d = 0; d < r; ++d) {
+          const WindowTaps& t = taps[d][oc[d]];
+          kc[d] = t.lo;
+          empty = empty || t.lo >= t.hi;
+          valid *= static_cast<double>(t.hi - t.lo);
+          padded *= static_cast<double>(t.padded);
+        }
+        double sum = 0;
+        int64_t best_idx = -1;
+        T best = std::numeric_limits<T>::lowest();
+        while (!empty) {
+          int64_t off = 0;
+          for (size_t d = 0; d < r; ++d) {
+            ic[d] = oc[d] * w.stride[d] - w.pad_begin[d] + kc[d] * w.dilation[d];
+            off += ic[d] * in_strides[d];
+          }
+          const T v = xp[off];
+          sum += v;
+          if (best_idx < 0 || v > best) best = v, best_idx = spatial_index(w, ic.data(), p.column_major_indices);
+          size_t d = r;  // next tap: last axis fastest
+          while (d-- > 0 && ++kc[d] == taps[d][oc[d]].hi) kc[d] = taps[d][oc[d]].lo;
+          if (d == static_cast<size_t>(-1)) break;
+        }
+        if (p.kind == PoolKind::Max) {
+          y[pl * OP + o] = best;
+          if (indices) indices[pl * OP + o] = pl * IP + best_idx;
+        } else {
+          const double div = p.count_include_pad ? padded : valid;
+          y[pl * OP + o] = static_cast<T>(div > 0 ? sum / div : 0.0);
         }
       }
     }
@@ -191,13 +245,13 @@ void maxpool2d_separable(const Window& w, int64_t planes, const T* x, T* y, Thre
   const int64_t H = w.in[0], W = w.in[1], OH = w.out[0], OW = w.out[1], KW = w.kernel[1];
   const int64_t sh = w.stride[0], sw = w.stride[1], dh = w.dilation[0], dw = w.dilation[1];
   const int64_t ph = w.pad_begin[0], pw = w.pad_begin[1];
-  std::vector<TapRange> rows(OH), cols(OW);
-  for (int64_t o = 0; o < OH; ++o) rows[o] = tap_range(w, 0, o);
-  for (int64_t o = 0; o < OW; ++o) cols[o] = tap_range(w, 1, o);
+  std::vector<WindowTaps> rows(OH), cols(OW);
+  for (int64_t o = 0; o < OH; ++o) rows[o] = window_taps(w, 0, o);
+  for (int64_t o = 0; o < OW; ++o) cols[o] = window_taps(w, 1, o);
   std::vector<std::pair<int64_t, int64_t>> kw_cols(KW);
   for (int64_t k = 0; k < KW; ++k) kw_cols[k] = columns_with_tap(W, OW, sw, pw, dw, k);
   const T identity = pool_max_identity<T>();
-  parallel_for(pool, planes, 1, pool2d_cost(w, planes, sizeof(T)), [&](int64_t p0, int64_t p1) {
+  parallel_for(pool, planes, 1, pool_cost(w, planes, sizeof(T)), [&](int64_t p0, int64_t p1) {
     thread_local std::vector<T> row_max;  // H x OW; grows once, reused across runs
     if (row_max.size() < static_cast<size_t>(H * OW)) row_max.resize(H * OW);
     for (int64_t pl = p0; pl < p1; ++pl) {
@@ -254,17 +308,17 @@ void make_pool2d_plan(const Window& w, bool count_include_pad, Pool2dPlan& p) {
   p.any_empty = false;
   // A window with no valid tap sums to 0; a divisor of 1 then keeps it 0
   // (the reference's "div > 0 ? sum / div : 0"); padded counts are 0 only then.
-  auto factor = [&](const TapRange& t) {
+  auto factor = [&](const WindowTaps& t) {
     const int64_t n = count_include_pad ? t.padded : t.hi - t.lo;
     return static_cast<float>(n > 0 && t.hi > t.lo ? n : 1);
   };
   for (int64_t o = 0; o < p.OH; ++o) {
-    const TapRange t = tap_range(w, 0, o);
+    const WindowTaps t = window_taps(w, 0, o);
     p.row_lo.push_back(t.lo), p.row_hi.push_back(t.hi), p.row_div.push_back(factor(t));
     p.any_empty = p.any_empty || t.lo >= t.hi;
   }
   for (int64_t o = 0; o < p.OW; ++o) {
-    const TapRange t = tap_range(w, 1, o);
+    const WindowTaps t = window_taps(w, 1, o);
     p.col_div.push_back(factor(t));
     p.col_first.push_back(t.hi > t.lo ? o * p.sw - p.pw + t.lo * p.dw : -1);
     p.any_empty = p.any_empty || t.lo >= t.hi;
@@ -289,7 +343,7 @@ const char* pool_run(KernelContext& ctx, const Window& w, const PoolParams& p, i
     pool_reference(w, p, planes, x, y, indices);
     return "pool_reference";
   }
-  if (w.rank == 2 && p.kind == PoolKind::Max && !indices) {
+  if (w.rank == 2 && p.kind == PoolKind::Max && !indices && kernel_near_input(w)) {
     maxpool2d_separable(w, planes, x, y, ctx.threads());
     return "maxpool2d_separable";
   }
@@ -297,13 +351,7 @@ const char* pool_run(KernelContext& ctx, const Window& w, const PoolParams& p, i
     pool2d_direct(w, p, planes, x, y, indices, ctx.threads());
     return "pool2d_direct";
   }
-  // Other ranks: the reference loop, one chunk of planes per thread.
-  const int64_t IP = w.in_size(), OP = w.out_size();
-  parallel_for(ctx.threads(), planes, 1, [&](int64_t p0, int64_t p1) {
-    pool_reference(w, p, p1 - p0, x + p0 * IP, y + p0 * OP, indices ? indices + p0 * OP : nullptr);
-    if (indices)  // the chunk numbered its planes from 0
-      for (int64_t i = p0 * OP; i < p1 * OP; ++i) indices[i] += p0 * IP;
-  });
+  pool_nd_direct(w, p, planes, x, y, indices, ctx.threads());
   return "pool_nd_direct";
 }
 
@@ -340,7 +388,7 @@ class PoolKernel : public Kernel {
     int64_t* indices = ctx.output_wanted(1) ? ctx.output(1).mutable_data<int64_t>() : nullptr;
     ctx.stats().flops = static_cast<double>(planes) * w.out_size() * w.kernel_size();
     const char* v = nullptr;
-    if (x.dtype() == DType::Float32 && w.rank == 2 && !indices && !ctx.reference_mode()) {
+    if (x.dtype() == DType::Float32 && w.rank == 2 && !indices && !ctx.reference_mode() && kernel_near_input(w)) {
       // Per calling thread, not a member: concurrent runs share the kernel object.
       thread_local Pool2dPlan plan;
       make_pool2d_plan(w, params_.count_include_pad, plan);

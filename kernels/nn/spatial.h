@@ -6,6 +6,7 @@
 // the axes after C. All vectors below have one entry per spatial axis.
 // Strides and flat-index <-> coordinates come from core/shape_util.h.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -57,10 +58,37 @@ struct Window {
   int64_t in_size() const { return prod(in); }
   int64_t out_size() const { return prod(out); }
   int64_t kernel_size() const { return prod(kernel); }
+  // At most this many taps of one window lie inside the input (min(kernel, in) per axis):
+  // a pool's work per output, whatever the kernel_shape (a kernel of 10^9 over a 5x5 map
+  // still reads at most 25 values per output).
+  int64_t taps_bound() const {
+    std::vector<int64_t> t(rank);
+    for (size_t d = 0; d < rank; ++d) t[d] = std::min(kernel[d], in[d]);
+    return prod(t);
+  }
   // Saturates at INT64_MAX instead of wrapping: output sizes come from model pads; a shape
   // that large is refused when its tensor is allocated (KernelContext::check_tensor_size).
   static int64_t prod(const std::vector<int64_t>& v) { return try_numel(v).value_or(INT64_MAX); }
 };
+
+// The taps k in [0, kernel) of one window along axis d, at output index o: [lo, hi) land
+// inside the input (lo == hi: none), `padded` of them inside the input and the declared
+// pads (AveragePool's count_include_pad; not the ceil_mode overhang). Tap k reads input
+// index o * stride - pad_begin + k * dilation, increasing in k, so each is a count of the
+// taps below a bound: O(1) per window, whatever the kernel size.
+struct WindowTaps {
+  int64_t lo = 0, hi = 0, padded = 0;
+};
+inline WindowTaps window_taps(const Window& w, size_t d, int64_t o) {
+  const int64_t start = o * w.stride[d] - w.pad_begin[d], dil = w.dilation[d], K = w.kernel[d];
+  // Taps whose input index is below `bound` (no overflow: bound - start is within the padded input).
+  auto below = [&](int64_t bound) { return bound <= start ? 0 : std::min(K, (bound - start - 1) / dil + 1); };
+  WindowTaps t;
+  t.lo = below(0);
+  t.hi = std::max(t.lo, below(w.in[d]));
+  t.padded = below(w.in[d] + w.pad_end[d]) - below(-w.pad_begin[d]);
+  return t;
+}
 
 // The node a KernelContext or a KernelInfo belongs to (resolve_window's error text).
 inline const KernelInfo& node_info(const KernelContext& ctx) { return ctx.info(); }

@@ -3,7 +3,8 @@
 // after the workers have fallen asleep (the condition-variable hand-off), from
 // concurrent callers, with nested calls running inline, and with workers
 // that never start (the caller finishes alone), with a worker on the caller's
-// CPU (it moves off), and beside busy processes (the shared-core rule).
+// CPU (it moves off), beside busy processes (the shared-core rule), and with chunks
+// that throw (the exception reaches the caller).
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
@@ -16,6 +17,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -179,6 +182,49 @@ TEST(ThreadPool, ConcurrentCallersAndNestedCalls) {
       pool.parallel_for(10, 1, [&](int64_t b2, int64_t e2) { total += e2 - b2; });  // inline
   });
   EXPECT_EQ(total.load(), 80);
+}
+
+// A chunk that throws (std::bad_alloc from a kernel's scratch, a kernel's error) must reach
+// the caller of parallel_for as that exception, from a worker thread too (escaping there it
+// would call std::terminate); the chunks not yet started are dropped, and the pool keeps working.
+TEST(ThreadPool, AnExceptionInAChunkReachesTheCaller) {
+  for (int spin : {0, ThreadPool::kDefaultSpinUs})
+    for (int threads : {2, 3}) {
+      ThreadPool pool(threads, spin);
+      for (int rep = 0; rep < 50; ++rep) {
+        try {
+          pool.parallel_for(64, 1, [&](int64_t b, int64_t) { throw std::runtime_error("chunk at " + std::to_string(b)); });
+          ADD_FAILURE() << "no exception";
+        } catch (const std::runtime_error& e) {
+          EXPECT_EQ(std::string(e.what()).rfind("chunk at ", 0), 0u) << e.what();
+        }
+        ASSERT_TRUE(covers_once(pool, 97, 1));
+      }
+      // Only chunks on worker threads throw; the caller's first chunk waits (up to 200 ms) for
+      // a worker to start one, so the worker's throw is what each call sees.
+      const std::thread::id caller = std::this_thread::get_id();
+      int thrown = 0;
+      for (int rep = 0; rep < 20; ++rep) {
+        std::atomic<bool> worker_ran{false};
+        try {
+          pool.parallel_for(64, 1, [&](int64_t, int64_t) {
+            if (std::this_thread::get_id() != caller) {
+              worker_ran = true;
+              throw std::runtime_error("worker");
+            }
+            const auto t0 = std::chrono::steady_clock::now();
+            while (!worker_ran && std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(200))
+              std::this_thread::yield();
+          });
+          EXPECT_FALSE(worker_ran.load()) << "a worker threw but parallel_for returned";
+        } catch (const std::runtime_error& e) {
+          EXPECT_STREQ(e.what(), "worker");
+          ++thrown;
+        }
+      }
+      EXPECT_GT(thrown, 0) << "no worker took a chunk in 20 calls (threads " << threads << ", spin " << spin << ")";
+      EXPECT_TRUE(covers_once(pool, 1000, 10));
+    }
 }
 
 TEST(ThreadPool, DestroyWhileSpinningOrSleeping) {

@@ -177,6 +177,35 @@ TEST(AvgPoolSeparable, DispatchNamesPathAndIsa) {
   }
 }
 
+// Windows far out of proportion to the plane leave the SIMD path on every ISA (its rows are
+// padded to the window's reach): a stride beyond the plane (the fuzzer's AveragePool: 7.6 GB
+// of scratch) takes pool2d_direct, or for MaxPool the typed separable loops (rows of OW
+// maxima: no padding); kernels of 100 taps over 5 or 6 pixels take pool2d_direct for both
+// (the separable loops keep a table per kernel column: kernel_near_input in pool.cc). The
+// direct loops sum in double: the averages match the reference to its rounding.
+TEST(AvgPoolSeparable, WindowsFarFromThePlaneTakeTheDirectLoops) {
+  const std::vector<AvgCase> cases{
+      {{1, 1, 5, 5}, {3, 3}, {2, 239009791}, {}, {}, 0, 0, "SAME_UPPER"},
+      {{1, 2, 5, 6}, {3, 100}, {1, 1}, {}, {1, 50, 1, 49}},
+      {{1, 2, 6, 5}, {100, 3}, {1, 2}, {}, {50, 1, 49, 1}, 0, 1},
+  };
+  for (cpu::Isa isa : isa_levels()) {
+    IsaScope scope(isa);
+    uint32_t seed = 3;
+    for (const AvgCase& c : cases)
+      for (const char* op : {"AveragePool", "MaxPool"}) {
+        const ModelBuilder mb = avg_model(c, op);
+        const Tensor x = random_tensor(DType::Float32, c.x, seed++);
+        const bool strided_max = c.strides[1] > 1000 && std::string(op) == "MaxPool";
+        EXPECT_EQ(trace_field(mb, x, options_for(KernelMode::Fast, 1), "kernel_variant"),
+                  strided_max ? "maxpool2d_separable" : "pool2d_direct")
+            << op << " " << shape_to_string(c.x) << " " << cpu::isa_name(isa);
+        auto r = run_fast_and_reference(mb, {{"X", x}}, 2);
+        EXPECT_TRUE(tensors_near(r.first.at(0), r.second.at(0), 1e-6, 0.0)) << op << " " << shape_to_string(c.x);
+      }
+  }
+}
+
 }  // namespace
 }  // namespace test
 }  // namespace onnxmini

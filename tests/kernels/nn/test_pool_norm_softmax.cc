@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/shape_util.h"
 #include "tests/common/simd_isas.h"
 #include "tests/common/nn_test_util.h"
 
@@ -143,6 +144,85 @@ TEST(Pool, GlobalPools) {
   }
   EXPECT_TRUE(tensors_near(out[0], ea));
   EXPECT_TRUE(tensors_near(out[1], em, 0, 0));
+}
+
+// A kernel of 10^9 taps with pads of 5 * 10^8 over a few pixels is a legal window (every
+// output covers the whole axis); the fast paths visit only the taps inside the input, so the
+// run takes microseconds (it used to allocate gigabytes of per-tap tables, or loop 10^9 taps
+// per output). Expected values from a scan over the input with the window's bounds
+// [o - pad_begin, o - pad_begin + K) (strides and dilations 1); count_include_pad divides by
+// the taps inside [-pad_begin, in + pad_end), the whole window here: K per axis.
+struct HugeKernelCase {
+  Shape x;
+  std::vector<int64_t> kernel, pads;
+};
+
+void check_huge_kernel(const HugeKernelCase& c, DType t, int threads) {
+  const size_t r = c.x.size() - 2;
+  Tensor x = random_tensor(t == DType::Int8 ? DType::Int32 : t, c.x, 11, -100.0, 100.0);
+  if (t == DType::Int8) {
+    Tensor narrow(DType::Int8, c.x);
+    for (int64_t i = 0; i < x.numel(); ++i) narrow.mutable_data<int8_t>()[i] = static_cast<int8_t>(x.data<int32_t>()[i]);
+    x = narrow;
+  }
+  Shape out_shape{c.x[0], c.x[1]};
+  for (size_t d = 0; d < r; ++d) out_shape.push_back(c.x[2 + d] + c.pads[d] + c.pads[r + d] - c.kernel[d] + 1);
+  ModelBuilder mb(19);
+  mb.input("X", t, c.x);
+  mb.node("MaxPool", {"X"}, {"M", "I"}).attr("kernel_shape", c.kernel).attr("pads", c.pads);
+  mb.output("M").output("I");
+  const bool avg = t == DType::Float32 || t == DType::Float64;
+  if (avg) {
+    mb.node("AveragePool", {"X"}, {"A"}).attr("kernel_shape", c.kernel).attr("pads", c.pads);
+    mb.node("AveragePool", {"X"}, {"P"}).attr("kernel_shape", c.kernel).attr("pads", c.pads).attr("count_include_pad", int64_t{1});
+    mb.node("MaxPool", {"X"}, {"N"}).attr("kernel_shape", c.kernel).attr("pads", c.pads);  // no Indices: other paths
+    mb.output("A").output("P").output("N");
+  }
+  const auto out = run_all(*mb.session(options_for(KernelMode::Fast, threads)), {{"X", x}});
+  const std::vector<int64_t> in(c.x.begin() + 2, c.x.end()), os(out_shape.begin() + 2, out_shape.end());
+  const int64_t planes = c.x[0] * c.x[1], IP = shape_product(in, 0, r), OP = shape_product(os, 0, r);
+  double padded = 1;
+  for (size_t d = 0; d < r; ++d) padded *= static_cast<double>(c.kernel[d]);
+  std::vector<int64_t> oc(r), ic(r);
+  for (int64_t pl = 0; pl < planes; ++pl)
+    for (int64_t o = 0; o < OP; ++o) {
+      unravel_index(o, os, oc.data());
+      double mx = -1e300, sum = 0;
+      int64_t n = 0, arg = -1;
+      for (int64_t i = 0; i < IP; ++i) {
+        unravel_index(i, in, ic.data());
+        bool inside = true;
+        for (size_t d = 0; d < r; ++d) inside = inside && ic[d] >= oc[d] - c.pads[d] && ic[d] < oc[d] - c.pads[d] + c.kernel[d];
+        if (!inside) continue;
+        const double v = x.get_as_double(pl * IP + i);
+        if (arg < 0 || v > mx) mx = v, arg = i;
+        sum += v, ++n;
+      }
+      const int64_t at = pl * OP + o;
+      const std::string where = std::string(dtype_name(t)) + " " + shape_to_string(c.x) + " output " + std::to_string(o);
+      ASSERT_GT(n, 0) << where;
+      EXPECT_EQ(out[0].get_as_double(at), mx) << where;
+      EXPECT_EQ(out[1].data<int64_t>()[at], pl * IP + arg) << where;
+      if (!avg) continue;
+      // float32: n terms of |x| <= 100 summed in float (partial sums <= 100 n, each add off by
+      // <= 100 n u), divided and rounded: the mean is off by <= (n + 1) 100 u; float64 far less.
+      const double tol = (n + 1) * 100.0 * 0x1p-24;
+      EXPECT_NEAR(out[2].get_as_double(at), sum / n, tol) << where;
+      EXPECT_NEAR(out[3].get_as_double(at), sum / padded, tol * n / padded) << where;
+      EXPECT_EQ(out[4].get_as_double(at), mx) << where;
+    }
+}
+
+TEST(Pool, KernelFarLargerThanTheInput) {
+  const int64_t K = 1000000000, P = K / 2;
+  const std::vector<HugeKernelCase> cases{
+      {{1, 2, 5, 5}, {3, K}, {1, P, 1, P}},             // 2-D, the wide axis
+      {{1, 2, 5, 5}, {K, 3}, {P, 1, P, 1}},             // 2-D, the tall axis
+      {{2, 1, 4}, {K}, {P, P}},                         // 1-D
+      {{1, 1, 3, 4, 5}, {K, 2, K}, {P, 0, P, P, 1, P}},  // 3-D
+  };
+  for (const auto& c : cases)
+    for (DType t : {DType::Float32, DType::Float64, DType::Int8}) check_huge_kernel(c, t, 1 + (c.x[1] > 1));
 }
 
 TEST(Pool, Errors) {
