@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <exception>
+#include <new>
 
 #include "runtime/buffer_pool.h"
 #include "runtime/profiler_feed.h"
@@ -50,9 +52,19 @@ void ExecutionScope::run_node(size_t k) {
   if (!kernel_ptr) throw Error(ErrorCode::RuntimeError, fmt::format("node '{}' ({}) has no kernel", node.name, node.op_type));
   Kernel& kernel = *plan_.kernels[k];
   KernelContext ctx(plan_.infos[k], inputs_, outputs_, *run_.allocator, run_.threads, run_.gemm, bind, this);
-  kernel.prepare(ctx);
-  if (trace) times.prepared_ns = Profiler::now_ns();
-  kernel.compute(ctx);
+  try {
+    kernel.prepare(ctx);
+    if (trace) times.prepared_ns = Profiler::now_ns();
+    kernel.compute(ctx);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    // A kernel's scratch or table beyond the memory there is (tensors are checked against
+    // max_tensor_bytes first): the node's error, not a bare std::bad_alloc.
+    ctx.fail("ran out of memory (std::bad_alloc) while running");
+  } catch (const std::exception& e) {
+    ctx.fail("failed: {}", e.what());  // std::length_error from a vector, ...: named like every other error
+  }
   if (trace) {
     times.computed_ns = Profiler::now_ns();
     trace->node(plan_.profiled[k], inputs_, outputs_, ctx.stats(), ctx.reference_mode());

@@ -390,7 +390,7 @@ bool takes_implicit(const ConvGeom& g) {
 // conv1d_shifted (float32, a constant filter packed for it): 1-D stride-1 layers by
 // the rule of conv_row.cc or forced (ONNXMINI_CONV_VARIANT=row).
 bool takes_row(const ConvGeom& g) {
-  if (g.win.rank != 1 || g.win.stride[0] != 1) return false;
+  if (g.win.rank != 1 || g.win.stride[0] != 1 || !padded_input_near(g.win)) return false;
   const ConvVariant v = conv_variant_override();
   return v == ConvVariant::Row || (v == ConvVariant::Rule && row_conv_wins(g));
 }
@@ -399,7 +399,7 @@ bool takes_row(const ConvGeom& g) {
 // of conv1d_im2row.cc or forced (ONNXMINI_CONV_VARIANT=im2row). It goes before
 // conv1d_shifted and the implicit GEMM, which handle one image per GEMM.
 bool takes_im2row(const ConvGeom& g) {
-  if (g.win.rank != 1 || g.group != 1) return false;
+  if (g.win.rank != 1 || g.group != 1 || !padded_input_near(g.win)) return false;
   const ConvVariant v = conv_variant_override();
   return v == ConvVariant::Im2row || (v == ConvVariant::Rule && im2row_conv_wins(g));
 }

@@ -136,9 +136,10 @@ bool depthwise_blocks_wanted(const Window& win, int64_t channels, int lanes, cpu
 void set_depthwise_rows(bool on);
 bool dw_rows_enabled();
 
-// Whether conv_depthwise_simd can run g: 2-D, one input and one output channel per group.
+// Whether conv_depthwise_simd can run g: 2-D, one input and one output channel per group,
+// and a padded plane (the copy it works from) near the input's size (spatial.h).
 inline bool depthwise_simd_fits(const ConvGeom& g) {
-  return g.win.rank == 2 && g.group == g.C && g.M == g.C;
+  return g.win.rank == 2 && g.group == g.C && g.M == g.C && padded_input_near(g.win);
 }
 
 // Y = depthwise conv(X, W) + bias [+ epi.residual, laid out as Y], then epi's

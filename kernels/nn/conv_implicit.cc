@@ -30,7 +30,7 @@ namespace onnxmini {
 namespace nn {
 
 bool implicit_conv_applies(const ConvGeom& g) {
-  if (g.win.rank != 1 && g.win.rank != 2) return false;
+  if ((g.win.rank != 1 && g.win.rank != 2) || !padded_input_near(g.win)) return false;  // it copies a padded plane
   bool one_by_one = g.win.kernel_size() == 1;
   for (size_t d = 0; d < g.win.rank; ++d) one_by_one = one_by_one && g.win.pad_begin[d] == 0 && g.win.pad_end[d] == 0;
   return !one_by_one;

@@ -77,7 +77,7 @@ bool lanes_rule_says_yes(const ConvGeom& g);
 // shape, one group, 2-D, AVX-512 or AVX2), and when it does run it: fits, and the rule (or
 // the override) says yes.
 inline bool lanes_conv_fits(const ConvGeom& g, const LanesFilter* f) {
-  if (!f || g.group != 1 || g.win.rank != 2 || !lanes_isa()) return false;
+  if (!f || g.group != 1 || g.win.rank != 2 || !lanes_isa() || !padded_input_near(g.win)) return false;
   return f->M == g.M && f->C == g.C && f->KH == g.win.kernel[0] && f->KW == g.win.kernel[1];
 }
 inline bool lanes_conv_applies(const ConvGeom& g, const LanesFilter* f) {

@@ -44,7 +44,7 @@ const char* smallk_tile_description() {
 
 bool smallk_conv_fits(const ConvGeom& g) {
   const Window& win = g.win;
-  return smallk_isa() != cpu::Isa::Portable && win.rank == 2 && g.group == 1 && g.M > 0 &&
+  return smallk_isa() != cpu::Isa::Portable && win.rank == 2 && g.group == 1 && g.M > 0 && padded_input_near(win) &&
          (win.stride[1] == 1 || win.stride[1] == 2) && g.C * win.kernel_size() <= kSmallKMaxTaps;
 }
 

@@ -90,6 +90,17 @@ inline WindowTaps window_taps(const Window& w, size_t d, int64_t o) {
   return t;
 }
 
+// Whether the input padded by the window's pads stays within 4x the input + output plus
+// 64 Ki elements (per plane). The convolution paths that copy a zero-padded plane (or lay
+// one out per channel block) need it; pads far beyond the input are legal (dilations of
+// 10^9 with pads of 10^9 over a 5x5 map: each output reads its centre tap), and those
+// layers take the loops that skip padding taps (im2col, the direct loops).
+inline bool padded_input_near(const Window& w) {
+  double padded = 1;
+  for (size_t d = 0; d < w.rank; ++d) padded *= static_cast<double>(w.in[d] + w.pad_begin[d] + w.pad_end[d]);
+  return padded <= 4.0 * (static_cast<double>(w.in_size()) + static_cast<double>(w.out_size())) + 65536.0;
+}
+
 // The node a KernelContext or a KernelInfo belongs to (resolve_window's error text).
 inline const KernelInfo& node_info(const KernelContext& ctx) { return ctx.info(); }
 inline const KernelInfo& node_info(const KernelInfo& info) { return info; }

@@ -2,8 +2,11 @@
 // intermediates by name, non-tensor values and concurrent runs.
 #include <gtest/gtest.h>
 
+#include <new>
+#include <stdexcept>
 #include <thread>
 
+#include "core/thread_pool.h"
 #include "kernels/registry.h"
 #include "tests/common/model_builder.h"
 
@@ -46,10 +49,56 @@ class SeqLenKernel : public Kernel {
     ctx.output(0).mutable_data<int64_t>()[0] = static_cast<int64_t>(ctx.input_value(0).sequence_items().size());
   }
 };
+// Throw: runs a parallel_for whose chunks throw `what` (attribute: "bad_alloc" or
+// "length_error"), as a kernel whose scratch allocation fails does.
+class ThrowKernel : public Kernel {
+ public:
+  explicit ThrowKernel(const KernelInfo& info) : what_(info.attrs.get_string("what", "bad_alloc")) {}
+  void prepare(KernelContext& ctx) override { ctx.allocate_output(0, DType::Float32, {1}); }
+  void compute(KernelContext& ctx) override {
+    parallel_for(ctx.threads(), 64, 1, [&](int64_t, int64_t) {
+      if (what_ == "bad_alloc") throw std::bad_alloc();
+      std::vector<float>().reserve(std::vector<float>().max_size() + 1);  // throws std::length_error
+    });
+  }
+
+ private:
+  std::string what_;
+};
+
 ONNXMINI_REGISTER_KERNEL("test_executor", "test.onnxmini", "MakeSeq", 1, INT_MAX, make_kernel<MakeSeqKernel>);
+ONNXMINI_REGISTER_KERNEL("test_executor", "test.onnxmini", "Throw", 1, INT_MAX, make_kernel<ThrowKernel>);
 ONNXMINI_REGISTER_KERNEL("test_executor", "test.onnxmini", "SeqLen", 1, INT_MAX, make_kernel<SeqLenKernel>);
 
 }  // namespace
+
+// A kernel that throws something other than onnxmini::Error (std::bad_alloc from its
+// scratch, std::length_error from a vector), on the caller or inside the thread pool's
+// chunks: the run fails with a RuntimeError naming the node, the process lives on, and the
+// session runs again.
+TEST(Executor, AKernelsStdExceptionBecomesTheNodesError) {
+  for (const char* what : {"bad_alloc", "length_error"})
+    for (int threads : {1, 2}) {
+      ModelBuilder mb(13);
+      mb.import_domain("test.onnxmini", 1);
+      mb.input("X", DType::Float32, {1});
+      mb.node("Throw", {"X"}, {"Y"}).domain("test.onnxmini").name("boom").attr("what", std::string(what));
+      mb.output("Y");
+      auto s = mb.session(options_for(KernelMode::Fast, threads));
+      for (int rep = 0; rep < 2; ++rep) {
+        try {
+          run_single(*s, {{"X", Tensor::from_vector<float>({1}, {1})}});
+          ADD_FAILURE() << what << ": no error";
+        } catch (const Error& e) {
+          EXPECT_EQ(e.code(), ErrorCode::RuntimeError);
+          const std::string m = e.what();
+          EXPECT_EQ(m.rfind("Throw 'boom': ", 0), 0u) << m;
+          EXPECT_NE(m.find(std::string(what) == "bad_alloc" ? "ran out of memory (std::bad_alloc)" : "failed: "),
+                    std::string::npos) << m;
+        }
+      }
+    }
+}
 
 TEST(Executor, NodesListedOutOfOrder) {
   ModelBuilder mb(13);

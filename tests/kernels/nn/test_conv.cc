@@ -80,6 +80,16 @@ std::vector<ConvCase> conv_cases() {
   v.push_back({{1, 4, 1, 9}, {5, 4, 1, 3}, 1, {}, {}, {1, 0, 1, 0}});                // padded unit H: kept
   v.push_back({{1, 3, 1, 8, 1}, {4, 3, 1, 3, 1}, 1, {}, {2, 1, 1}, {}});              // 3-D with two unit axes
   v.push_back({{2, 6, 1, 1}, {5, 6, 1, 1}, 1, {}, {}, {}});                           // all unit: one axis stays
+  // Pads far beyond the input, legal with dilations of 10^9 (each output reads its centre
+  // tap): the paths that copy a padded plane (depthwise, lanes, smallk, implicit GEMM) would
+  // need exabytes and failed (std::bad_alloc, an overflowed scratch size); im2col and the
+  // direct loops skip padding taps (spatial.h padded_input_near).
+  const int64_t B = 1000000000;
+  v.push_back({{1, 16, 5, 5}, {16, 16, 3, 3}, 1, {}, {B, B}, {B, B, B, B}});
+  v.push_back({{1, 3, 5, 5}, {8, 3, 3, 3}, 1, {}, {B, B}, {B, B, B, B}});
+  v.push_back({{1, 16, 9, 9}, {32, 16, 3, 3}, 1, {2, 2}, {B, 1}, {B, 1, B, 1}});
+  v.push_back({{1, 16, 5, 5}, {16, 1, 3, 3}, 16, {}, {B, B}, {B, B, B, B}});
+  v.push_back({{1, 4, 7}, {8, 4, 5}, 1, {}, {B}, {2 * B, 2 * B}});
   return v;
 }
 
