@@ -62,6 +62,18 @@ inline int64_t spatial_index(const Window& w, const int64_t* c, bool column_majo
   return idx;
 }
 
+// One output of the reference and the N-D loops: the maximum and its flat index, or the sum
+// over the divisor (0 for a window with nothing to count).
+template <typename T>
+inline void store_output(const PoolParams& p, T best, int64_t best_flat, double sum, double div, T* y, int64_t* index) {
+  if (p.kind == PoolKind::Max) {
+    *y = best;
+    if (index) *index = best_flat;
+  } else {
+    *y = static_cast<T>(div > 0 ? sum / div : 0.0);
+  }
+}
+
 // ---- reference: every tap of every window, checked one by one -------------
 template <typename T>
 void pool_reference(const Window& w, const PoolParams& p, int64_t planes, const T* x, T* y, int64_t* indices) {
@@ -90,13 +102,9 @@ void pool_reference(const Window& w, const PoolParams& p, int64_t planes, const 
         sum += v;
         if (best_idx < 0 || v > best) best = v, best_idx = spatial_index(w, ic.data(), p.column_major_indices);
       }
-      if (p.kind == PoolKind::Max) {
-        y[pl * OP + o] = best;
-        if (indices) indices[pl * OP + o] = pl * IP + best_idx;
-      } else {
-        const int64_t div = p.count_include_pad ? padded_count : count;
-        y[pl * OP + o] = static_cast<T>(div > 0 ? sum / div : 0.0);
-      }
+      const int64_t div = p.count_include_pad ? padded_count : count;
+      store_output(p, best, pl * IP + best_idx, sum, static_cast<double>(div), y + pl * OP + o,
+                   indices ? indices + pl * OP + o : nullptr);
     }
 }
 
@@ -199,13 +207,8 @@ void pool_nd_direct(const Window& w, const PoolParams& p, int64_t planes, const 
           while (d-- > 0 && ++kc[d] == taps[d][oc[d]].hi) kc[d] = taps[d][oc[d]].lo;
           if (d == static_cast<size_t>(-1)) break;
         }
-        if (p.kind == PoolKind::Max) {
-          y[pl * OP + o] = best;
-          if (indices) indices[pl * OP + o] = pl * IP + best_idx;
-        } else {
-          const double div = p.count_include_pad ? padded : valid;
-          y[pl * OP + o] = static_cast<T>(div > 0 ? sum / div : 0.0);
-        }
+        store_output(p, best, pl * IP + best_idx, sum, p.count_include_pad ? padded : valid, y + pl * OP + o,
+                     indices ? indices + pl * OP + o : nullptr);
       }
     }
   });
