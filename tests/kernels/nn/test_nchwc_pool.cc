@@ -121,6 +121,8 @@ std::vector<Win> windows() {
       Win{{2, 3}, {1, 1}, {}, {}, "SAME_LOWER"},
       Win{{3, 3}, {1, 1}, {}, {}, "VALID"},
       Win{{2, 2}, {3, 3}, {}, {1, 1, 1, 1}, "", true},
+      Win{{100, 3}, {1, 1}, {}, {50, 1, 49, 1}, ""},  // kernels far beyond the map: window_taps
+      Win{{3, 100}, {1, 2}, {}, {1, 50, 1, 49}, ""},
   };
 }
 
