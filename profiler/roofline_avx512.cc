@@ -1,6 +1,6 @@
 // The AVX-512 FMA loop of measure_roofs(): 12 zmm accumulators (16 floats each),
 // 12 independent FMA chains cover a 4-cycle latency on two FMA ports.
-#include <immintrin.h>
+#include "core/immintrin_quiet.h"  // first: GCC 12's false warnings inside avx512fintrin.h
 
 #include "profiler/roofline_fma.h"
 

@@ -8,18 +8,7 @@
 // of the transposed filter) and 24 independent FMA chains, more than the 2 FMA
 // pipes x 4-cycle latency need. A 1-channel 3x3 layer (K = 9) runs 216 FMAs per
 // 24 stores; the stores carry the epilogue and go straight into the NCHW rows.
-// GCC 12's avx512fintrin.h builds the unmasked max / min from _mm512_undefined_ps(), which
-// -Wuninitialized / -Wmaybe-uninitialized report once inlined here: false positives located
-// in the header, silenced for the header only (this file's own code keeps both warnings).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-#else
-#include <immintrin.h>
-#endif
+#include "core/immintrin_quiet.h"  // first: GCC 12's false warnings inside avx512fintrin.h
 
 #include "kernels/gemm_engine/epilogue_avx512.h"
 #include "kernels/nn/conv_smallk_impl.h"

@@ -3,7 +3,7 @@
 // so NaN becomes lo - zp as in the scalar rule), cvtps2dq (round half to even),
 // add zp, narrow with vpmov[s|us]db (exact after the clamp). The tail uses a
 // masked load / store, so there is no scalar loop.
-#include <immintrin.h>
+#include "core/immintrin_quiet.h"  // first: GCC 12's false warnings inside avx512fintrin.h
 
 #include <limits>
 

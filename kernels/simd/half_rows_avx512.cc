@@ -2,7 +2,7 @@
 // bfloat16 by integer shifts with round to nearest even (NaN kept quiet).
 // (vcvtneps2bf16 of AVX512_BF16 would do the rounding in one instruction, but
 // the build targets F/BW/DQ/VL only.)
-#include <immintrin.h>
+#include "core/immintrin_quiet.h"  // first: GCC 12's false warnings inside avx512fintrin.h
 
 #include "core/float16.h"
 #include "kernels/simd/half_rows.h"
