@@ -95,7 +95,7 @@ void unpack_codes(const uint8_t* packed, int64_t n, int bits, uint8_t* out) {
 // Bytes that n packed values of `bits` bits take (the last byte padded with zeros).
 int64_t packed_bytes(int64_t n, int bits) {
   const int per_byte = 8 / bits;
-  return (n + per_byte - 1) / per_byte;
+  return n / per_byte + (n % per_byte != 0);  // not (n + per_byte - 1) / per_byte: n may be INT64_MAX
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // the packing written out here (onnx.numpy_helper's layout), both ways.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,20 @@ TEST(LowBitTensorProto, TwoBitSizeMismatchNamesTheCounts) {
   onnx::TensorProto q = header(DType::UInt2, 5);
   for (int i = 0; i < 5; ++i) q.add_int32_data(0);  // one per element instead of one per packed byte
   EXPECT_THROW(parse_tensor_pb(q.SerializeAsString()), Error);
+}
+
+// A packed type with INT64_MAX elements (fuzz_tensor_proto, 2026-12-07): the packed byte
+// count rounded up by adding 1 first, which overflowed int64 (undefined behaviour, caught by
+// UBSan); now it is an error about the size, from int32_data and from raw_data alike.
+TEST(LowBitTensorProto, PackedCountOfInt64MaxElementsIsAnError) {
+  for (DType t : {DType::Int4, DType::Int2}) {
+    onnx::TensorProto p;
+    p.set_data_type(static_cast<int32_t>(t));
+    p.add_dims(INT64_MAX);
+    EXPECT_THROW(parse_tensor_pb(p.SerializeAsString()), Error);
+    p.set_raw_data(std::string(1, '\0'));
+    EXPECT_THROW(parse_tensor_pb(p.SerializeAsString()), Error);
+  }
 }
 
 TEST(LowBitTensorProto, E8M0OneCodePerByte) {
