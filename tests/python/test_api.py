@@ -295,8 +295,16 @@ def _matmul_model(n):
 def test_gil_is_released_during_run(tmp_path):
     """A Python thread stamps the time while long runs execute; the profile tells when each
     run's graph execution began and ended (system clock, as the stamps). With the GIL held
-    during the run no stamp could fall strictly inside that interval."""
-    n = 768
+    during the run no stamp could fall strictly inside that interval. The MatMul grows until
+    one run takes 10 ms on this machine (768 took 2.6 ms on an AMD EPYC Zen 5 at 2 threads,
+    too short for the 1 ms margins below)."""
+    for n in (768, 1024, 1536, 2048, 3072):
+        probe = onnxmini.InferenceSession(_matmul_model(n))
+        probe.run(None, {"X": np.ones((n, n), np.float32)})
+        t0 = time.perf_counter()
+        probe.run(None, {"X": np.ones((n, n), np.float32)})
+        if time.perf_counter() - t0 >= 0.010:
+            break
     so = onnxmini.SessionOptions()
     so.enable_profiling = True
     so.profile_file_prefix = str(tmp_path / "gil")
