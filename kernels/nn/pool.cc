@@ -154,7 +154,9 @@ void pool2d_direct(const Window& w, const PoolParams& p, int64_t planes, const T
               const T* xrow = xp + (oh * sh - ph + kh * dh) * W + ow * sw - pw;
               for (int64_t kw = cr.lo; kw < cr.hi; ++kw) sum += xrow[kw * dw];
             }
-            const int64_t div = p.count_include_pad ? rr.padded * cr.padded : (rr.hi - rr.lo) * (cr.hi - cr.lo);
+            // In double: padded counts of two kernels of 5 * 10^9 would overflow int64.
+            const double div = p.count_include_pad ? static_cast<double>(rr.padded) * static_cast<double>(cr.padded)
+                                                   : static_cast<double>((rr.hi - rr.lo) * (cr.hi - cr.lo));
             yp[oh * OW + ow] = static_cast<T>(div > 0 ? sum / div : 0.0);
           }
         }

@@ -61,10 +61,10 @@ struct Window {
   // At most this many taps of one window lie inside the input (min(kernel, in) per axis):
   // a pool's work per output, whatever the kernel_shape (a kernel of 10^9 over a 5x5 map
   // still reads at most 25 values per output).
-  int64_t taps_bound() const {
-    std::vector<int64_t> t(rank);
-    for (size_t d = 0; d < rank; ++d) t[d] = std::min(kernel[d], in[d]);
-    return prod(t);
+  int64_t taps_bound() const {  // per run: no allocation; saturates like prod
+    int64_t t = 1;
+    for (size_t d = 0; d < rank; ++d) t = try_mul(t, std::min(kernel[d], in[d])).value_or(INT64_MAX);
+    return t;
   }
   // Saturates at INT64_MAX instead of wrapping: output sizes come from model pads; a shape
   // that large is refused when its tensor is allocated (KernelContext::check_tensor_size).

@@ -220,6 +220,7 @@ TEST(Pool, KernelFarLargerThanTheInput) {
       {{1, 2, 5, 5}, {K, 3}, {P, 1, P, 1}},             // 2-D, the tall axis
       {{2, 1, 4}, {K}, {P, P}},                         // 1-D
       {{1, 1, 3, 4, 5}, {K, 2, K}, {P, 0, P, P, 1, P}},  // 3-D
+      {{1, 1, 4, 5}, {5 * K, 5 * K}, {5 * P, 5 * P, 5 * P, 5 * P}},  // padded count 2.5e19: past int64
   };
   for (const auto& c : cases)
     for (DType t : {DType::Float32, DType::Float64, DType::Int8}) check_huge_kernel(c, t, 1 + (c.x[1] > 1));
