@@ -294,7 +294,10 @@ class NchwcConvKernel : public Kernel {
     // blocks (3 x 8 strips; a 1-block strip broadcasts one input value per FMA).
     const bool odd3 = !depthwise_ && k.dense_odd3 && nb == 2 && a.OCb % 2 == 1 && a.OCb >= 3;
     const int64_t groups = odd3 ? a.OCb / 2 : (a.OCb + nb - 1) / nb;
+    // Chunks of equal width (104 pixels: 52 + 52, not 96 + 8: a short chunk is a short strip).
+    // None is empty: chunk_px <= kPixelsPerTask and OW > kPixelsPerTask * (chunks - 1).
     const int64_t chunks = (a.OW + kPixelsPerTask - 1) / kPixelsPerTask;
+    const int64_t chunk_px = (a.OW + chunks - 1) / chunks;
     const int64_t tasks = a.N * a.OH * chunks * groups;
     const int64_t filter_bytes = static_cast<int64_t>(sizeof(float)) * a.OCb * a.ICb * a.KH * a.KW * 256;
     const bool rows_fastest = !depthwise_ && groups > 1 && filter_bytes > kFilterStreamBytes &&
@@ -313,7 +316,7 @@ class NchwcConvKernel : public Kernel {
           n = t / groups / chunks / a.OH;
         }
         const int64_t ob = g * nb, blocks = odd3 && g == groups - 1 ? 3 : std::min(nb, a.OCb - ob);
-        const int64_t ow0 = c * kPixelsPerTask, ow1 = std::min(a.OW, ow0 + kPixelsPerTask);
+        const int64_t ow0 = c * chunk_px, ow1 = std::min(a.OW, ow0 + chunk_px);
         if (depthwise_) k.depthwise_row(a, n, ob, oh, ow0, ow1);
         else k.dense_row(a, n, ob, blocks, oh, ow0, ow1);
         if (has_post)

@@ -1,6 +1,7 @@
 // AVX-512 traits of NchwcConv's row kernels (nchwc_conv_impl.h): one zmm per block of 16
-// channels. Dense rows hold 2 output blocks x 12 pixels (24 accumulators, 2 weight
-// registers, 1 broadcast: 27 of 32 zmm); the last three blocks of an odd OCb run 3 x 8
+// channels. Dense rows hold 2 output blocks x up to 13 pixels (26 accumulators, 2 weight
+// registers, 1 broadcast: 29 of 32 zmm; 13 and not 12 so that 13-, 26- and 52-pixel rows
+// split into equal strips); the last three blocks of an odd OCb run 3 x 8
 // (24 accumulators, 3 weights, 1 broadcast: 28 zmm), a lone block (OCb = 1) 1 x 16.
 // Depthwise strips hold 16 pixels of one block.
 // GCC 12 reports false -Wmaybe-uninitialized inside its own intrinsic headers.
@@ -90,7 +91,7 @@ void from_blocked_avx512(const float* x, int64_t planes, int64_t hw, float* y) {
 }  // namespace
 
 const NchwcKernels& nchwc_kernels_avx512() {
-  static const NchwcKernels k{cpu::Isa::Avx512, nchwc_dense_row<Avx512Block, 2, 12, 16, 8>,
+  static const NchwcKernels k{cpu::Isa::Avx512, nchwc_dense_row<Avx512Block, 2, 13, 16, 8>,
                               nchwc_depthwise_row<Avx512Block, 16, 12>, 2, to_blocked_avx512, from_blocked_avx512, true, true};
   return k;
 }

@@ -9,14 +9,16 @@
 // [OCb][ICb][KH][KW][16 ic][16 oc], the depthwise filter [Cb][KH][KW][16].
 //
 // Dense blocking. One call computes output pixels [ow_begin, ow_end) of row oh of NB output
-// blocks. The row is cut into strips of PX consecutive output pixels whose NB x PX
-// accumulators stay in registers (AVX-512: 2 blocks x 12 px = 24 zmm; AVX2: 1 block x 6 px =
-// 12 ymm pairs; portable 1 x 4). The inner loop runs over input blocks, the valid kernel rows,
+// blocks. The row's interior is cut into strips of at most PX consecutive output pixels,
+// of equal lengths, whose NB x PX accumulators stay in registers (AVX-512: 2 blocks x 13 px =
+// 26 zmm; AVX2: 1 block x 6 px = 12 ymm pairs; portable 1 x 4). The inner loop runs over input blocks, the valid kernel rows,
 // kernel columns and the 16 input channels of the block: one 16-wide weight vector per
 // output block (contiguous in the packed filter) FMA'd with the broadcast input value of
 // each pixel. So every weight vector loaded feeds PX FMAs and every broadcast feeds NB.
-// Unit stride along W is a separate instantiation (the broadcasts' offsets are immediates:
-// 2-9% on the zoo's stride-1 3x3 layers, AVX-512).
+// Strides 1 and 2 along W are separate instantiations (the broadcasts' offsets are
+// immediates: 2-9% on the zoo's stride-1 3x3 layers, 3-6% on its stride-2 ones, AVX-512;
+// with the stride in a register GCC keeps the 13 pixel offsets in xmm registers and GPR
+// spills).
 // Borders: the kernel rows that land in X are the same for a whole output row (computed
 // once); output columns whose taps all land in X form the interior, run in full strips
 // without a single check; the few border columns run one pixel at a time over their
@@ -124,8 +126,9 @@ ONNXMINI_NCHWC_INLINE void nchwc_with_activation(const NchwcConvArgs& a, typenam
 // rows [kh0, kh1) and columns [kw0, kw1) (all inside X for these pixels).
 // S > 1 (single border pixels): S partial sums over the input channels (ic mod S), so that
 // NB * PX * S FMA chains are in flight instead of NB (one chain waits 4 cycles per FMA).
-// U: unit stride along W, known at compile time (the broadcasts' offsets become immediates).
-template <class B, int NB, int PX, int S = 1, bool U = false>
+// U: the stride along W when known at compile time (1 or 2: the broadcasts' offsets become
+// immediates), 0 where it is read from the arguments.
+template <class B, int NB, int PX, int S = 1, int U = 0>
 ONNXMINI_NCHWC_INLINE void nchwc_dense_strip(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t oh, int64_t ow0,
                                              int64_t kh0, int64_t kh1, int64_t kw0, int64_t kw1) {
   using R = typename B::Reg;
@@ -139,7 +142,7 @@ ONNXMINI_NCHWC_INLINE void nchwc_dense_strip(const NchwcConvArgs& a, int64_t n, 
   }
   const int64_t wblk = a.ICb * a.KH * a.KW * 256;  // floats of one output block's filter
   const int icn_last = std::min(16, (a.ic_last + S - 1) / S * S);
-  const int64_t xstep = U ? 16 : a.sw * 16;
+  const int64_t xstep = U ? U * 16 : a.sw * 16;
   const int64_t ih0 = oh * a.sh - a.ph, iw0 = ow0 * a.sw - a.pw;
   const float* xn = a.x + n * a.ICb * a.H * a.W * 16;
   for (int64_t icb = 0; icb < a.ICb; ++icb) {
@@ -189,7 +192,7 @@ ONNXMINI_NCHWC_INLINE void nchwc_dense_strip(const NchwcConvArgs& a, int64_t n, 
 }
 
 // The last r < PX pixels of the interior: the strip of exactly r pixels.
-template <class B, int NB, int PX, bool U>
+template <class B, int NB, int PX, int U>
 ONNXMINI_NCHWC_INLINE void nchwc_dense_tail(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t oh, int64_t ow0,
                                             int64_t r, int64_t kh0, int64_t kh1) {
   if constexpr (PX >= 1) {
@@ -199,7 +202,7 @@ ONNXMINI_NCHWC_INLINE void nchwc_dense_tail(const NchwcConvArgs& a, int64_t n, i
   }
 }
 
-template <class B, int NB, int PX, bool U>
+template <class B, int NB, int PX, int U>
 void nchwc_dense_row_nb(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t oh, int64_t ow_begin,
                         int64_t ow_end) {
   int64_t kh0, kh1, lo, hi;
@@ -211,10 +214,19 @@ void nchwc_dense_row_nb(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t o
     nchwc_valid_taps(ow, a.W, a.KW, a.sw, a.dw, a.pw, kw0, kw1);
     nchwc_dense_strip<B, NB, 1, 4>(a, n, ob, oh, ow, kh0, kh1, kw0, kw1);
   }
-  int64_t ow = lo;
-  for (; ow + PX <= hi; ow += PX) nchwc_dense_strip<B, NB, PX, 1, U>(a, n, ob, oh, ow, kh0, kh1, 0, a.KW);
-  if (ow < hi) nchwc_dense_tail<B, NB, PX - 1, U>(a, n, ob, oh, ow, hi - ow, kh0, kh1);
-  for (ow = hi; ow < ow_end; ++ow) {
+  // The interior in the fewest strips of at most PX pixels, of equal lengths (+-1): 50 pixels
+  // at PX 13 are 13 13 12 12, not 12 12 12 12 2, whose short strip waits on its loads (2
+  // weight vectors and 2 broadcasts per 4 FMAs).
+  if (hi > lo) {
+    const int64_t strips = (hi - lo + PX - 1) / PX, base = (hi - lo) / strips, longer = (hi - lo) % strips;
+    for (int64_t i = 0, ow = lo; i < strips; ++i) {
+      const int64_t len = base + (i < longer ? 1 : 0);
+      if (len == PX) nchwc_dense_strip<B, NB, PX, 1, U>(a, n, ob, oh, ow, kh0, kh1, 0, a.KW);
+      else nchwc_dense_tail<B, NB, PX - 1, U>(a, n, ob, oh, ow, len, kh0, kh1);
+      ow += len;
+    }
+  }
+  for (int64_t ow = hi; ow < ow_end; ++ow) {
     int64_t kw0, kw1;
     nchwc_valid_taps(ow, a.W, a.KW, a.sw, a.dw, a.pw, kw0, kw1);
     nchwc_dense_strip<B, NB, 1, 4>(a, n, ob, oh, ow, kh0, kh1, kw0, kw1);
@@ -228,17 +240,18 @@ void nchwc_dense_row(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t nb, 
                      int64_t ow_end) {
   if constexpr (PX3 > 0) {
     if (nb == 3) {
-      if (a.sw == 1) return nchwc_dense_row_nb<B, 3, PX3, true>(a, n, ob, oh, ow_begin, ow_end);
-      return nchwc_dense_row_nb<B, 3, PX3, false>(a, n, ob, oh, ow_begin, ow_end);
+      if (a.sw == 1) return nchwc_dense_row_nb<B, 3, PX3, 1>(a, n, ob, oh, ow_begin, ow_end);
+      return nchwc_dense_row_nb<B, 3, PX3, 0>(a, n, ob, oh, ow_begin, ow_end);
     }
   }
   if (a.sw == 1) {
-    if (nb == NB) return nchwc_dense_row_nb<B, NB, PX, true>(a, n, ob, oh, ow_begin, ow_end);
-    for (int64_t b = 0; b < nb; ++b) nchwc_dense_row_nb<B, 1, PX1, true>(a, n, ob + b, oh, ow_begin, ow_end);
+    if (nb == NB) return nchwc_dense_row_nb<B, NB, PX, 1>(a, n, ob, oh, ow_begin, ow_end);
+    for (int64_t b = 0; b < nb; ++b) nchwc_dense_row_nb<B, 1, PX1, 1>(a, n, ob + b, oh, ow_begin, ow_end);
     return;
   }
-  if (nb == NB) return nchwc_dense_row_nb<B, NB, PX, false>(a, n, ob, oh, ow_begin, ow_end);
-  for (int64_t b = 0; b < nb; ++b) nchwc_dense_row_nb<B, 1, PX1, false>(a, n, ob + b, oh, ow_begin, ow_end);
+  if (nb == NB && a.sw == 2) return nchwc_dense_row_nb<B, NB, PX, 2>(a, n, ob, oh, ow_begin, ow_end);
+  if (nb == NB) return nchwc_dense_row_nb<B, NB, PX, 0>(a, n, ob, oh, ow_begin, ow_end);
+  for (int64_t b = 0; b < nb; ++b) nchwc_dense_row_nb<B, 1, PX1, 0>(a, n, ob + b, oh, ow_begin, ow_end);
 }
 
 // A depthwise strip's epilogue: [+ Z,] the activation, the output affine, then the store of

@@ -226,6 +226,33 @@ TEST(NchwcConv, WideRowsBatchesAndTinyPlanes) {
   }
 }
 
+// The interior of a row splits into equal strips of at most the widest (AVX-512: 13 pixels):
+// every interior width from 1 to 30 (one strip, two, three), rows split into two or three
+// equal task chunks (97-193 pixels), strides 1, 2 (their own compile-time instantiations) and
+// 3, with 2 and 4 output blocks (the 2-block strips) and 3 (the 3-block strips).
+TEST(NchwcConv, RowsSplitIntoEqualStrips) {
+  uint32_t seed = 370;
+  for (int64_t s : {1, 2, 3})
+    for (int64_t w : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
+                      26, 27, 28, 29, 30, 31, 32, 41, 54, 60})
+      for (int64_t M : {32, 48, 64}) {
+        if (M != 32 && w % 3 != 0) continue;
+        NcCase c;
+        c.x = {1, 20, 3, s * (w - 1) + 1};  // w output pixels with pads of 1: w - 2 interior ones at stride 1
+        c.M = M;
+        c.strides = {1, s};
+        c.residual = w % 2 == 0;
+        c.act = w % 3 == 0 ? "Relu" : "";
+        check_case(c, seed++);
+      }
+  for (int64_t w : {97, 150, 193}) {
+    NcCase c;
+    c.x = {1, 16, 2, w};
+    c.M = 32;
+    check_case(c, seed++);
+  }
+}
+
 // A filter above 1 MB that is larger than one image's input runs the output rows fastest
 // (each block group's filter stays in L2): batches, an odd block count (the last group holds
 // one block), rows of more than one pixel chunk, and both thread counts split the groups.
