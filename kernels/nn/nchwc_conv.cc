@@ -22,6 +22,7 @@
 #include "kernels/fused_attributes.h"
 #include "kernels/gemm_engine/fused_activation.h"
 #include "kernels/nn/nchwc_conv_impl.h"
+#include "kernels/nn/nchwc_winograd_impl.h"
 #include "kernels/nn/spatial.h"
 #include "kernels/registry.h"
 
@@ -57,6 +58,10 @@ struct PortableBlock {
     for (int i = 0; i < 16; ++i) a.v[i] += b.v[i];
     return a;
   }
+  static Reg sub(Reg a, const Reg& b) {
+    for (int i = 0; i < 16; ++i) a.v[i] -= b.v[i];
+    return a;
+  }
   static Reg mul(Reg a, const Reg& b) {
     for (int i = 0; i < 16; ++i) a.v[i] *= b.v[i];
     return a;
@@ -78,6 +83,7 @@ struct PortableBlock {
 };
 
 std::atomic<int> g_isa{-1};  // -1: follow cpu::active_isa()
+std::atomic<int> g_winograd{-1};  // -1: the rule, 0: never, 1: wherever it can run
 
 // Pixels per task along a row: whole rows up to this, so that a task's input rows and
 // output strip stay in L1/L2 while the output blocks of the task's group are swept.
@@ -121,7 +127,8 @@ void nchwc_from_blocked_portable(const float* x, int64_t planes, int64_t hw, flo
 const NchwcKernels& nchwc_kernels_portable() {
   static const NchwcKernels k{cpu::Isa::Portable, nchwc_dense_row<PortableBlock, 1, 4, 4>,
                               nchwc_depthwise_row<PortableBlock, 4>, 1,
-                              nchwc_to_blocked_portable, nchwc_from_blocked_portable};
+                              nchwc_to_blocked_portable, nchwc_from_blocked_portable, false, false,
+                              nchwc_winograd_tiles<PortableBlock>};
   return k;
 }
 
@@ -152,6 +159,33 @@ AlignedVector<float> nchwc_pack_dense(const float* w, int64_t M, int64_t C, int6
           const int64_t dst = ((((m / 16) * ICb + c / 16) * KH + kh) * KW + kw) * 256 + (c % 16) * 16 + m % 16;
           p[static_cast<size_t>(dst)] = w[((m * C + c) * KH + kh) * KW + kw];
         }
+  return p;
+}
+
+void set_nchwc_winograd_for_tests(int mode) { g_winograd.store(mode, std::memory_order_relaxed); }
+
+AlignedVector<float> nchwc_pack_winograd(const float* w, int64_t M, int64_t C) {
+  const int64_t OCb = nchwc_blocks(M), ICb = nchwc_blocks(C);
+  AlignedVector<float> p(static_cast<size_t>(16 * OCb * ICb * 256), 0.0f);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t c = 0; c < C; ++c) {
+      const float* g = w + (m * C + c) * 9;
+      double t[4][3];  // G g
+      for (int j = 0; j < 3; ++j) {
+        t[0][j] = g[j];
+        t[1][j] = 0.5 * (double{g[j]} + g[3 + j] + g[6 + j]);
+        t[2][j] = 0.5 * (double{g[j]} - g[3 + j] + g[6 + j]);
+        t[3][j] = g[6 + j];
+      }
+      for (int r = 0; r < 4; ++r) {  // (G g) G^T
+        const double u[4] = {t[r][0], 0.5 * (t[r][0] + t[r][1] + t[r][2]), 0.5 * (t[r][0] - t[r][1] + t[r][2]), t[r][2]};
+        for (int c4 = 0; c4 < 4; ++c4) {
+          const int64_t xi = r * 4 + c4;
+          const int64_t dst = ((xi * OCb + m / 16) * ICb + c / 16) * 256 + (c % 16) * 16 + m % 16;
+          p[static_cast<size_t>(dst)] = static_cast<float>(u[c4]);
+        }
+      }
+    }
   return p;
 }
 
@@ -186,6 +220,11 @@ class NchwcConvKernel : public Kernel {
       info.unsupported("a fused input BatchNormalization is not supported in the blocked layout");
     const float* wd = w->data<float>();
     packed_ = depthwise_ ? nchwc_pack_depthwise(wd, M_, KH_, KW_) : nchwc_pack_dense(wd, M_, cg_, KH_, KW_);
+    auto ones = [](const std::vector<int64_t>& v) {
+      return std::all_of(v.begin(), v.end(), [](int64_t s) { return s == 1; });
+    };
+    winograd_able_ = !depthwise_ && KH_ == 3 && KW_ == 3 && ones(attrs_.strides) && ones(attrs_.dilations);
+    if (winograd_able_) winograd_u_ = nchwc_pack_winograd(wd, M_, cg_);
     const int64_t padded = nchwc_blocks(M_) * 16;
     if (info.has_input(2)) {
       const Tensor* b = info.constant_input(2);
@@ -277,7 +316,11 @@ class NchwcConvKernel : public Kernel {
     const bool pointwise = !depthwise_ && KH_ == 1 && KW_ == 1 && a.sh == 1 && a.sw == 1 && a.ph == 0 &&
                            a.pw == 0 && win.pad_end[0] == 0 && win.pad_end[1] == 0;
     if (pointwise) a.W = a.H * a.W, a.H = 1, a.OW = a.OH * a.OW, a.OH = 1;  // one row of pixels
-    ctx.stats().variant = depthwise_ ? "nchwc_depthwise" : pointwise ? "nchwc_pointwise" : "nchwc_conv_direct";
+    const bool winograd = !ctx.reference_mode() && k.winograd && winograd_wanted(a.OH, a.OW, k.isa);
+    ctx.stats().variant = depthwise_ ? "nchwc_depthwise"
+                          : pointwise ? "nchwc_pointwise"
+                          : winograd  ? "nchwc_winograd"
+                                      : "nchwc_conv_direct";
     ctx.stats().isa = cpu::isa_name(k.isa);
     const int64_t cin = depthwise_ ? 1 : a.ICb * 16;
     ctx.stats().flops = 2.0 * static_cast<double>(y.numel()) * static_cast<double>(cin * KH_ * KW_);
@@ -305,6 +348,35 @@ class NchwcConvKernel : public Kernel {
     const int64_t bytes = static_cast<int64_t>(sizeof(float)) * (x.numel() + y.numel());
     const ParallelCost cost{static_cast<int64_t>(ctx.stats().flops), bytes,
                             static_cast<int64_t>(sizeof(float)) * y.numel()};
+    // The activations the table cannot apply in registers, on output row oh's pixels
+    // [ow0, ow1) of blocks [ob, ob + blocks).
+    auto apply_post = [&](int64_t n, int64_t ob, int64_t blocks, int64_t oh, int64_t ow0, int64_t ow1) {
+      for (int64_t b = ob; b < ob + blocks; ++b) {
+        float* yr = a.y + (((n * a.OCb + b) * a.OH + oh) * a.OW + ow0) * 16;
+        gemm::apply_epilogue(post, yr, (ow1 - ow0) * 16, 0, 0);
+        if (affine_after_row) {
+          const float *sc = out_scale_.data() + b * 16, *sh = out_shift_.data() + b * 16;
+          for (int64_t px = 0; px < ow1 - ow0; ++px)
+            for (int l = 0; l < 16; ++l) yr[px * 16 + l] = yr[px * 16 + l] * sc[l] + sh[l];
+        }
+      }
+    };
+    if (winograd) {
+      // Tasks: (image, tile row, chunk of at most kWinogradTiles tiles of equal counts).
+      const int64_t th = (a.OH + 1) / 2, tw = (a.OW + 1) / 2;
+      const int64_t tchunks = (tw + kWinogradTiles - 1) / kWinogradTiles, chunk_tiles = (tw + tchunks - 1) / tchunks;
+      parallel_for(ctx.threads(), a.N * th * tchunks, 1, cost, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) {
+          const int64_t c = t % tchunks, ty = (t / tchunks) % th, n = t / tchunks / th;
+          const int64_t tx0 = c * chunk_tiles, tx1 = std::min(tw, tx0 + chunk_tiles);
+          k.winograd(k, a, winograd_u_.data(), n, ty, tx0, tx1);
+          if (has_post)
+            for (int64_t oh = 2 * ty; oh < std::min(a.OH, 2 * ty + 2); ++oh)
+              apply_post(n, 0, a.OCb, oh, 2 * tx0, std::min(a.OW, 2 * tx1));
+        }
+      });
+      return;
+    }
     parallel_for(ctx.threads(), tasks, 1, cost, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         int64_t g, c, oh, n;
@@ -319,21 +391,12 @@ class NchwcConvKernel : public Kernel {
         const int64_t ow0 = c * chunk_px, ow1 = std::min(a.OW, ow0 + chunk_px);
         if (depthwise_) k.depthwise_row(a, n, ob, oh, ow0, ow1);
         else k.dense_row(a, n, ob, blocks, oh, ow0, ow1);
-        if (has_post)
-          for (int64_t b = ob; b < ob + blocks; ++b) {
-            float* yr = a.y + (((n * a.OCb + b) * a.OH + oh) * a.OW + ow0) * 16;
-            gemm::apply_epilogue(post, yr, (ow1 - ow0) * 16, 0, 0);
-            if (affine_after_row) {
-              const float *sc = out_scale_.data() + b * 16, *sh = out_shift_.data() + b * 16;
-              for (int64_t px = 0; px < ow1 - ow0; ++px)
-                for (int l = 0; l < 16; ++l) yr[px * 16 + l] = yr[px * 16 + l] * sc[l] + sh[l];
-            }
-          }
+        if (has_post) apply_post(n, ob, blocks, oh, ow0, ow1);
       }
     });
   }
 
-  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>&) const override {
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>& shapes) const override {
     const cpu::Isa isa = info.mode == KernelMode::Reference ? cpu::Isa::Portable : nchwc_kernels_for(nchwc_isa()).isa;
     auto ones = [](const std::vector<int64_t>& v) {
       return std::all_of(v.begin(), v.end(), [](int64_t s) { return s == 1; });
@@ -341,16 +404,47 @@ class NchwcConvKernel : public Kernel {
     const bool no_pads = std::all_of(attrs_.pads.begin(), attrs_.pads.end(), [](int64_t p) { return p == 0; }) &&
                          (attrs_.auto_pad == AutoPad::NotSet || attrs_.auto_pad == AutoPad::Valid);
     const bool pointwise = !depthwise_ && KH_ == 1 && KW_ == 1 && ones(attrs_.strides) && no_pads;
-    return KernelPlan{depthwise_ ? "nchwc_depthwise" : pointwise ? "nchwc_pointwise" : "nchwc_conv_direct",
+    bool winograd = false;
+    if (info.mode != KernelMode::Reference && winograd_able_) {
+      // The output size from X's shape where it is known (explicit pads; auto_pad SAME keeps
+      // the size at stride 1, VALID drops 2), else at run time.
+      const Shape* xs = shapes.empty() ? nullptr : shapes[0];
+      if (!xs || xs->size() != 5) return KernelPlan{};
+      int64_t oh = (*xs)[2] - 2, ow = (*xs)[3] - 2;
+      if (attrs_.auto_pad == AutoPad::SameUpper || attrs_.auto_pad == AutoPad::SameLower) {
+        oh += 2, ow += 2;
+      } else if (attrs_.auto_pad != AutoPad::Valid && attrs_.pads.size() == 4) {
+        oh += attrs_.pads[0] + attrs_.pads[2], ow += attrs_.pads[1] + attrs_.pads[3];
+      }
+      winograd = winograd_wanted(oh, ow, isa);
+    }
+    return KernelPlan{depthwise_ ? "nchwc_depthwise"
+                      : pointwise ? "nchwc_pointwise"
+                      : winograd  ? "nchwc_winograd"
+                                  : "nchwc_conv_direct",
                       cpu::isa_name(isa), ""};
   }
 
  private:
+  // Winograd F(2x2, 3x3) where it can run and pays (test override: set_nchwc_winograd_for_tests).
+  // Measured on the AMD EPYC Zen 5, one layer, Winograd / direct time (docs/kernels/nn.md): it
+  // loses with one input block (16 -> 16 104x104: 0.89x AVX-512) and, on the AVX2 tables (one
+  // output block per strip), with two (24 -> 24 104x104: 1.22x AVX-512, 0.88x AVX2); below 64
+  // outputs the 2x2 tiles' waste and the transforms eat the gain.
+  bool winograd_wanted(int64_t OH, int64_t OW, cpu::Isa isa) const {
+    if (!winograd_able_ || OH <= 0 || OW <= 0) return false;
+    const int mode = g_winograd.load(std::memory_order_relaxed);
+    if (mode >= 0) return mode == 1;
+    const int64_t min_channels = isa == cpu::Isa::Avx512 ? 17 : 32;
+    return cg_ >= min_channels && M_ >= 16 && OH * OW >= 64;
+  }
+
   WindowAttrs attrs_;
   gemm::FusedActivation act_;
   int64_t M_ = 0, cg_ = 0, KH_ = 0, KW_ = 0, group_ = 1, channels_ = 0;
   bool depthwise_ = false, residual_ = false;
-  AlignedVector<float> packed_, bias_, slope_, out_scale_, out_shift_;
+  bool winograd_able_ = false;  // 3x3, stride 1, dilation 1, group 1
+  AlignedVector<float> packed_, bias_, slope_, out_scale_, out_shift_, winograd_u_;
 };
 
 }  // namespace

@@ -67,6 +67,13 @@ using NchwcDenseRowFn = void (*)(const NchwcConvArgs& a, int64_t n, int64_t ob, 
 using NchwcDepthwiseRowFn = void (*)(const NchwcConvArgs& a, int64_t n, int64_t cb, int64_t oh, int64_t ow_begin,
                                      int64_t ow_end);
 
+struct NchwcKernels;
+// Winograd F(2x2, 3x3) (nchwc_winograd_impl.h): tiles [tx0, tx1) (at most 32) of tile row ty
+// (output rows 2 ty and 2 ty + 1) of image n, every output block; u: nchwc_pack_winograd's
+// filter; k: the table it belongs to (its dense_row runs the 16 GEMMs).
+using NchwcWinogradFn = void (*)(const NchwcKernels& k, const NchwcConvArgs& a, const float* u, int64_t n,
+                                 int64_t ty, int64_t tx0, int64_t tx1);
+
 // One channel block of a reorder: `planes` (<= 16) NCHW planes of hw floats each, hw apart
 // <-> hw x 16 blocked floats (to_blocked writes zeros in the padding channels).
 using NchwcReorderFn = void (*)(const float* x, int64_t planes, int64_t hw, float* y);
@@ -83,6 +90,7 @@ struct NchwcKernels {
   // The row kernels apply Sigmoid, Swish, Gelu and GeluTanh in registers (kernels/simd's
   // vector formulas, the same as the row pass they replace).
   bool exp_activations = false;
+  NchwcWinogradFn winograd = nullptr;
 };
 
 // The portable reorders (tiles of 64 pixels; the reference mode's).
@@ -102,6 +110,12 @@ void set_nchwc_isa_for_tests(cpu::Isa isa);
 // Filter packing (layouts above). w: ONNX [M, C/group, KH, KW].
 AlignedVector<float> nchwc_pack_dense(const float* w, int64_t M, int64_t C, int64_t KH, int64_t KW);
 AlignedVector<float> nchwc_pack_depthwise(const float* w, int64_t C, int64_t KH, int64_t KW);
+// Winograd F(2x2, 3x3): w [M, C, 3, 3] -> U = G g G^T per filter, [16][OCb][ICb][16 ic][16 oc].
+AlignedVector<float> nchwc_pack_winograd(const float* w, int64_t M, int64_t C);
+
+// Tests: -1 (default) lets NchwcConv's rule choose Winograd, 0 never, 1 on every layer it can
+// run (3x3, stride 1, dilation 1, dense).
+void set_nchwc_winograd_for_tests(int mode);
 
 }  // namespace nn
 }  // namespace onnxmini

@@ -4,6 +4,7 @@
 #include <immintrin.h>
 
 #include "kernels/nn/nchwc_conv_impl.h"
+#include "kernels/nn/nchwc_winograd_impl.h"
 #include "kernels/gemm_engine/epilogue_avx2.h"
 #include "kernels/simd/f32_kernels_impl.h"  // sigmoid_reg, gelu_erf_reg / gelu_tanh_reg
 #include "kernels/simd/vec_avx2.h"
@@ -29,6 +30,7 @@ struct Avx2Block {
   }
   static Reg fma(Reg a, Reg b, Reg c) { return {_mm256_fmadd_ps(a.lo, b.lo, c.lo), _mm256_fmadd_ps(a.hi, b.hi, c.hi)}; }
   static Reg add(Reg a, Reg b) { return {_mm256_add_ps(a.lo, b.lo), _mm256_add_ps(a.hi, b.hi)}; }
+  static Reg sub(Reg a, Reg b) { return {_mm256_sub_ps(a.lo, b.lo), _mm256_sub_ps(a.hi, b.hi)}; }
   static Reg mul(Reg a, Reg b) { return {_mm256_mul_ps(a.lo, b.lo), _mm256_mul_ps(a.hi, b.hi)}; }
   static Reg max(Reg a, Reg b) { return {_mm256_max_ps(a.lo, b.lo), _mm256_max_ps(a.hi, b.hi)}; }
   static Reg min(Reg a, Reg b) { return {_mm256_min_ps(a.lo, b.lo), _mm256_min_ps(a.hi, b.hi)}; }
@@ -96,7 +98,7 @@ void from_blocked_avx2(const float* x, int64_t planes, int64_t hw, float* y) {
 
 const NchwcKernels& nchwc_kernels_avx2() {
   static const NchwcKernels k{cpu::Isa::Avx2, nchwc_dense_row<Avx2Block, 1, 6, 6>, nchwc_depthwise_row<Avx2Block, 6>,
-                              1, to_blocked_avx2, from_blocked_avx2, false, true};
+                              1, to_blocked_avx2, from_blocked_avx2, false, true, nchwc_winograd_tiles<Avx2Block>};
   return k;
 }
 

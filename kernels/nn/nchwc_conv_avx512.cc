@@ -10,6 +10,7 @@
 #include <immintrin.h>
 
 #include "kernels/nn/nchwc_conv_impl.h"
+#include "kernels/nn/nchwc_winograd_impl.h"
 #include "kernels/gemm_engine/epilogue_avx512.h"
 #include "kernels/simd/f32_kernels_impl.h"  // sigmoid_reg, gelu_erf_reg / gelu_tanh_reg
 #include "kernels/simd/vec_avx512.h"
@@ -27,6 +28,7 @@ struct Avx512Block {
   static void store(float* p, Reg v) { _mm512_storeu_ps(p, v); }
   static Reg fma(Reg a, Reg b, Reg c) { return _mm512_fmadd_ps(a, b, c); }
   static Reg add(Reg a, Reg b) { return _mm512_add_ps(a, b); }
+  static Reg sub(Reg a, Reg b) { return _mm512_sub_ps(a, b); }
   static Reg mul(Reg a, Reg b) { return _mm512_mul_ps(a, b); }
   static Reg max(Reg a, Reg b) { return _mm512_max_ps(a, b); }
   static Reg min(Reg a, Reg b) { return _mm512_min_ps(a, b); }
@@ -92,7 +94,8 @@ void from_blocked_avx512(const float* x, int64_t planes, int64_t hw, float* y) {
 
 const NchwcKernels& nchwc_kernels_avx512() {
   static const NchwcKernels k{cpu::Isa::Avx512, nchwc_dense_row<Avx512Block, 2, 13, 16, 8>,
-                              nchwc_depthwise_row<Avx512Block, 16, 12>, 2, to_blocked_avx512, from_blocked_avx512, true, true};
+                              nchwc_depthwise_row<Avx512Block, 16, 12>, 2, to_blocked_avx512, from_blocked_avx512, true, true,
+                              nchwc_winograd_tiles<Avx512Block>};
   return k;
 }
 

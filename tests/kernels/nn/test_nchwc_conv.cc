@@ -142,7 +142,10 @@ std::pair<std::string, std::string> trace_variant(const ModelBuilder& mb,
 
 class NchwcIsaGuard {
  public:
-  ~NchwcIsaGuard() { nn::set_nchwc_isa_for_tests(cpu::active_isa()); }
+  ~NchwcIsaGuard() {
+    nn::set_nchwc_isa_for_tests(cpu::active_isa());
+    nn::set_nchwc_winograd_for_tests(-1);
+  }
 };
 
 void check_case(const NcCase& c, uint32_t seed) {
@@ -155,16 +158,26 @@ void check_case(const NcCase& c, uint32_t seed) {
   const int64_t k = (c.depthwise ? 1 : c.x[1]) * c.kh * c.kw + 2;
   const ModelBuilder blocked = blocked_model(c, seed);
   NchwcIsaGuard guard;
-  for (cpu::Isa isa : isa_levels()) {
-    nn::set_nchwc_isa_for_tests(isa);
-    for (int threads : {1, 2}) {
-      SCOPED_TRACE(std::string(cpu::isa_name(isa)) + " threads=" + std::to_string(threads));
-      auto s = blocked.session(opts(0, KernelMode::Fast, threads));
-      const Tensor got = run_single(*s, feeds);
-      ASSERT_EQ(got.shape(), want.shape());
-      EXPECT_TRUE(tensors_near(got, want, reduction_atol(DType::Float32, k), 1e-4));
+  // Winograd F(2x2, 3x3) (where the layer is 3x3, stride 1, dilation 1, dense) and the direct
+  // kernel, each forced: its transforms add a few roundings per output (coefficients 0, +-1,
+  // .5 over 4 x 4 values), well inside the tolerance of a k-term reduction.
+  const bool winograd_able = !c.depthwise && c.kh == 3 && c.kw == 3 && c.strides == std::vector<int64_t>{1, 1} &&
+                             c.dilations == std::vector<int64_t>{1, 1};
+  for (cpu::Isa isa : isa_levels())
+    for (int winograd : {0, 1}) {
+      if (winograd == 1 && !winograd_able) continue;
+      nn::set_nchwc_isa_for_tests(isa);
+      nn::set_nchwc_winograd_for_tests(winograd);
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(std::string(cpu::isa_name(isa)) + " threads=" + std::to_string(threads) +
+                     " winograd=" + std::to_string(winograd));
+        auto s = blocked.session(opts(0, KernelMode::Fast, threads));
+        const Tensor got = run_single(*s, feeds);
+        ASSERT_EQ(got.shape(), want.shape());
+        EXPECT_TRUE(tensors_near(got, want, reduction_atol(DType::Float32, k), 1e-4));
+      }
     }
-  }
+  nn::set_nchwc_winograd_for_tests(-1);
   auto reference_mode = blocked.session(opts(0, KernelMode::Reference));
   EXPECT_TRUE(tensors_near(run_single(*reference_mode, feeds), want, reduction_atol(DType::Float32, k), 1e-4))
       << "reference mode";
@@ -332,18 +345,38 @@ TEST(NchwcConv, ProfileNamesVariantAndIsa) {
   for (cpu::Isa isa : isa_levels()) {
     nn::set_nchwc_isa_for_tests(isa);
     NcCase dense;
-    dense.x = {1, 16, 8, 8};
+    dense.x = {1, 32, 8, 8};
+    dense.M = 32;
     NcCase pointwise = dense;
     pointwise.kh = pointwise.kw = 1, pointwise.pads = {0, 0, 0, 0};
     NcCase dw = dense;
     dw.depthwise = true;
+    NcCase strided = dense;
+    strided.strides = {2, 2};
+    NcCase few_channels = dense;  // one input block: the Winograd rule wants more than 16 channels
+    few_channels.x = {1, 16, 8, 8};
+    NcCase small_plane = dense;  // 7x7 = 49 outputs: the rule wants 64
+    small_plane.x = {1, 32, 7, 7};
     const Tensor x = random_tensor(DType::Float32, dense.x, 1);
-    for (const auto& [c, variant] : {std::pair<NcCase, const char*>{dense, "nchwc_conv_direct"},
-                                     {pointwise, "nchwc_pointwise"}, {dw, "nchwc_depthwise"}}) {
-      const auto [v, i] = trace_variant(blocked_model(c, 7), {{"X", x}}, "nc");
-      EXPECT_EQ(v, variant);
+    const Tensor x16 = random_tensor(DType::Float32, few_channels.x, 1);
+    const Tensor x7 = random_tensor(DType::Float32, small_plane.x, 1);
+    for (const auto& [c, variant] : {std::pair<NcCase, const char*>{dense, "nchwc_winograd"},
+                                     {strided, "nchwc_conv_direct"}, {few_channels, "nchwc_conv_direct"},
+                                     {small_plane, "nchwc_conv_direct"}, {pointwise, "nchwc_pointwise"},
+                                     {dw, "nchwc_depthwise"}}) {
+      const Tensor& xc = c.x[1] == 16 ? x16 : c.x[2] == 7 ? x7 : x;
+      const auto [v, i] = trace_variant(blocked_model(c, 7), {{"X", xc}}, "nc");
+      EXPECT_EQ(v, variant) << describe(c);
       EXPECT_EQ(i, cpu::isa_name(isa));
     }
+    // 24 input channels: Winograd on AVX-512 only (two 16-channel blocks, the second half empty).
+    NcCase c24 = dense;
+    c24.x = {1, 24, 8, 8};
+    EXPECT_EQ(trace_variant(blocked_model(c24, 7), {{"X", random_tensor(DType::Float32, c24.x, 1)}}, "nc").first,
+              isa == cpu::Isa::Avx512 ? "nchwc_winograd" : "nchwc_conv_direct");
+    nn::set_nchwc_winograd_for_tests(0);
+    EXPECT_EQ(trace_variant(blocked_model(dense, 7), {{"X", x}}, "nc").first, "nchwc_conv_direct");
+    nn::set_nchwc_winograd_for_tests(-1);
   }
 }
 
