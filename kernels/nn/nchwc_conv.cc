@@ -7,6 +7,8 @@
 // Output Y [N, ceil(M/16), OH, OW, 16]. Variants (kernel_variant in profiles):
 //   nchwc_pointwise     1x1, stride 1, no padding: the plane is one row of H*W pixels
 //   nchwc_depthwise     group == C == M (one channel per group)
+//   nchwc_winograd      3x3, stride 1, dilation 1, group 1, where winograd_wanted's measured
+//                       rule says it pays: Winograd F(2x2, 3x3) (nchwc_winograd_impl.h)
 //   nchwc_conv_direct   every other group-1 convolution
 // The filter is packed once, at kernel creation. The portable table is the reference
 // (KernelMode::Reference runs it); AVX2 and AVX-512 tables are chosen at run time.
