@@ -25,6 +25,9 @@ constexpr int64_t kBlock = 16;
 // pointwise paths run about as fast as conv2d_lanes / the 1x1 GEMM on AVX-512 (0.8-1.27x, the
 // large-channel 1x1 layers below 1) and faster on AVX2 (median 1.26x); its depthwise path is
 // where the layout pays most (1.07-2.2x: no padded plane copies, full vectors on small planes).
+// (Measured before NchwcConv's Winograd variant: since 2026-12-07 its 3x3 stride-1 layers with
+// more than 16 channels run 1.2-1.85x faster than its direct kernel on the Zen 5's AVX-512,
+// kernels/nn.md; this rule and kLoneConvIntensity below were not re-measured with it.)
 // Whole models: regions of dense / pointwise Convs only (YOLOv8n, YOLOX) read 0.98-1.02x on
 // the Xeon's AVX-512 (parity), 1.01-1.10x on the EPYC's AVX-512 and 1.05-1.11x on the AVX2
 // path, so they are blocked on every ISA; those with depthwise layers (MobileNetV3, PP-LCNet,

@@ -84,6 +84,10 @@ struct PortableBlock {
   static constexpr bool kExpActivations = false;
 };
 
+bool all_ones(const std::vector<int64_t>& v) {  // strides / dilations (empty: all 1)
+  return std::all_of(v.begin(), v.end(), [](int64_t s) { return s == 1; });
+}
+
 std::atomic<int> g_isa{-1};  // -1: follow cpu::active_isa()
 std::atomic<int> g_winograd{-1};  // -1: the rule, 0: never, 1: wherever it can run
 
@@ -222,10 +226,7 @@ class NchwcConvKernel : public Kernel {
       info.unsupported("a fused input BatchNormalization is not supported in the blocked layout");
     const float* wd = w->data<float>();
     packed_ = depthwise_ ? nchwc_pack_depthwise(wd, M_, KH_, KW_) : nchwc_pack_dense(wd, M_, cg_, KH_, KW_);
-    auto ones = [](const std::vector<int64_t>& v) {
-      return std::all_of(v.begin(), v.end(), [](int64_t s) { return s == 1; });
-    };
-    winograd_able_ = !depthwise_ && KH_ == 3 && KW_ == 3 && ones(attrs_.strides) && ones(attrs_.dilations);
+    winograd_able_ = !depthwise_ && KH_ == 3 && KW_ == 3 && all_ones(attrs_.strides) && all_ones(attrs_.dilations);
     if (winograd_able_) winograd_u_ = nchwc_pack_winograd(wd, M_, cg_);
     const int64_t padded = nchwc_blocks(M_) * 16;
     if (info.has_input(2)) {
@@ -400,25 +401,16 @@ class NchwcConvKernel : public Kernel {
 
   KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>& shapes) const override {
     const cpu::Isa isa = info.mode == KernelMode::Reference ? cpu::Isa::Portable : nchwc_kernels_for(nchwc_isa()).isa;
-    auto ones = [](const std::vector<int64_t>& v) {
-      return std::all_of(v.begin(), v.end(), [](int64_t s) { return s == 1; });
-    };
     const bool no_pads = std::all_of(attrs_.pads.begin(), attrs_.pads.end(), [](int64_t p) { return p == 0; }) &&
                          (attrs_.auto_pad == AutoPad::NotSet || attrs_.auto_pad == AutoPad::Valid);
-    const bool pointwise = !depthwise_ && KH_ == 1 && KW_ == 1 && ones(attrs_.strides) && no_pads;
+    const bool pointwise = !depthwise_ && KH_ == 1 && KW_ == 1 && all_ones(attrs_.strides) && no_pads;
     bool winograd = false;
     if (info.mode != KernelMode::Reference && winograd_able_) {
-      // The output size from X's shape where it is known (explicit pads; auto_pad SAME keeps
-      // the size at stride 1, VALID drops 2), else at run time.
+      // The rule needs the output size: from X's shape where it is known, else at run time.
       const Shape* xs = shapes.empty() ? nullptr : shapes[0];
-      if (!xs || xs->size() != 5) return KernelPlan{};
-      int64_t oh = (*xs)[2] - 2, ow = (*xs)[3] - 2;
-      if (attrs_.auto_pad == AutoPad::SameUpper || attrs_.auto_pad == AutoPad::SameLower) {
-        oh += 2, ow += 2;
-      } else if (attrs_.auto_pad != AutoPad::Valid && attrs_.pads.size() == 4) {
-        oh += attrs_.pads[0] + attrs_.pads[2], ow += attrs_.pads[1] + attrs_.pads[3];
-      }
-      winograd = winograd_wanted(oh, ow, isa);
+      if (!xs || xs->size() != 5) return KernelPlan::at_run_time();
+      const Window win = resolve_window(info, attrs_, {(*xs)[2], (*xs)[3]}, {KH_, KW_});
+      winograd = winograd_wanted(win.out[0], win.out[1], isa);
     }
     return KernelPlan{depthwise_ ? "nchwc_depthwise"
                       : pointwise ? "nchwc_pointwise"

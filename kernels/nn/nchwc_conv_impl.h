@@ -191,7 +191,7 @@ ONNXMINI_NCHWC_INLINE void nchwc_dense_strip(const NchwcConvArgs& a, int64_t n, 
   }
 }
 
-// The last r < PX pixels of the interior: the strip of exactly r pixels.
+// The strip of exactly r <= PX pixels (a row's equal strips shorter than the widest).
 template <class B, int NB, int PX, int U>
 ONNXMINI_NCHWC_INLINE void nchwc_dense_tail(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t oh, int64_t ow0,
                                             int64_t r, int64_t kh0, int64_t kh1) {

@@ -131,6 +131,26 @@ ModelBuilder blocked_model(const NcCase& c, uint32_t seed) {
   return mb;
 }
 
+// What Session::explain (Kernel::describe) says NchwcConv "nc" will run, for a model whose input
+// is X already blocked (so that explain knows its shape), and for one that blocks X itself
+// (ReorderToBlocked's output shape is known only at run time).
+std::pair<std::string, std::string> explained_variant(const NcCase& c, uint32_t seed) {
+  ModelBuilder direct(20);
+  direct.import_domain("ai.onnxmini", 1);
+  direct.input("X", DType::Float32, {c.x[0], nn::nchwc_blocks(c.x[1]), c.x[2], c.x[3], 16});
+  add_weights(direct, c, seed);
+  NodeBuilder nb = direct.node("NchwcConv", {"X", "W", "B"}, {"Y"}).domain("ai.onnxmini").name("nc");
+  conv_attrs(nb, c);
+  nb.attr("channels", c.M);
+  direct.output("Y");
+  auto variant_of = [](const ModelBuilder& mb) {
+    for (const auto& e : mb.session(opts(0))->explain())
+      if (e.node == "nc") return e.variant;
+    return std::string();
+  };
+  return {variant_of(direct), variant_of(blocked_model(c, seed))};
+}
+
 // The trace's kernel_variant and isa of node `node`.
 std::pair<std::string, std::string> trace_variant(const ModelBuilder& mb,
                                                   const std::vector<std::pair<std::string, Tensor>>& feeds,
@@ -357,17 +377,32 @@ TEST(NchwcConv, ProfileNamesVariantAndIsa) {
     few_channels.x = {1, 16, 8, 8};
     NcCase small_plane = dense;  // 7x7 = 49 outputs: the rule wants 64
     small_plane.x = {1, 32, 7, 7};
+    NcCase valid = dense;  // unpadded: 6x6 = 36 outputs, below the rule's 64
+    valid.pads = {0, 0, 0, 0};
+    NcCase same = small_plane;  // 7x7 with SAME padding: 49 outputs
+    same.auto_pad = "SAME_UPPER";
+    NcCase wide_pads = small_plane;  // 7x7 padded by 1, 2, 2, 1: 10x10 = 100 outputs
+    wide_pads.pads = {1, 2, 2, 1};
     const Tensor x = random_tensor(DType::Float32, dense.x, 1);
     const Tensor x16 = random_tensor(DType::Float32, few_channels.x, 1);
     const Tensor x7 = random_tensor(DType::Float32, small_plane.x, 1);
+    // Each also checks that explain (describe's copy of the rule, with the output size it
+    // resolves from the shapes) names the variant that ran.
     for (const auto& [c, variant] : {std::pair<NcCase, const char*>{dense, "nchwc_winograd"},
                                      {strided, "nchwc_conv_direct"}, {few_channels, "nchwc_conv_direct"},
-                                     {small_plane, "nchwc_conv_direct"}, {pointwise, "nchwc_pointwise"},
-                                     {dw, "nchwc_depthwise"}}) {
+                                     {small_plane, "nchwc_conv_direct"}, {valid, "nchwc_conv_direct"},
+                                     {same, "nchwc_conv_direct"}, {wide_pads, "nchwc_winograd"},
+                                     {pointwise, "nchwc_pointwise"}, {dw, "nchwc_depthwise"}}) {
       const Tensor& xc = c.x[1] == 16 ? x16 : c.x[2] == 7 ? x7 : x;
-      const auto [v, i] = trace_variant(blocked_model(c, 7), {{"X", xc}}, "nc");
+      const ModelBuilder mb = blocked_model(c, 7);
+      const auto [v, i] = trace_variant(mb, {{"X", xc}}, "nc");
       EXPECT_EQ(v, variant) << describe(c);
       EXPECT_EQ(i, cpu::isa_name(isa));
+      const auto [known, unknown] = explained_variant(c, 7);
+      EXPECT_EQ(known, variant) << describe(c);
+      // Without X's shape: the rule's output size is not known (the other variants are).
+      EXPECT_EQ(unknown, c.kh == 3 && !c.depthwise && c.strides[0] == 1 ? "chosen at run time" : variant)
+          << describe(c);
     }
     // 24 input channels: Winograd on AVX-512 only (two 16-channel blocks, the second half empty).
     NcCase c24 = dense;
