@@ -17,6 +17,11 @@ namespace onnxmini {
 namespace nn {
 namespace {
 
+// The routines run_blocks takes, as describe() reports them (reference mode: the portable loops).
+cpu::Isa reorder_isa(KernelMode mode) {
+  return mode == KernelMode::Reference ? cpu::Isa::Portable : nchwc_kernels_for(nchwc_isa()).isa;
+}
+
 void run_blocks(KernelContext& ctx, int64_t N, int64_t C, int64_t hw, bool to, const float* x, float* y) {
   const NchwcKernels& k = ctx.reference_mode() ? nchwc_kernels_portable() : nchwc_kernels_for(nchwc_isa());
   ctx.stats().isa = cpu::isa_name(k.isa);
@@ -38,6 +43,9 @@ void run_blocks(KernelContext& ctx, int64_t N, int64_t C, int64_t hw, bool to, c
 class ReorderToBlockedKernel : public Kernel {
  public:
   explicit ReorderToBlockedKernel(const KernelInfo&) {}
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>&) const override {
+    return KernelPlan{"nchwc_reorder_to_blocked", cpu::isa_name(reorder_isa(info.mode)), ""};
+  }
   void prepare(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     if (x.dtype() != DType::Float32) ctx.unsupported("dtype {} is not supported (float32 only)", dtype_name(x.dtype()));
@@ -57,6 +65,9 @@ class ReorderFromBlockedKernel : public Kernel {
  public:
   explicit ReorderFromBlockedKernel(const KernelInfo& info) : channels_(info.attrs.get_int("channels", -1)) {
     if (channels_ < 0) info.fail("attribute channels (the true channel count) is required, got {}", channels_);
+  }
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>&) const override {
+    return KernelPlan{"nchwc_reorder_from_blocked", cpu::isa_name(reorder_isa(info.mode)), ""};
   }
   void prepare(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
