@@ -8,14 +8,13 @@ branch's as B). Ratios A / B of the per-round median latency and CPU time per ru
 Raw CSV: benchmarks/results/nchwc_builds_<tag>.csv
 """
 import argparse
-import csv
 import json
 import os
 import pathlib
 import statistics
 import subprocess
 
-from bench_nchwc_models import MODELS, ZOO
+from bench_nchwc_models import MODELS, ZOO, write_rows
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -59,11 +58,7 @@ def main():
             rows.append(row)
             print(",".join(str(v) for v in row.values()), flush=True)
     out = HERE / "results" / f"nchwc_builds_{a.tag}.csv"
-    with open(out, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        w.writeheader()
-        w.writerows(rows)
-    print("wrote", out)
+    write_rows(out, rows)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ runtime/graph_layout_nchwc.cc (docs/performance.md "Blocked layout (NCHW16c)").
 Raw CSV: benchmarks/results/nchwc_layers_<tag>.csv
 """
 import argparse
-import csv
 import json
 import pathlib
 import statistics
@@ -23,6 +22,8 @@ import tempfile
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+from bench_nchwc_models import write_rows
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -98,11 +99,7 @@ def main():
                 rows.append(row)
                 print(",".join(str(v) for v in row.values()), flush=True)
     out = HERE / "results" / f"nchwc_layers_{a.tag}.csv"
-    with open(out, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        w.writeheader()
-        w.writerows(rows)
-    print("wrote", out)
+    write_rows(out, rows)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,15 @@ MODELS = {  # input shapes of tests/zoo/zoo_manifest.json
 }
 
 
+def write_rows(out, rows):
+    """The rows (dicts of one shape) as a CSV with a header; prints where (the nchwc_* benchmarks' output)."""
+    with open(out, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    print("wrote", out)
+
+
 def one(cli, model, spec, threads, repeat, on):
     env = dict(os.environ, ONNXMINI_NCHWC="1" if on else "0")
     args = [cli, "run", str(ZOO / f"{model}.onnx"), "--input", spec, "--threads", str(threads), "--repeat",
@@ -69,11 +78,7 @@ def main():
             rows.append(row)
             print(",".join(str(v) for v in row.values()), flush=True)
     out = HERE / "results" / f"nchwc_models_{a.tag}.csv"
-    with open(out, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        w.writeheader()
-        w.writerows(rows)
-    print("wrote", out)
+    write_rows(out, rows)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,8 @@ constexpr int64_t kBlock = 16;
 // where the layout pays most (1.07-2.2x: no padded plane copies, full vectors on small planes).
 // (Measured before NchwcConv's Winograd variant: since 2026-12-07 its 3x3 stride-1 layers with
 // more than 16 channels run 1.2-1.85x faster than its direct kernel on the Zen 5's AVX-512,
-// kernels/nn.md; this rule and kLoneConvIntensity below were not re-measured with it.)
+// kernels/nn.md. The region rule below was not re-measured with it; lone layers were, see
+// kLoneWinogradIntensity.)
 // Whole models: regions of dense / pointwise Convs only (YOLOv8n, YOLOX) read 0.98-1.02x on
 // the Xeon's AVX-512 (parity), 1.01-1.10x on the EPYC's AVX-512 and 1.05-1.11x on the AVX2
 // path, so they are blocked on every ISA; those with depthwise layers (MobileNetV3, PP-LCNet,
@@ -51,6 +52,22 @@ constexpr double kMaxReordersPerConv = 0.5;
 // measured on the Xeon, where NchwcConv and conv2d_lanes were about even per layer: there a
 // lone layer's reorders, under 1/500 of its flops, cost at most a few percent.
 constexpr double kLoneConvIntensity = 500;
+// A lone 3x3 stride-1 layer that NchwcConv runs as Winograd F(2x2, 3x3) (its channels pay:
+// nn::nchwc_winograd_channels_pay) does 2.25x fewer multiplications blocked than conv2d_lanes
+// does, so it pays from a lower intensity. Measured on the AMD EPYC (Zen 5), one Conv + Relu,
+// blocked / NCHW time at 1 and 2 threads (benchmarks/bench_nchwc_lone.py, CSVs
+// nchwc_lone_epyc_zen5_*; docs/performance.md "Lone layers and Winograd"). AVX-512: 128 -> 32 on
+// 20x20 (intensity 461) 2.41x / 2.03x, 48 -> 48 on 52x52 (432) 2.10x / 1.46x, 64 -> 32 on 40x40
+// (384) 2.01x / 1.55x, 96 -> 24 on 80x80 (346) 1.25x / 1.29x, 32 -> 32 on 56x56 (288) 1.60x /
+// 1.25x, 24 -> 48 on 52x52 (288) 1.34x / 1.36x, 48 -> 24 on 52x52 (288) 1.27x / 1.18x; below:
+// 24 -> 24 on 104x104 (216) 0.85x / 0.81x, 32 -> 16 on 80x80 (192) 1.05x / 1.04x. The AVX2 path
+// (same machine, capped) gained with at least 32 output channels (32 -> 32 1.15x / 1.07x,
+// 48 -> 48 1.21x / 1.11x, 128 -> 32 1.46x / 1.07x; 32 -> 64 on 28x28 1.11x / 0.90x) and lost
+// with fewer (96 -> 24 0.79x / 0.78x, 48 -> 24 0.88x / 1.00x, 32 -> 16 0.68x / 0.71x): its
+// Winograd GEMM strips cover one output block, and 24 channels pad to 32. Not measured on an
+// AVX2-only machine or on the Xeon.
+constexpr double kLoneWinogradIntensity = 250;
+constexpr int64_t kLoneWinogradMinChannelsAvx2 = 32;
 // Channel padding: a Conv whose padded input or output channel count exceeds the true one
 // by more than this factor does that much useless work (3 -> 16 input channels: 5.3x).
 constexpr double kMaxPaddingFactor = 1.5;
@@ -58,15 +75,27 @@ constexpr double kMaxPaddingFactor = 1.5;
 std::atomic<int> g_override{-1};  // -1: the environment decides
 std::atomic<bool> g_cost_rule{true};  // tests: false keeps every region with a Conv
 
+// ONNXMINI_NCHWC, read once: "0" turns the rule off, "all" blocks every region with a Conv (the
+// cost rule off, for measuring what it leaves out: benchmarks/bench_nchwc_lone.py); unset or
+// another value: the rule.
+enum class EnvMode { Off, Rule, All };
+EnvMode env_mode() {
+  static const EnvMode mode = [] {
+    const char* e = std::getenv("ONNXMINI_NCHWC");
+    if (e && std::strcmp(e, "0") == 0) return EnvMode::Off;
+    if (e && std::strcmp(e, "all") == 0) return EnvMode::All;
+    return EnvMode::Rule;
+  }();
+  return mode;
+}
+
 bool layout_enabled() {
   const int o = g_override.load(std::memory_order_relaxed);
   if (o >= 0) return o != 0;
-  static const bool env_on = [] {
-    const char* e = std::getenv("ONNXMINI_NCHWC");
-    return !(e && std::strcmp(e, "0") == 0);
-  }();
-  return env_on;
+  return env_mode() != EnvMode::Off;
 }
+
+bool cost_rule_on() { return g_cost_rule.load(std::memory_order_relaxed) && env_mode() != EnvMode::All; }
 
 int64_t blocks(int64_t c) { return (c + kBlock - 1) / kBlock; }
 bool little_padding(int64_t c) { return c > 0 && static_cast<double>(blocks(c) * kBlock) <= kMaxPaddingFactor * c; }
@@ -164,6 +193,21 @@ struct LayoutPass {
     if (s.size() == 4 && s[0] == 1 && s[1] == C && s[2] == 1 && s[3] == 1) return 2;
     if (s.size() == 3 && s[0] == C && s[1] == 1 && s[2] == 1) return 2;
     return 0;
+  }
+
+  // Whether NchwcConv will run Conv `n` as Winograd F(2x2, 3x3) on this machine's ISA, as far
+  // as the layout can tell before shapes are known (the output's size is not checked) and,
+  // on AVX2 and portable, only with the output channels that paid there (kLoneWinogradIntensity).
+  bool lone_winograd_pays(const GraphNode& n) const {
+    const Tensor* w = constant_f32(n.inputs[1]);
+    if (!w || w->rank() != 4 || w->dim(2) != 3 || w->dim(3) != 3 || n.attrs.get_int("group", 1) != 1) return false;
+    for (const char* a : {"strides", "dilations"})
+      for (int64_t v : n.attrs.get_ints(a, {1, 1}))
+        if (v != 1) return false;
+    const cpu::Isa isa = nn::nchwc_isa();
+    return nn::nchwc_winograd_channels_pay(w->dim(1), w->dim(0), isa) &&
+           (isa == cpu::Isa::Avx512 || w->dim(0) >= kLoneWinogradMinChannelsAvx2) &&
+           conv_intensity(n) >= kLoneWinogradIntensity;
   }
 
   // Axis 1 of a 4-D value (1 or -3), from attribute `axis` (default `dflt`).
@@ -351,6 +395,7 @@ struct LayoutPass {
     struct Region {
       int convs = 0;
       double lone_intensity = 0;  // the last Conv's flops per reordered element (a one-Conv region's)
+      bool lone_winograd = false;  // the last Conv runs as Winograd and pays blocked (lone_winograd_pays)
       std::set<int> entries, exits;
     };
     std::vector<Region> regions(g.nodes.size());
@@ -361,6 +406,7 @@ struct LayoutPass {
       if (kind[i] == Kind::Conv) {
         ++r.convs;
         r.lone_intensity = conv_intensity(n);
+        r.lone_winograd = lone_winograd_pays(n);
         for (size_t k : {size_t{0}, size_t{3}})
           if (k < n.inputs.size() && n.inputs[k] >= 0 && (producer[n.inputs[k]] < 0 || !blocked[producer[n.inputs[k]]]))
             r.entries.insert(n.inputs[k]);
@@ -376,10 +422,11 @@ struct LayoutPass {
       if (!blocked[i]) continue;
       const Region& r = regions[find(static_cast<int>(i))];
       const double reorders = static_cast<double>(r.entries.size() + r.exits.size());
-      const bool pays = !g_cost_rule.load(std::memory_order_relaxed)
+      const bool pays = !cost_rule_on()
                             ? r.convs >= 1
                             : (r.convs >= kNchwcMinConvs && reorders <= kMaxReordersPerConv * r.convs) ||
-                                  (r.convs == 1 && reorders <= 2 && r.lone_intensity >= kLoneConvIntensity);
+                                  (r.convs == 1 && reorders <= 2 &&
+                                   (r.lone_intensity >= kLoneConvIntensity || r.lone_winograd));
       if (!pays) unblock(i);
     }
   }

@@ -27,12 +27,14 @@
 // Anything else (linear Resize, MaxPool with Indices, LpPool, ...) is a region boundary.
 // Regions = connected sets of such nodes grown from Convs; trailing non-Conv nodes whose
 // outputs no region node reads are left in NCHW (unless that needs more reorders: an Add of
-// two region values). The cost rule: a region pays with at least 2 Convs, at most 0.5
-// reorders per Conv and, except on AVX2 (the ISA NchwcConv will run), a depthwise Conv among
-// them (graph_layout_nchwc.cc; the numbers in docs/performance.md "Blocked layout (NCHW16c)"). A
-// value entering a region gets one ReorderToBlocked; a region value read outside it or a graph
-// output gets one ReorderFromBlocked (which keeps the original value's name).
-// ONNXMINI_NCHWC=0 in the environment (read once) turns the rule off.
+// two region values). The cost rule: a region pays with at least 2 Convs and at most 0.5
+// reorders per Conv, or with one heavy dense Conv (graph_layout_nchwc.cc: kLoneConvIntensity,
+// and kLoneWinogradIntensity for a layer NchwcConv runs as Winograd; the numbers in
+// docs/performance.md "Blocked layout (NCHW16c)" and "Lone layers and Winograd"). A value
+// entering a region gets one ReorderToBlocked; a region value read outside it or a graph output
+// gets one ReorderFromBlocked (which keeps the original value's name).
+// ONNXMINI_NCHWC in the environment (read once): 0 turns the rule off, `all` turns its cost
+// rule off (every region with a Conv is blocked: for measurements).
 #pragma once
 #include "runtime/graph_optimizer.h"
 

@@ -170,6 +170,15 @@ AlignedVector<float> nchwc_pack_dense(const float* w, int64_t M, int64_t C, int6
 
 void set_nchwc_winograd_for_tests(int mode) { g_winograd.store(mode, std::memory_order_relaxed); }
 
+// Winograd / direct time per layer (kernels/nn.md): it loses with one input block (16 -> 16
+// 104x104: 0.89x AVX-512) and, on the AVX2 tables (one output block per strip), with two
+// (24 -> 24 104x104: 1.22x AVX-512, 0.88x AVX2); below 64 outputs the 2x2 tiles' waste and the
+// transforms eat the gain.
+bool nchwc_winograd_channels_pay(int64_t C, int64_t M, cpu::Isa isa) {
+  const int64_t min_channels = isa == cpu::Isa::Avx512 ? 17 : 32;
+  return C >= min_channels && M >= 16;
+}
+
 AlignedVector<float> nchwc_pack_winograd(const float* w, int64_t M, int64_t C) {
   const int64_t OCb = nchwc_blocks(M), ICb = nchwc_blocks(C);
   AlignedVector<float> p(static_cast<size_t>(16 * OCb * ICb * 256), 0.0f);
@@ -226,8 +235,11 @@ class NchwcConvKernel : public Kernel {
       info.unsupported("a fused input BatchNormalization is not supported in the blocked layout");
     const float* wd = w->data<float>();
     packed_ = depthwise_ ? nchwc_pack_depthwise(wd, M_, KH_, KW_) : nchwc_pack_dense(wd, M_, cg_, KH_, KW_);
-    winograd_able_ = !depthwise_ && KH_ == 3 && KW_ == 3 && all_ones(attrs_.strides) && all_ones(attrs_.dilations);
-    if (winograd_able_) winograd_u_ = nchwc_pack_winograd(wd, M_, cg_);
+    const bool winograd_able = !depthwise_ && KH_ == 3 && KW_ == 3 && all_ones(attrs_.strides) && all_ones(attrs_.dilations);
+    // The Winograd filter (16/9 of the direct one) only where the rule may take it.
+    if (winograd_able && info.mode != KernelMode::Reference &&
+        (g_winograd.load(std::memory_order_relaxed) == 1 || nchwc_winograd_channels_pay(cg_, M_, nchwc_isa())))
+      winograd_u_ = nchwc_pack_winograd(wd, M_, cg_);
     const int64_t padded = nchwc_blocks(M_) * 16;
     if (info.has_input(2)) {
       const Tensor* b = info.constant_input(2);
@@ -405,7 +417,7 @@ class NchwcConvKernel : public Kernel {
                          (attrs_.auto_pad == AutoPad::NotSet || attrs_.auto_pad == AutoPad::Valid);
     const bool pointwise = !depthwise_ && KH_ == 1 && KW_ == 1 && all_ones(attrs_.strides) && no_pads;
     bool winograd = false;
-    if (info.mode != KernelMode::Reference && winograd_able_) {
+    if (info.mode != KernelMode::Reference && !winograd_u_.empty()) {
       // The rule needs the output size: from X's shape where it is known, else at run time.
       const Shape* xs = shapes.empty() ? nullptr : shapes[0];
       if (!xs || xs->size() != 5) return KernelPlan::at_run_time();
@@ -420,25 +432,22 @@ class NchwcConvKernel : public Kernel {
   }
 
  private:
-  // Winograd F(2x2, 3x3) where it can run and pays (test override: set_nchwc_winograd_for_tests).
-  // Measured on the AMD EPYC Zen 5, one layer, Winograd / direct time (docs/kernels/nn.md): it
-  // loses with one input block (16 -> 16 104x104: 0.89x AVX-512) and, on the AVX2 tables (one
-  // output block per strip), with two (24 -> 24 104x104: 1.22x AVX-512, 0.88x AVX2); below 64
-  // outputs the 2x2 tiles' waste and the transforms eat the gain.
+  // Winograd F(2x2, 3x3) where it can run (the filter packed at creation) and pays:
+  // nchwc_winograd_channels_pay and kNchwcWinogradMinOutputs (test override: set_nchwc_winograd_for_tests).
   bool winograd_wanted(int64_t OH, int64_t OW, cpu::Isa isa) const {
-    if (!winograd_able_ || OH <= 0 || OW <= 0) return false;
+    if (winograd_u_.empty() || OH <= 0 || OW <= 0) return false;
     const int mode = g_winograd.load(std::memory_order_relaxed);
     if (mode >= 0) return mode == 1;
-    const int64_t min_channels = isa == cpu::Isa::Avx512 ? 17 : 32;
-    return cg_ >= min_channels && M_ >= 16 && OH * OW >= 64;
+    return nchwc_winograd_channels_pay(cg_, M_, isa) && OH * OW >= kNchwcWinogradMinOutputs;
   }
 
   WindowAttrs attrs_;
   gemm::FusedActivation act_;
   int64_t M_ = 0, cg_ = 0, KH_ = 0, KW_ = 0, group_ = 1, channels_ = 0;
   bool depthwise_ = false, residual_ = false;
-  bool winograd_able_ = false;  // 3x3, stride 1, dilation 1, group 1
-  AlignedVector<float> packed_, bias_, slope_, out_scale_, out_shift_, winograd_u_;
+  AlignedVector<float> packed_, bias_, slope_, out_scale_, out_shift_;
+  // Winograd F(2x2, 3x3) filter: 3x3, stride 1, dilation 1, group 1, where the rule may want it; else empty.
+  AlignedVector<float> winograd_u_;
 };
 
 }  // namespace

@@ -113,8 +113,17 @@ AlignedVector<float> nchwc_pack_depthwise(const float* w, int64_t C, int64_t KH,
 // Winograd F(2x2, 3x3): w [M, C, 3, 3] -> U = G g G^T per filter, [16][OCb][ICb][16 ic][16 oc].
 AlignedVector<float> nchwc_pack_winograd(const float* w, int64_t M, int64_t C);
 
+// NchwcConv's Winograd rule for a 3x3, stride-1, dilation-1 dense layer of C input and M output
+// channels on `isa` (measured on the AMD EPYC Zen 5, kernels/nn.md "Winograd F(2x2, 3x3)"): it
+// pays where these channels do and the output has at least kNchwcWinogradMinOutputs pixels.
+// The channel part alone is what the layout pass (runtime/graph_layout_nchwc.cc) can know
+// before shapes are; it ignores the test override below.
+bool nchwc_winograd_channels_pay(int64_t C, int64_t M, cpu::Isa isa);
+constexpr int64_t kNchwcWinogradMinOutputs = 64;
+
 // Tests: -1 (default) lets NchwcConv's rule choose Winograd, 0 never, 1 on every layer it can
-// run (3x3, stride 1, dilation 1, dense).
+// run (3x3, stride 1, dilation 1, dense). Set before the session is created: a kernel packs
+// the Winograd filter only where the rule's channel part or this override wants it.
 void set_nchwc_winograd_for_tests(int mode);
 
 }  // namespace nn

@@ -17,14 +17,15 @@ struct CliResult {
   std::string out, err;
 };
 
-inline CliResult run_cli(const std::string& args) {
+// env: assignments put before the command ("ONNXMINI_NCHWC=all"), or "".
+inline CliResult run_cli(const std::string& args, const std::string& env = "") {
   namespace fs = std::filesystem;
   static int calls = 0;  // distinct capture files for each call of this process
   const std::string stem = "onnxmini_cli_" + std::to_string(::getpid()) + "_" + std::to_string(++calls);
   const fs::path out = fs::temp_directory_path() / (stem + ".out");
   const fs::path err = fs::temp_directory_path() / (stem + ".err");
   const int status =
-      std::system((std::string(ONNXMINI_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string()).c_str());
+      std::system((env + (env.empty() ? "" : " ") + std::string(ONNXMINI_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string()).c_str());
   auto slurp = [](const fs::path& p) {
     std::ifstream f(p);
     std::stringstream ss;

@@ -246,18 +246,27 @@ TEST(NchwcLayout, CostRuleWantsFewReorders) {
 
 // A lone dense Conv with enough flops per element its two reorders move (2 K^2 Cin Cout /
 // (Cin s^2 + Cout) >= 500) is blocked; a light one, a depthwise one and a wide 1x1 stay NCHW.
+// A lone 3x3 stride-1 Conv that runs as Winograd pays from intensity 250: on AVX-512 with more
+// than 16 input channels, on AVX2 and portable with at least 32 input and 32 output channels.
 TEST(NchwcLayout, LoneHeavyConvIsBlocked) {
   struct Case {
     int64_t C, M, k, group, s;
-    bool blocked;
+    bool blocked_avx512, blocked_avx2;
   } cases[] = {
-      {96, 96, 3, 1, 1, true},      // intensity 864
-      {64, 64, 3, 1, 1, true},      // 576
-      {192, 384, 3, 1, 2, true},    // 1152
-      {16, 32, 3, 1, 2, false},     // 96
-      {96, 24, 3, 1, 1, false},     // 345
-      {128, 128, 5, 128, 1, false}, // depthwise
-      {768, 384, 1, 1, 1, false},   // 1x1 (512, but 1x1 stays out of the rule)
+      {96, 96, 3, 1, 1, true, true},        // intensity 864
+      {64, 64, 3, 1, 1, true, true},        // 576
+      {192, 384, 3, 1, 2, true, true},      // 1152
+      {16, 32, 3, 1, 2, false, false},      // 96
+      {128, 128, 5, 128, 1, false, false},  // depthwise
+      {768, 384, 1, 1, 1, false, false},    // 1x1 (512, but 1x1 stays out of the rule)
+      // Winograd-able: 3x3, stride 1.
+      {96, 24, 3, 1, 1, true, false},   // 345; 24 outputs: AVX2 lost
+      {32, 32, 3, 1, 1, true, true},    // 288
+      {24, 48, 3, 1, 1, true, false},   // 288; 24 inputs: no Winograd on AVX2
+      {48, 24, 3, 1, 1, true, false},   // 288; 24 outputs
+      {24, 24, 3, 1, 1, false, false},  // 216, below 250
+      {16, 32, 3, 1, 1, false, false},  // 192; one input block: never Winograd
+      {32, 16, 3, 1, 1, false, false},  // 192
   };
   // A 1-D kernel (5x1, intensity 1707) on a one-pixel-wide image stays NCHW too.
   {
@@ -269,19 +278,24 @@ TEST(NchwcLayout, LoneHeavyConvIsBlocked) {
     auto s = mb.session(opts(ORT_ENABLE_ALL));
     EXPECT_EQ(count(*s, "NchwcConv"), 0u);
   }
-  uint32_t seed = 40;
-  for (const Case& c : cases) {
-    SCOPED_TRACE(std::to_string(c.C) + " -> " + std::to_string(c.M) + " k" + std::to_string(c.k) + " g" +
-                 std::to_string(c.group) + " s" + std::to_string(c.s));
-    ModelBuilder mb(17);
-    mb.input("X", DType::Float32, {1, c.C, 12, 10});
-    conv(mb, "X", "Y", c.C, c.M, c.k, seed += 3, c.group, c.s);
-    mb.output("Y");
-    auto s = mb.session(opts(ORT_ENABLE_ALL));
-    EXPECT_EQ(count(*s, "NchwcConv"), c.blocked ? 1u : 0u);
-    EXPECT_EQ(count(*s, "ReorderToBlocked") + count(*s, "ReorderFromBlocked"), c.blocked ? 2u : 0u);
-    if (c.blocked) expect_same_outputs(mb, {1, c.C, 12, 10}, c.C * c.k * c.k + 1);
+  for (cpu::Isa isa : isa_levels()) {
+    nn::set_nchwc_isa_for_tests(isa);
+    uint32_t seed = 40;
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::to_string(c.C) + " -> " + std::to_string(c.M) + " k" + std::to_string(c.k) + " g" +
+                   std::to_string(c.group) + " s" + std::to_string(c.s) + " " + cpu::isa_name(isa));
+      const bool blocked = isa == cpu::Isa::Avx512 ? c.blocked_avx512 : c.blocked_avx2;
+      ModelBuilder mb(17);
+      mb.input("X", DType::Float32, {1, c.C, 12, 10});
+      conv(mb, "X", "Y", c.C, c.M, c.k, seed += 3, c.group, c.s);
+      mb.output("Y");
+      auto s = mb.session(opts(ORT_ENABLE_ALL));
+      EXPECT_EQ(count(*s, "NchwcConv"), blocked ? 1u : 0u);
+      EXPECT_EQ(count(*s, "ReorderToBlocked") + count(*s, "ReorderFromBlocked"), blocked ? 2u : 0u);
+      if (blocked) expect_same_outputs(mb, {1, c.C, 12, 10}, c.C * c.k * c.k + 1);
+    }
   }
+  nn::set_nchwc_isa_for_tests(cpu::active_isa());
 }
 
 // PP-LCNetV3's block after the folds of level 2: Conv 1x1 -> `act` -> Mul(scalar) -> Add(per-channel

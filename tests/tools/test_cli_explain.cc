@@ -138,3 +138,39 @@ TEST(CliExplain, ExplainWithProfileIsRefused) {
 }
 
 }  // namespace
+
+// ONNXMINI_NCHWC (read once per process, so through the CLI): a lone light Conv (16 -> 32 3x3
+// stride 2, 96 flops per reordered element) stays NCHW under the cost rule and is blocked with
+// `all` (the cost rule off); a lone heavy one (64 -> 64 3x3, 576) is blocked under the rule and
+// stays NCHW with 0 (the layout off).
+TEST(CliExplain, NchwcEnvironmentSwitchesTheLayoutAndItsCostRule) {
+  auto lone_conv = [](const fs::path& dir, int64_t C, int64_t M, int64_t stride) {
+    ModelBuilder mb(17);
+    mb.input("X", DType::Float32, {1, C, 20, 20});
+    mb.initializer("W", random_tensor(DType::Float32, {M, C, 3, 3}, 5));
+    mb.node("Conv", {"X", "W"}, {"Y"}).name("c").attr("strides", std::vector<int64_t>{stride, stride})
+        .attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+    mb.output("Y");
+    return save(mb, dir);
+  };
+  const fs::path light_dir = scratch("nchwc_env_light"), heavy_dir = scratch("nchwc_env_heavy");
+  const std::string light = lone_conv(light_dir, 16, 32, 2), heavy = lone_conv(heavy_dir, 64, 64, 1);
+  auto ops = [&](const std::string& model, const std::string& env) {
+    CliResult r = run_cli("run " + model + " --explain --json", env);
+    EXPECT_EQ(r.exit_code, 0) << env << ": " << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    std::vector<std::string> out;
+    for (const auto& n : j["nodes"]) out.push_back(n["op"]);
+    return out;
+  };
+  const std::vector<std::string> nchw{"Conv"}, blocked{"ReorderToBlocked", "NchwcConv", "ReorderFromBlocked"};
+  EXPECT_EQ(ops(light, ""), nchw);
+  EXPECT_EQ(ops(light, "ONNXMINI_NCHWC=1"), nchw);
+  EXPECT_EQ(ops(light, "ONNXMINI_NCHWC=all"), blocked);
+  EXPECT_EQ(ops(light, "ONNXMINI_NCHWC=0"), nchw);
+  EXPECT_EQ(ops(heavy, ""), blocked);
+  EXPECT_EQ(ops(heavy, "ONNXMINI_NCHWC=all"), blocked);
+  EXPECT_EQ(ops(heavy, "ONNXMINI_NCHWC=0"), nchw);
+  fs::remove_all(light_dir);
+  fs::remove_all(heavy_dir);
+}

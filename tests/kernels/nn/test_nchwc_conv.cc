@@ -400,8 +400,9 @@ TEST(NchwcConv, ProfileNamesVariantAndIsa) {
       EXPECT_EQ(i, cpu::isa_name(isa));
       const auto [known, unknown] = explained_variant(c, 7);
       EXPECT_EQ(known, variant) << describe(c);
-      // Without X's shape: the rule's output size is not known (the other variants are).
-      EXPECT_EQ(unknown, c.kh == 3 && !c.depthwise && c.strides[0] == 1 ? "chosen at run time" : variant)
+      // Without X's shape: the rule's output size is not known (the other variants are, and so
+      // is a layer whose channels the rule never takes: it packs no Winograd filter).
+      EXPECT_EQ(unknown, c.kh == 3 && !c.depthwise && c.strides[0] == 1 && c.x[1] > 16 ? "chosen at run time" : variant)
           << describe(c);
     }
     // 24 input channels: Winograd on AVX-512 only (two 16-channel blocks, the second half empty).
@@ -447,6 +448,32 @@ TEST(NchwcReorder, RoundTripIsExactAndPadsWithZero) {
           }
     }
   }
+}
+
+// explain names the routines the reorders run: the ISA's table, the portable loops in
+// reference mode (it used to say reorder_to_blocked / portable on every ISA).
+TEST(NchwcReorder, ExplainAgreesWithTheTrace) {
+  NchwcIsaGuard guard;
+  ModelBuilder mb(17);
+  mb.import_domain("ai.onnxmini", 1);
+  mb.input("X", DType::Float32, {1, 20, 4, 4});
+  mb.node("ReorderToBlocked", {"X"}, {"B"}).domain("ai.onnxmini").name("to");
+  mb.node("ReorderFromBlocked", {"B"}, {"Y"}).domain("ai.onnxmini").name("from").attr("channels", int64_t{20});
+  mb.output("Y");
+  const Tensor x = random_tensor(DType::Float32, {1, 20, 4, 4}, 3);
+  for (cpu::Isa isa : isa_levels())
+    for (KernelMode mode : {KernelMode::Fast, KernelMode::Reference}) {
+      nn::set_nchwc_isa_for_tests(isa);
+      SCOPED_TRACE(std::string(cpu::isa_name(isa)) + (mode == KernelMode::Reference ? " reference" : " fast"));
+      const std::string trace = profiled_trace(mb, opts(0, mode), {{"X", x}});
+      for (const KernelExplanation& e : mb.session(opts(0, mode))->explain()) {
+        const size_t at = trace.find("\"" + e.node + "_kernel_time\"");
+        ASSERT_NE(at, std::string::npos) << e.node;
+        EXPECT_EQ(e.variant, trace_value(trace, "kernel_variant", at)) << e.node;
+        EXPECT_EQ(e.isa, trace_value(trace, "isa", at)) << e.node;
+        EXPECT_EQ(e.isa, mode == KernelMode::Reference ? "portable" : cpu::isa_name(isa)) << e.node;
+      }
+    }
 }
 
 TEST(NchwcConv, ErrorsNameTheNode) {
