@@ -117,6 +117,14 @@ const NchwcPoolKernels& pool_table(const KernelContext& ctx) {
   return ctx.reference_mode() ? nchwc_pool_kernels_portable() : nchwc_pool_kernels_for(nchwc_isa());
 }
 
+// What describe() reports for a kernel that runs pool_table's routines: the table compute()
+// will take (the portable one in reference mode), under the variant compute() names.
+KernelPlan pool_plan(const KernelInfo& info, const char* variant) {
+  const cpu::Isa isa =
+      info.mode == KernelMode::Reference ? cpu::Isa::Portable : nchwc_pool_kernels_for(nchwc_isa()).isa;
+  return KernelPlan{variant, cpu::isa_name(isa), ""};
+}
+
 void check_blocked(const KernelContext& ctx, const Tensor& x) {
   if (x.dtype() != DType::Float32) ctx.unsupported("dtype {} is not supported (float32 only)", dtype_name(x.dtype()));
   if (x.rank() != 5 || x.dim(4) != kNchwcBlock)
@@ -136,6 +144,9 @@ class NchwcPoolKernel : public Kernel {
       info.fail("kernel_shape has {} values, expected 2 (H, W of the blocked layout)", attrs_.kernel.size());
     if (max && info.attrs.get_int("storage_order", 0) != 0)
       info.fail("storage_order {} is not supported (no Indices output)", info.attrs.get_int("storage_order", 0));
+  }
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>&) const override {
+    return pool_plan(info, max_ ? "nchwc_maxpool" : "nchwc_avgpool");
   }
   void prepare(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
@@ -187,6 +198,9 @@ template <bool kMax>
 class NchwcGlobalPoolKernel : public Kernel {
  public:
   explicit NchwcGlobalPoolKernel(const KernelInfo&) {}
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>&) const override {
+    return pool_plan(info, kMax ? "nchwc_global_maxpool" : "nchwc_global_avgpool");
+  }
   void prepare(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     check_blocked(ctx, x);
@@ -235,6 +249,9 @@ class NchwcResizeKernel : public Kernel {
     if (s.size() != 2 || !(s[0] > 0) || !(s[1] > 0) || !std::isfinite(s[0]) || !std::isfinite(s[1]))
       info.fail("attribute scales must hold 2 positive finite values (H, W), got [{}]", fmt::join(s, ","));
     scales_ = {s[0], s[1]};
+  }
+  KernelPlan describe(const KernelInfo&, const std::vector<const Shape*>&) const override {
+    return KernelPlan{"nchwc_resize_nearest", "portable", ""};  // plain copies of 16-float pixels
   }
   void prepare(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
@@ -318,6 +335,9 @@ class NchwcSqueezeExciteKernel : public Kernel {
       : act1_(squeeze_excite_activation(info, "activation1")),
         act2_(squeeze_excite_activation(info, "activation2")),
         residual_(info.attrs.get_int("residual", 0) != 0) {}
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>&) const override {
+    return pool_plan(info, "nchwc_squeeze_excite");
+  }
 
   void prepare(KernelContext& ctx) override {
     const Tensor& x = ctx.input(0);

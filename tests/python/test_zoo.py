@@ -6,6 +6,9 @@ justification (float32 rounding through L reductions of length <= K) the manifes
 The models live outside the repository, in ${ONNXMINI_ZOO_DIR:-~/.cache/onnxmini/zoo}; a model not
 fetched yet is skipped, naming the command that fetches it (scripts/test.sh runs it first).
 """
+import json
+import os
+import subprocess
 import sys
 
 import numpy as np
@@ -108,6 +111,30 @@ def test_zoo_model_same_result_with_two_threads():
     ok, max_err, _ = zoo_lib.within_tolerance(np.asarray(two), np.asarray(one), entry["tolerance"]["atol"],
                                               entry["tolerance"]["rtol"])
     assert ok, f"ppocr_v4_det: 1 vs 2 threads differ by {max_err:.3g}"
+
+
+@pytest.mark.parametrize("isa", ["native", "avx2"])
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e["name"] for e in ENTRIES])
+def test_zoo_explain_names_the_path_the_run_takes(entry, isa, onnxmini_cli, tmp_path):
+    """`onnxmini run --explain` on a real model: where a kernel's describe() names a path, it is the
+    one the profiled run then reports (the CLI notes "describe() said ..." when they differ; the
+    blocked layout's pools, SqueezeExcite and reorders named a portable path they did not take)."""
+    path = _model_or_skip(entry)
+    args = [str(onnxmini_cli), "run", str(path), "--explain", "--json"]
+    for name, value in zoo_lib.make_feeds(entry, 0).items():
+        np.save(tmp_path / f"{name}.npy", value)
+        args += ["--input", f"{name}={tmp_path / name}.npy"]
+    env = dict(os.environ)
+    env.pop("ONNXMINI_ISA", None)
+    if isa != "native":
+        env["ONNXMINI_ISA"] = isa
+    r = subprocess.run(args, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    nodes = json.loads(r.stdout)["nodes"]
+    assert nodes
+    wrong = [(n["node"], n["op"], n["variant"], n["isa"], n["note"]) for n in nodes
+             if "describe() said" in n["note"] and "describe() said chosen at run time" not in n["note"]]
+    assert not wrong, f"{entry['name']}: explain named another path than the run took: {wrong[:5]}"
 
 
 def test_op_counts_walk_subgraphs():

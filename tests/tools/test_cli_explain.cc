@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -134,6 +135,25 @@ TEST(CliExplain, ExplainWithProfileIsRefused) {
   CliResult r = run_cli("run " + model + " --explain --profile");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("--explain and --profile cannot be combined"), std::string::npos) << r.err;
+  fs::remove_all(dir);
+}
+
+// A run that fails (here a 5x5 Conv on the 1x1 image that symbolic dims of 1 give) ends explain
+// with the error's one line: the session, whose profiler writes its trace when destroyed, went
+// after the trace's temporary folder, which added a "cannot create profile file" warning.
+TEST(CliExplain, FailingRunGivesOneLine) {
+  const fs::path dir = scratch("failing");
+  ModelBuilder mb(17);
+  mb.input("X", DType::Float32, {1, 1, -1, -1});
+  mb.initializer("W", random_tensor(DType::Float32, {1, 1, 5, 5}, 3));
+  mb.node("Conv", {"X", "W"}, {"Y"}).name("too_wide");
+  mb.output("Y");
+  const std::string model = save(mb, dir);
+  CliResult r = run_cli("run " + model + " --explain");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("too_wide"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
   fs::remove_all(dir);
 }
 

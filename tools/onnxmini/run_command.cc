@@ -139,6 +139,7 @@ int explain_command(const RunArgs& a, SessionOptions opts, const std::map<std::s
                              ? " (generated from the declared shapes, symbolic dimensions 1 unless --dim)"
                              : "");
   } catch (...) {
+    session.reset();  // its profiler writes the trace on destruction: before the folder goes
     fs::remove_all(dir);
     throw;
   }
