@@ -1,4 +1,5 @@
-"""Whole zoo models with the blocked layout rule off and on (ONNXMINI_NCHWC=0 / 1, same build, level 99),
+"""Whole zoo models with the blocked layout rule off and on (ONNXMINI_NCHWC=0 / 1, same build, level 99;
+--off-env / --on-env pick other values, e.g. 1 against `all` for the cost rule against none),
 interleaved: each round runs `onnxmini run --repeat R --json` once per side, alternating which goes
 first, so both see the same load on a shared machine. Reported per model and thread count: each
 side's median over rounds of the per-round median latency and of the CPU time per run (process CPU
@@ -38,8 +39,8 @@ def write_rows(out, rows):
     print("wrote", out)
 
 
-def one(cli, model, spec, threads, repeat, on):
-    env = dict(os.environ, ONNXMINI_NCHWC="1" if on else "0")
+def one(cli, model, spec, threads, repeat, env_value):
+    env = dict(os.environ, ONNXMINI_NCHWC=env_value)
     args = [cli, "run", str(ZOO / f"{model}.onnx"), "--input", spec, "--threads", str(threads), "--repeat",
             str(repeat), "--warmup", "3", "--warmup-ms", "200", "--json"]
     d = json.loads(subprocess.run(args, env=env, check=True, capture_output=True, text=True).stdout)
@@ -54,7 +55,12 @@ def main():
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--models", nargs="+", default=list(MODELS))
     ap.add_argument("--tag", default="xeon_avx512_2c")
+    ap.add_argument("--off-env", default="0", help="ONNXMINI_NCHWC of the 'off' side (default 0: the layout off)")
+    ap.add_argument("--on-env", default="1",
+                    help="ONNXMINI_NCHWC of the 'on' side (default 1: the rule; 'all' with --off-env 1 measures "
+                         "what the cost rule leaves out)")
     a = ap.parse_args()
+    sides = {0: a.off_env, 1: a.on_env}
     rows = []
     for model in a.models:
         for t in a.threads:
@@ -64,7 +70,7 @@ def main():
             for r in range(a.rounds):
                 got = {}
                 for on in ((0, 1) if r % 2 == 0 else (1, 0)):
-                    got[on] = one(a.cli, model, MODELS[model], t, a.repeat, on)
+                    got[on] = one(a.cli, model, MODELS[model], t, a.repeat, sides[on])
                 for on in (0, 1):
                     lat[on].append(got[on][0])
                     cpu[on].append(got[on][1])
@@ -74,7 +80,8 @@ def main():
                    "off_ms": round(statistics.median(lat[0]), 3), "on_ms": round(statistics.median(lat[1]), 3),
                    "ratio_latency": round(statistics.median(lat_ratio), 3),
                    "off_cpu_ms": round(statistics.median(cpu[0]), 3), "on_cpu_ms": round(statistics.median(cpu[1]), 3),
-                   "ratio_cpu": round(statistics.median(cpu_ratio), 3), "rounds": a.rounds}
+                   "ratio_cpu": round(statistics.median(cpu_ratio), 3), "rounds": a.rounds,
+                   "off_env": a.off_env, "on_env": a.on_env}
             rows.append(row)
             print(",".join(str(v) for v in row.values()), flush=True)
     out = HERE / "results" / f"nchwc_models_{a.tag}.csv"
