@@ -57,6 +57,9 @@ struct NchwcConvArgs {
   // After the activation: y * out_scale + out_shift (OCb * 16 floats each), or null.
   const float* out_scale = nullptr;
   const float* out_shift = nullptr;
+  // Dense strips: prefetch the next strip's input pixels of each block while this strip
+  // computes (set for large inputs: NchwcConv's kPrefetchInputBytes).
+  bool prefetch_x = false;
 };
 
 // Output pixels [ow_begin, ow_end) of row oh of image n, output blocks [ob, ob + nb)

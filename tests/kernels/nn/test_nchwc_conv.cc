@@ -286,6 +286,28 @@ TEST(NchwcConv, RowsSplitIntoEqualStrips) {
   }
 }
 
+// Inputs of 1 MB and more per image take the strips that prefetch their next strip's pixels
+// (NchwcConvArgs::prefetch_x; the prefetches run past the row's and the buffer's end, which
+// must not change a result): a 1x1 layer, a 3x3 one with a partial last input block and
+// padding, and a 2-image batch just over the size.
+TEST(NchwcConv, LargeInputsPrefetchTheNextStrip) {
+  uint32_t seed = 390;
+  NcCase pointwise;
+  pointwise.x = {1, 64, 64, 64};  // 64 x 64 x 64 floats: 1 MB
+  pointwise.M = 32;
+  pointwise.kh = pointwise.kw = 1, pointwise.pads = {0, 0, 0, 0};
+  check_case(pointwise, seed++);
+  NcCase dense;
+  dense.x = {1, 20, 64, 130};  // 2 blocks x 64 x 130 pixels x 64 B: 1.02 MB
+  dense.M = 24;
+  dense.act = "Relu";
+  check_case(dense, seed++);
+  NcCase batch = pointwise;
+  batch.x = {2, 48, 75, 75};  // 3 blocks x 5625 pixels x 64 B per image: 1.03 MB
+  batch.M = 40;
+  check_case(batch, seed++);
+}
+
 // A filter above 1 MB that is larger than one image's input runs the output rows fastest
 // (each block group's filter stays in L2): batches, an odd block count (the last group holds
 // one block), rows of more than one pixel chunk, and both thread counts split the groups.
