@@ -237,6 +237,39 @@ TEST(NchwcPool, SqueezeExciteMatchesSqueezeExcite) {
   }
 }
 
+// explain names what each blocked op runs, as its trace records it: every ISA level and
+// reference mode (the portable routines). describe() said "nchwc_pool" / "nchwc_global_pool" /
+// "nchwc_squeeze_excite", portable, on every ISA until 2026-12-07.
+TEST(NchwcPool, ExplainAgreesWithTheTrace) {
+  AttrFn nearest = [](NodeBuilder& nb) { nb.attr("mode", std::string("nearest")); };
+  const Win w{{3, 3}, {2, 2}, {}, {1, 1, 1, 1}, ""};
+  std::vector<std::pair<std::string, ModelBuilder>> models{
+      {"NchwcMaxPool", blocked_model({"MaxPool", Shape{1, 20, 9, 9}, window_attrs(w), {}, ""})},
+      {"NchwcAveragePool", blocked_model({"AveragePool", Shape{1, 20, 9, 9}, window_attrs(w, 1), {}, ""})},
+      {"NchwcGlobalMaxPool", blocked_model({"GlobalMaxPool", Shape{1, 20, 9, 9}, nullptr, {}, ""})},
+      {"NchwcGlobalAveragePool", blocked_model({"GlobalAveragePool", Shape{1, 20, 9, 9}, nullptr, {}, ""})},
+      {"NchwcResize", blocked_model({"Resize", Shape{1, 20, 9, 9}, nearest, {2, 2}, ""})},
+      {"NchwcSqueezeExcite", se_model(SeCase{1, 20, 5, 9, 9, "Relu", "Sigmoid", false}, true)}};
+  const std::vector<std::pair<std::string, Tensor>> feeds{{"X", random_tensor(DType::Float32, {1, 20, 9, 9}, 5)}};
+  NchwcIsaGuard guard;
+  for (const auto& [op, mb] : models)
+    for (cpu::Isa isa : isa_levels())
+      for (KernelMode mode : {KernelMode::Fast, KernelMode::Reference}) {
+        nn::set_nchwc_isa_for_tests(isa);
+        SCOPED_TRACE(op + " " + cpu::isa_name(isa) + (mode == KernelMode::Reference ? " reference" : " fast"));
+        const std::string trace = profiled_trace(mb, opts(0, mode), feeds);
+        int checked = 0;
+        for (const KernelExplanation& e : mb.session(opts(0, mode))->explain()) {
+          const size_t at = trace.find("\"" + e.node + "_kernel_time\"");
+          ASSERT_NE(at, std::string::npos) << e.node;
+          EXPECT_EQ(e.variant, trace_value(trace, "kernel_variant", at)) << e.node;
+          EXPECT_EQ(e.isa, trace_value(trace, "isa", at)) << e.node;
+          checked += e.op_type == op;
+        }
+        EXPECT_EQ(checked, 1);
+      }
+}
+
 TEST(NchwcPool, BadAttributesNameTheNode) {
   PoolCase c{"Resize", Shape{1, 16, 4, 4},
              [](NodeBuilder& nb) { nb.attr("mode", std::string("linear")); }, {2, 2}, ""};
