@@ -200,10 +200,10 @@ struct LayoutPass {
   // on AVX2 and portable, only with the output channels that paid there (kLoneWinogradIntensity).
   bool lone_winograd_pays(const GraphNode& n) const {
     const Tensor* w = constant_f32(n.inputs[1]);
-    if (!w || w->rank() != 4 || w->dim(2) != 3 || w->dim(3) != 3 || n.attrs.get_int("group", 1) != 1) return false;
-    for (const char* a : {"strides", "dilations"})
-      for (int64_t v : n.attrs.get_ints(a, {1, 1}))
-        if (v != 1) return false;
+    if (!w || w->rank() != 4 ||
+        !nn::nchwc_winograd_shape(w->dim(2), w->dim(3), n.attrs.get_int("group", 1), n.attrs.get_ints("strides", {}),
+                                  n.attrs.get_ints("dilations", {})))
+      return false;
     const cpu::Isa isa = nn::nchwc_isa();
     return nn::nchwc_winograd_channels_pay(w->dim(1), w->dim(0), isa) &&
            (isa == cpu::Isa::Avx512 || w->dim(0) >= kLoneWinogradMinChannelsAvx2) &&

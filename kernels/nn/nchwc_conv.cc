@@ -186,6 +186,11 @@ bool nchwc_winograd_channels_pay(int64_t C, int64_t M, cpu::Isa isa) {
   return C >= min_channels && M >= 16;
 }
 
+bool nchwc_winograd_shape(int64_t KH, int64_t KW, int64_t group, const std::vector<int64_t>& strides,
+                          const std::vector<int64_t>& dilations) {
+  return group == 1 && KH == 3 && KW == 3 && all_ones(strides) && all_ones(dilations);
+}
+
 AlignedVector<float> nchwc_pack_winograd(const float* w, int64_t M, int64_t C) {
   const int64_t OCb = nchwc_blocks(M), ICb = nchwc_blocks(C);
   AlignedVector<float> p(static_cast<size_t>(16 * OCb * ICb * 256), 0.0f);
@@ -242,7 +247,7 @@ class NchwcConvKernel : public Kernel {
       info.unsupported("a fused input BatchNormalization is not supported in the blocked layout");
     const float* wd = w->data<float>();
     packed_ = depthwise_ ? nchwc_pack_depthwise(wd, M_, KH_, KW_) : nchwc_pack_dense(wd, M_, cg_, KH_, KW_);
-    const bool winograd_able = !depthwise_ && KH_ == 3 && KW_ == 3 && all_ones(attrs_.strides) && all_ones(attrs_.dilations);
+    const bool winograd_able = nchwc_winograd_shape(KH_, KW_, group_, attrs_.strides, attrs_.dilations);
     // The Winograd filter (16/9 of the direct one) only where the rule may take it.
     if (winograd_able && info.mode != KernelMode::Reference &&
         (g_winograd.load(std::memory_order_relaxed) == 1 || nchwc_winograd_channels_pay(cg_, M_, nchwc_isa())))

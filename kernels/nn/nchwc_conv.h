@@ -122,6 +122,10 @@ AlignedVector<float> nchwc_pack_winograd(const float* w, int64_t M, int64_t C);
 // The channel part alone is what the layout pass (runtime/graph_layout_nchwc.cc) can know
 // before shapes are; it ignores the test override below.
 bool nchwc_winograd_channels_pay(int64_t C, int64_t M, cpu::Isa isa);
+// The shape part, the same for both: a dense (group 1) 3x3 filter at stride 1 and dilation 1
+// (strides / dilations as the attributes give them; empty means all 1).
+bool nchwc_winograd_shape(int64_t KH, int64_t KW, int64_t group, const std::vector<int64_t>& strides,
+                          const std::vector<int64_t>& dilations);
 constexpr int64_t kNchwcWinogradMinOutputs = 64;
 
 // Tests: -1 (default) lets NchwcConv's rule choose Winograd, 0 never, 1 on every layer it can
