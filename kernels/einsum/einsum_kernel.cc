@@ -27,8 +27,19 @@ class EinsumKernel : public Kernel {
     equation_.erase(std::remove(equation_.begin(), equation_.end(), ' '), equation_.end());
   }
 
-  KernelPlan describe(const KernelInfo&, const std::vector<const Shape*>&) const override {
-    return KernelPlan::at_run_time();  // the plan is made for the operand shapes of the call
+  // The plan is made for the operands' shapes: known before a run when every one is declared
+  // (or constant). The same cache as compute(), so the summary is the one the run reports; bad
+  // shapes throw here as they would there (explain notes the error).
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>& in) const override {
+    std::vector<Shape> shapes;
+    for (const Shape* s : in) {
+      if (!s) return KernelPlan::at_run_time();
+      shapes.push_back(*s);
+    }
+    if (shapes.empty()) return KernelPlan::at_run_time();
+    const auto cached = einsum_impl::get_plan(equation_, shapes, EinsumOptions{});
+    return KernelPlan{cached->plan.summary.c_str(),  // cached plans live for the whole process
+                      gemm::engine(info.gemm, info.mode).sgemm_path(gemm::SgemmArgs{}, false).isa, ""};
   }
 
   void prepare(KernelContext& ctx) override {

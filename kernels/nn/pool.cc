@@ -340,24 +340,46 @@ bool plan_scratch_fits(const Pool2dPlan& p) {
   return p.scratch_floats() <= 4 * plane + (int64_t{1} << 16);
 }
 
+// The loops below; for window w (every dtype; float MaxPool / AveragePool without Indices
+// first try pool2d_simd: simd_pool_takes) direct_pool_path picks one. One rule for compute()
+// and describe(), so `--explain` names the path a run takes.
+enum class DirectPool { Reference, MaxSeparable, Direct2d, DirectNd };
+constexpr const char* kDirectPoolVariant[] = {"pool_reference", "maxpool2d_separable", "pool2d_direct",
+                                              "pool_nd_direct"};
+
+DirectPool direct_pool_path(const Window& w, PoolKind kind, bool indices, bool reference) {
+  if (reference) return DirectPool::Reference;
+  if (w.rank == 2 && kind == PoolKind::Max && !indices && kernel_near_input(w)) return DirectPool::MaxSeparable;
+  return w.rank == 2 ? DirectPool::Direct2d : DirectPool::DirectNd;
+}
+
+// Whether pool2d_simd takes window w (2-D float, no Indices, fast kernels, a window near the
+// input and scratch near the plane's size); fills plan p when it may.
+bool simd_pool_takes(const Window& w, DType dt, const PoolParams& params, bool indices, bool reference,
+                     Pool2dPlan& p) {
+  if (dt != DType::Float32 || w.rank != 2 || indices || reference || !kernel_near_input(w)) return false;
+  make_pool2d_plan(w, params.count_include_pad, p);
+  return plan_scratch_fits(p);
+}
+
+// The variant pool2d_simd reports for plan p with the table of `isa`.
+const char* simd_pool_variant(const Pool2dPlan& p, PoolKind kind, const Pool2dKernels& k) {
+  if (kind != PoolKind::Max) return "avgpool2d_separable";
+  return max_rows_fits(p, k.max_rows_lanes) ? max_rows_variant(p) : "maxpool2d_separable";
+}
+
 template <typename T>
 const char* pool_run(KernelContext& ctx, const Window& w, const PoolParams& p, int64_t planes, int64_t* indices) {
   const T* x = ctx.input(0).data<T>();
   T* y = ctx.output(0).mutable_data<T>();
-  if (ctx.reference_mode()) {
-    pool_reference(w, p, planes, x, y, indices);
-    return "pool_reference";
+  const DirectPool path = direct_pool_path(w, p.kind, indices != nullptr, ctx.reference_mode());
+  switch (path) {
+    case DirectPool::Reference: pool_reference(w, p, planes, x, y, indices); break;
+    case DirectPool::MaxSeparable: maxpool2d_separable(w, planes, x, y, ctx.threads()); break;
+    case DirectPool::Direct2d: pool2d_direct(w, p, planes, x, y, indices, ctx.threads()); break;
+    case DirectPool::DirectNd: pool_nd_direct(w, p, planes, x, y, indices, ctx.threads()); break;
   }
-  if (w.rank == 2 && p.kind == PoolKind::Max && !indices && kernel_near_input(w)) {
-    maxpool2d_separable(w, planes, x, y, ctx.threads());
-    return "maxpool2d_separable";
-  }
-  if (w.rank == 2) {
-    pool2d_direct(w, p, planes, x, y, indices, ctx.threads());
-    return "pool2d_direct";
-  }
-  pool_nd_direct(w, p, planes, x, y, indices, ctx.threads());
-  return "pool_nd_direct";
+  return kDirectPoolVariant[static_cast<int>(path)];
 }
 
 class PoolKernel : public Kernel {
@@ -371,8 +393,22 @@ class PoolKernel : public Kernel {
       info.fail("dilations need opset 19 for AveragePool (model imports opset {})", info.opset);
   }
 
-  KernelPlan describe(const KernelInfo&, const std::vector<const Shape*>&) const override {
-    return KernelPlan::at_run_time();  // the path depends on the window and the input shape
+  // The path depends on the window, so on X's shape: known before a run when it is declared.
+  KernelPlan describe(const KernelInfo& info, const std::vector<const Shape*>& in) const override {
+    const DType dt = info.input_dtypes.empty() ? DType::Undefined : info.input_dtypes[0];
+    if (in.empty() || !in[0] || !supported(dt) || in[0]->size() != attrs_.kernel.size() + 2)
+      return KernelPlan::at_run_time();
+    const Window w =
+        resolve_window(info, attrs_, std::vector<int64_t>(in[0]->begin() + 2, in[0]->end()), attrs_.kernel);
+    const bool indices = info.output_present.size() > 1 && info.output_present[1];
+    const bool reference = info.mode == KernelMode::Reference;
+    Pool2dPlan plan;
+    if (simd_pool_takes(w, dt, params_, indices, reference, plan)) {
+      const Pool2dKernels& k = pool2d_kernels_for(pool2d_isa());
+      return KernelPlan{simd_pool_variant(plan, params_.kind, k), cpu::isa_name(k.isa), ""};
+    }
+    return KernelPlan{kDirectPoolVariant[static_cast<int>(direct_pool_path(w, params_.kind, indices, reference))],
+                      "portable", ""};
   }
 
   void prepare(KernelContext& ctx) override {
@@ -393,20 +429,15 @@ class PoolKernel : public Kernel {
     int64_t* indices = ctx.output_wanted(1) ? ctx.output(1).mutable_data<int64_t>() : nullptr;
     ctx.stats().flops = static_cast<double>(planes) * w.out_size() * w.kernel_size();
     const char* v = nullptr;
-    if (x.dtype() == DType::Float32 && w.rank == 2 && !indices && !ctx.reference_mode() && kernel_near_input(w)) {
-      // Per calling thread, not a member: concurrent runs share the kernel object.
-      thread_local Pool2dPlan plan;
-      make_pool2d_plan(w, params_.count_include_pad, plan);
-      const bool max = params_.kind == PoolKind::Max;
-      if (plan_scratch_fits(plan)) {
-        pool2d_simd(plan, max, planes, x.data<float>(), ctx.output(0).mutable_data<float>(), ctx.threads());
-        const Pool2dKernels& k = pool2d_kernels_for(pool2d_isa());
-        ctx.stats().variant = !max ? "avgpool2d_separable"
-                              : max_rows_fits(plan, k.max_rows_lanes) ? max_rows_variant(plan)
-                                                                       : "maxpool2d_separable";
-        ctx.stats().isa = cpu::isa_name(k.isa);
-        return;
-      }
+    // Per calling thread, not a member: concurrent runs share the kernel object.
+    thread_local Pool2dPlan plan;
+    if (simd_pool_takes(w, x.dtype(), params_, indices != nullptr, ctx.reference_mode(), plan)) {
+      pool2d_simd(plan, params_.kind == PoolKind::Max, planes, x.data<float>(), ctx.output(0).mutable_data<float>(),
+                  ctx.threads());
+      const Pool2dKernels& k = pool2d_kernels_for(pool2d_isa());
+      ctx.stats().variant = simd_pool_variant(plan, params_.kind, k);
+      ctx.stats().isa = cpu::isa_name(k.isa);
+      return;
     }
     switch (x.dtype()) {
       case DType::Float32: v = pool_run<float>(ctx, w, params_, planes, indices); break;
@@ -421,13 +452,17 @@ class PoolKernel : public Kernel {
  private:
   Window window(const KernelContext& ctx) const {
     const Tensor& x = ctx.input(0);
-    const bool integer = x.dtype() == DType::Int8 || x.dtype() == DType::UInt8;
-    if (x.dtype() != DType::Float32 && x.dtype() != DType::Float64 && !(integer && params_.kind == PoolKind::Max))
-      ctx.unsupported("dtype {} is not supported", dtype_name(x.dtype()));
+    if (!supported(x.dtype())) ctx.unsupported("dtype {} is not supported", dtype_name(x.dtype()));
     if (x.rank() != attrs_.kernel.size() + 2)
       ctx.fail("input has shape {}, expected N x C and {} spatial axes (kernel_shape [{}])", shape_to_string(x.shape()),
                attrs_.kernel.size(), fmt::join(attrs_.kernel, ","));
     return resolve_window(ctx, attrs_, std::vector<int64_t>(x.shape().begin() + 2, x.shape().end()), attrs_.kernel);
+  }
+
+  // float, double; MaxPool also int8 / uint8.
+  bool supported(DType t) const {
+    const bool integer = t == DType::Int8 || t == DType::UInt8;
+    return t == DType::Float32 || t == DType::Float64 || (integer && params_.kind == PoolKind::Max);
   }
 
   WindowAttrs attrs_;

@@ -146,3 +146,80 @@ TEST(Explain, BodyNodesFollowTheirIfOneLevelDeeper) {
 }
 
 }  // namespace
+
+// Pools choose their path from the window, so from X's shape: declared, it is known before a
+// run, and describe() must name the path (and ISA) the run then reports, on every ISA (CTest's
+// simd_paths_* reruns take *Pool*).
+TEST(Explain, PoolPathsAreKnownFromDeclaredShapes) {
+  using I = std::vector<int64_t>;
+  ModelBuilder mb(13);
+  mb.input("X", DType::Float32, {1, 8, 20, 20});
+  mb.input("X3", DType::Float32, {1, 2, 6, 6, 6});
+  mb.input("D", DType::Float64, {1, 2, 9, 9});
+  mb.node("MaxPool", {"X"}, {"max_s1"}).name("max_s1").attr("kernel_shape", I{3, 3}).attr("pads", I{1, 1, 1, 1});
+  mb.node("MaxPool", {"X"}, {"max_s2"}).name("max_s2").attr("kernel_shape", I{2, 2}).attr("strides", I{2, 2});
+  mb.node("AveragePool", {"X"}, {"avg"}).name("avg").attr("kernel_shape", I{3, 3}).attr("strides", I{2, 2});
+  mb.node("MaxPool", {"X"}, {"max_i", "max_idx"}).name("max_indices").attr("kernel_shape", I{3, 3});
+  mb.node("MaxPool", {"X3"}, {"max_3d"}).name("max_3d").attr("kernel_shape", I{2, 2, 2});
+  mb.node("MaxPool", {"D"}, {"max_f64"}).name("max_f64").attr("kernel_shape", I{3, 3});
+  for (const char* o : {"max_s1", "max_s2", "avg", "max_i", "max_idx", "max_3d", "max_f64"})
+    mb.output(o, std::string(o) == "max_idx" ? DType::Int64 : std::string(o) == "max_f64" ? DType::Float64
+                                                                                            : DType::Float32);
+  SessionOptions o;
+  o.graph_optimization_level = ORT_DISABLE_ALL;
+  const Explained run = explain_after_run(
+      mb,
+      {{"X", random_tensor(DType::Float32, {1, 8, 20, 20}, 1)},
+       {"X3", random_tensor(DType::Float32, {1, 2, 6, 6, 6}, 2)},
+       {"D", random_tensor(DType::Float64, {1, 2, 9, 9}, 3)}},
+      o);
+  expect_matches_trace(run);
+  auto s = mb.session(o);
+  std::map<std::string, KernelExplanation> before;  // no run: the declared shapes only
+  for (const KernelExplanation& r : s->explain()) before[r.node] = r;
+  for (const KernelExplanation& r : run.rows) {
+    const KernelExplanation& b = before.at(r.node);
+    EXPECT_TRUE(b.shapes_known) << r.node;
+    EXPECT_EQ(b.variant, r.variant) << r.node << ": " << b.note;
+    EXPECT_EQ(b.isa, r.isa) << r.node;
+  }
+  // The paths differ by window, Indices, rank and dtype (names as docs/kernels/nn.md's pools).
+  EXPECT_EQ(before.at("avg").variant, "avgpool2d_separable");
+  EXPECT_EQ(before.at("max_indices").variant, "pool2d_direct");
+  EXPECT_EQ(before.at("max_3d").variant, "pool_nd_direct");
+  EXPECT_EQ(before.at("max_f64").variant, "maxpool2d_separable");
+  EXPECT_EQ(before.at("max_f64").isa, "portable");
+  EXPECT_NE(before.at("max_s1").variant.find("maxpool2d_"), std::string::npos);
+}
+
+// Einsum plans per operand shapes: with both declared, describe() names the plan the run
+// reports (its summary is the kernel_variant); with an operand shape unknown before a run
+// (a computed value, an undeclared input), the path waits for the run.
+TEST(Explain, EinsumPlanIsKnownFromDeclaredShapes) {
+  ModelBuilder mb(13);
+  mb.input("A", DType::Float32, {4, 6, 8});
+  mb.input("B", DType::Float32, {4, 8, 5});
+  mb.input("C", DType::Float32, {6, 5}, /*rank_known=*/false);
+  mb.node("Einsum", {"A", "B"}, {"AB"}).name("bmm").attr("equation", std::string("bij,bjk->bik"));
+  mb.node("Einsum", {"AB", "C"}, {"Y"}).name("reduce").attr("equation", std::string("bik,ik->b"));
+  mb.output("AB", DType::Float32);
+  mb.output("Y", DType::Float32);
+  SessionOptions o;
+  o.graph_optimization_level = ORT_DISABLE_ALL;
+  const Explained run = explain_after_run(mb,
+                                          {{"A", random_tensor(DType::Float32, {4, 6, 8}, 1)},
+                                           {"B", random_tensor(DType::Float32, {4, 8, 5}, 2)},
+                                           {"C", random_tensor(DType::Float32, {6, 5}, 3)}},
+                                          o);
+  expect_matches_trace(run);
+  auto s = mb.session(o);
+  std::map<std::string, KernelExplanation> before;
+  for (const KernelExplanation& r : s->explain()) before[r.node] = r;
+  std::map<std::string, KernelExplanation> after;
+  for (const KernelExplanation& r : run.rows) after[r.node] = r;
+  EXPECT_TRUE(before.at("bmm").shapes_known);
+  EXPECT_EQ(before.at("bmm").variant, after.at("bmm").variant);
+  EXPECT_EQ(before.at("bmm").isa, after.at("bmm").isa);
+  EXPECT_NE(before.at("bmm").variant, "chosen at run time");
+  EXPECT_EQ(before.at("reduce").variant, "chosen at run time");  // AB: computed; C: undeclared
+}
