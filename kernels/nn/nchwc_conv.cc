@@ -38,6 +38,7 @@ struct PortableBlock {
   struct Reg {
     float v[16];
   };
+  static constexpr int kRegVectors = 1;  // nchwc_partial_sums
   static Reg zero() { return Reg{}; }
   static Reg set1(float s) {
     Reg r;

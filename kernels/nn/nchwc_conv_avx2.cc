@@ -18,6 +18,7 @@ struct Avx2Block {
   struct Reg {
     __m256 lo, hi;
   };
+  static constexpr int kRegVectors = 2;  // nchwc_partial_sums counts ymm, not blocks
   static Reg zero() { return {_mm256_setzero_ps(), _mm256_setzero_ps()}; }
   static Reg set1(float v) {
     const __m256 b = _mm256_set1_ps(v);

@@ -194,12 +194,25 @@ ONNXMINI_NCHWC_INLINE void nchwc_dense_strip(const NchwcConvArgs& a, int64_t n, 
   }
 }
 
+// Partial sums for a strip of NB blocks x PX pixels: enough for >= 8 independent FMA chains
+// (2 pipes x 4 cycles) counted in hardware vectors (B::kRegVectors per block: AVX2 holds a
+// block in two ymm, AVX-512 in one zmm), never more accumulators than the
+// widest strip. Counted in blocks, AVX2's 5-pixel strips took S = 2: 20 ymm accumulators,
+// spilled to the stack on every FMA (the 5-tile strips of a 26-tile Winograd row, the 5-
+// and 4-pixel strips of 26- and 13-wide rows: AVX2 path 1.4-1.5x slower than AVX-512's on
+// Zen 4, whose FMA rate is the same).
+template <class B, int NB, int PX>
+constexpr int nchwc_partial_sums() {
+  constexpr int chains = NB * PX * B::kRegVectors;
+  return chains >= 8 ? 1 : chains >= 4 ? 2 : 4;
+}
+
 // The strip of exactly r <= PX pixels (a row's equal strips shorter than the widest).
 template <class B, int NB, int PX, int U>
 ONNXMINI_NCHWC_INLINE void nchwc_dense_tail(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t oh, int64_t ow0,
                                             int64_t r, int64_t kh0, int64_t kh1) {
   if constexpr (PX >= 1) {
-    constexpr int S = NB * PX >= 8 ? 1 : NB * PX >= 4 ? 2 : 4;  // >= 8 chains where there are few pixels
+    constexpr int S = nchwc_partial_sums<B, NB, PX>();
     if (r == PX) return nchwc_dense_strip<B, NB, PX, S, U>(a, n, ob, oh, ow0, kh0, kh1, 0, a.KW);
     nchwc_dense_tail<B, NB, PX - 1, U>(a, n, ob, oh, ow0, r, kh0, kh1);
   }
@@ -215,7 +228,7 @@ void nchwc_dense_row_nb(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t o
   for (int64_t ow = ow_begin; ow < lo; ++ow) {
     int64_t kw0, kw1;
     nchwc_valid_taps(ow, a.W, a.KW, a.sw, a.dw, a.pw, kw0, kw1);
-    nchwc_dense_strip<B, NB, 1, 4>(a, n, ob, oh, ow, kh0, kh1, kw0, kw1);
+    nchwc_dense_strip<B, NB, 1, nchwc_partial_sums<B, NB, 1>()>(a, n, ob, oh, ow, kh0, kh1, kw0, kw1);
   }
   // The interior in the fewest strips of at most PX pixels, of equal lengths (+-1): 50 pixels
   // at PX 13 are 13 13 12 12, not 12 12 12 12 2, whose short strip waits on its loads (2
@@ -232,7 +245,7 @@ void nchwc_dense_row_nb(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t o
   for (int64_t ow = hi; ow < ow_end; ++ow) {
     int64_t kw0, kw1;
     nchwc_valid_taps(ow, a.W, a.KW, a.sw, a.dw, a.pw, kw0, kw1);
-    nchwc_dense_strip<B, NB, 1, 4>(a, n, ob, oh, ow, kh0, kh1, kw0, kw1);
+    nchwc_dense_strip<B, NB, 1, nchwc_partial_sums<B, NB, 1>()>(a, n, ob, oh, ow, kh0, kh1, kw0, kw1);
   }
 }
 
