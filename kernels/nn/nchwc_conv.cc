@@ -39,6 +39,7 @@ struct PortableBlock {
     float v[16];
   };
   static constexpr int kRegVectors = 1;  // nchwc_partial_sums
+  static constexpr int kRegisters = 1 << 20;  // no register model: the compiler's vectoriser decides
   static Reg zero() { return Reg{}; }
   static Reg set1(float s) {
     Reg r;

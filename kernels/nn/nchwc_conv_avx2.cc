@@ -19,6 +19,7 @@ struct Avx2Block {
     __m256 lo, hi;
   };
   static constexpr int kRegVectors = 2;  // nchwc_partial_sums counts ymm, not blocks
+  static constexpr int kRegisters = 16;  // ymm0-15 (nchwc_dense_strip's budget)
   static Reg zero() { return {_mm256_setzero_ps(), _mm256_setzero_ps()}; }
   static Reg set1(float v) {
     const __m256 b = _mm256_set1_ps(v);

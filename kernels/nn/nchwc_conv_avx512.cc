@@ -23,6 +23,7 @@ namespace {
 struct Avx512Block {
   using Reg = __m512;
   static constexpr int kRegVectors = 1;  // nchwc_partial_sums
+  static constexpr int kRegisters = 32;  // zmm0-31 (nchwc_dense_strip's budget)
   static Reg zero() { return _mm512_setzero_ps(); }
   static Reg set1(float v) { return _mm512_set1_ps(v); }
   static Reg load(const float* p) { return _mm512_loadu_ps(p); }

@@ -132,6 +132,10 @@ template <class B, int NB, int PX, int S = 1, int U = 0>
 ONNXMINI_NCHWC_INLINE void nchwc_dense_strip(const NchwcConvArgs& a, int64_t n, int64_t ob, int64_t oh, int64_t ow0,
                                              int64_t kh0, int64_t kh1, int64_t kw0, int64_t kw1) {
   using R = typename B::Reg;
+  // Accumulators, the NB weight vectors and the broadcast must fit the ISA's vector registers
+  // (B::kRegisters): over it, every FMA goes through the stack (nchwc_partial_sums).
+  static_assert((S * NB * PX + NB) * B::kRegVectors + 1 <= B::kRegisters,
+                "NchwcConv strip spills: its accumulators, weights and broadcast exceed the vector registers");
   R acc[S][NB][PX];
   for (int b = 0; b < NB; ++b) {
     const R bv = a.bias ? B::load(a.bias + (ob + b) * 16) : B::zero();
