@@ -11,6 +11,7 @@
 //   conv9   3x3 64->64, 112x112 s1:  M=64 N=12544 K=576
 //   conv11  3x3 64->64, s2 -> 56x56: M=64 N=3136  K=576
 //   conv12  1x1 64->64, s2 -> 56x56: M=64 N=3136  K=64
+//   pw_*    1x1 with few input channels (K = 16, 32, 48), from ppocr_v4_det / nudenet_320n
 // Counter GFLOPS = 2*M*N*K / time. Threads: builtin gets an onnxmini::ThreadPool,
 // OpenBLAS openblas_set_num_threads(); Eigen is built without OpenMP here, so
 // it only runs single-threaded. "builtin_avx2" pins the AVX2 kernel path.
@@ -137,6 +138,11 @@ void register_all() {
   shapes.push_back({"conv9_3x3_c64", 64, 12544, 576});
   shapes.push_back({"conv11_3x3_s2", 64, 3136, 576});
   shapes.push_back({"conv12_1x1_s2", 64, 3136, 64});
+  // Pointwise layers with few input channels (ppocr_v4_det, nudenet_320n): K <= 48.
+  shapes.push_back({"pw_16to32_160x160", 32, 25600, 16});
+  shapes.push_back({"pw_32to48_80x80", 48, 6400, 32});
+  shapes.push_back({"pw_48to32_80x80", 32, 6400, 48});
+  shapes.push_back({"pw_16to32_40x64", 32, 2560, 16});  // C in L2: the same tiles without the memory traffic
   const bool avx2 = cpu::hw_has_avx2_fma() && cpu::active_isa() == cpu::Isa::Avx512;
   for (const auto& s : shapes)
     for (int t : {1, 2})

@@ -36,8 +36,10 @@ constexpr int NR = 16;
 // Bias (+ residual) + activation for row i, columns [j0, j0 + 8); bias/slope rows are
 // readable for those 8 columns (the caller pads partial tiles); the residual row
 // (C-shaped, not padded) is read for its first `valid` columns only.
-inline __m256 epilogue(__m256 v, const TileEpi& e, int i, int j0, int valid, const float* bias_cols,
-                       const float* bias2_cols, const float* slope_cols) {
+// Always inlined: out of line, GCC spilled the tile's accumulators around each call.
+inline __attribute__((always_inline)) __m256 epilogue(__m256 v, const TileEpi& e, int i, int j0, int valid,
+                                                      const float* bias_cols, const float* bias2_cols,
+                                                      const float* slope_cols) {
   if (e.bias) v = _mm256_add_ps(v, e.per_row ? _mm256_set1_ps(e.bias[i]) : _mm256_loadu_ps(bias_cols));
   if (e.bias2) v = _mm256_add_ps(v, _mm256_loadu_ps(bias2_cols));
   if (e.residual) v = _mm256_add_ps(v, load8_first(e.residual + i * e.res_ld + j0, valid));
@@ -63,7 +65,10 @@ inline const float* pad_columns(const float* cols, int64_t n, bool full, float* 
 // H = 2 computes both ymm of a row, H = 1 only the first (n <= 8).
 // kARows: A row i read in place at a + i * lda (skinny GEMMs), else the packed
 // sliver a[k * MR + i].
-template <int M, bool kIndirect, int H = 2, bool kARows = false, bool kMasked = false>
+// kFull: the caller knows n == NR, so the epilogue loads bias / slope columns and stores C
+// directly, with no padded copies (the partial-tile path's out-of-line copies made GCC spill
+// all 12 accumulators around them on every tile: with K = 16 a tile is 96 FMA cycles).
+template <int M, bool kIndirect, int H = 2, bool kARows = false, bool kMasked = false, bool kFull = false>
 inline void kernel_body(int64_t kc, const float* a, const float* b, const int64_t* boff, float* c, int64_t ldc,
                         int64_t n, float alpha, float beta, const TileEpi* epi, int64_t lda = 0) {
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -128,6 +133,29 @@ inline void kernel_body(int64_t kc, const float* a, const float* b, const int64_
     a += kARows ? 1 : MR;
     if (!kIndirect) b += NR;
   }
+  if constexpr (kFull) {
+    const bool scale = alpha != 1.0f;
+    const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+#pragma GCC unroll 8
+    for (int i = 0; i < M; ++i) {
+      float* cr = c + i * ldc;
+      __m256 r0 = scale ? _mm256_mul_ps(acc0[i], va) : acc0[i], r1 = scale ? _mm256_mul_ps(acc1[i], va) : acc1[i];
+      if (beta != 0.0f) {  // beta == 0: C is write-only
+        r0 = _mm256_fmadd_ps(_mm256_loadu_ps(cr), vb, r0);
+        r1 = _mm256_fmadd_ps(_mm256_loadu_ps(cr + 8), vb, r1);
+      }
+      if (epi) {
+        const float* bias = epi->per_row ? nullptr : epi->bias;
+        const float* slope = epi->per_row ? nullptr : epi->slope;
+        r0 = epilogue(r0, *epi, i, 0, 8, bias, epi->bias2, slope);
+        r1 = epilogue(r1, *epi, i, 8, 8, bias ? bias + 8 : nullptr, epi->bias2 ? epi->bias2 + 8 : nullptr,
+                      slope ? slope + 8 : nullptr);
+      }
+      _mm256_storeu_ps(cr, r0);
+      _mm256_storeu_ps(cr + 8, r1);
+    }
+    return;
+  }
   // Partial tiles: C, bias and slope columns go through padded local copies.
   const bool full = n == NR;
   alignas(32) float tile[M][NR];
@@ -165,12 +193,13 @@ inline void kernel_body(int64_t kc, const float* a, const float* b, const int64_
 template <int M>
 void kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t n, float alpha, float beta,
             const TileEpi* epi) {
-  kernel_body<M, false>(kc, a, b, nullptr, c, ldc, n, alpha, beta, epi);
+  if (n == NR) kernel_body<M, false, 2, false, false, true>(kc, a, b, nullptr, c, ldc, n, alpha, beta, epi);
+  else kernel_body<M, false>(kc, a, b, nullptr, c, ldc, n, alpha, beta, epi);
 }
 template <int M>
 void kernel_ib(int64_t kc, const float* a, const float* b, const int64_t* boff, float* c, int64_t ldc, int64_t n,
                float alpha, float beta, const TileEpi* epi) {
-  if (n == NR) kernel_body<M, true>(kc, a, b, boff, c, ldc, n, alpha, beta, epi);
+  if (n == NR) kernel_body<M, true, 2, false, false, true>(kc, a, b, boff, c, ldc, n, alpha, beta, epi);
   else kernel_body<M, true, 2, false, true>(kc, a, b, boff, c, ldc, n, alpha, beta, epi);
 }
 template <int M>
@@ -226,6 +255,7 @@ template <int M>
 void kernel_arows(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc, int64_t n,
                   float alpha, float beta, const TileEpi* epi) {
   if (n * 2 <= NR) kernel_body<M, false, 1, true>(kc, a, b, nullptr, c, ldc, n, alpha, beta, epi, lda);
+  else if (n == NR) kernel_body<M, false, 2, true, false, true>(kc, a, b, nullptr, c, ldc, n, alpha, beta, epi, lda);
   else kernel_body<M, false, 2, true>(kc, a, b, nullptr, c, ldc, n, alpha, beta, epi, lda);
 }
 
