@@ -34,7 +34,11 @@ void max_plane_rows(const Pool2dPlan& p, const float* x, float* y) {
   typename T::Shift shifts[kMaxShifts];
   for (int64_t kw = 1; kw < p.KW; ++kw) shifts[kw] = T::make_shift(static_cast<int>(kw));
   const R ninf = T::set1(-__builtin_inff());
-  for (int64_t ow0 = 0; ow0 < p.OW; ow0 += V) {
+  for (int64_t next = 0; next < p.OW; next += V) {
+    // A row at least V wide ends in a full chunk that overlaps the one before it (13 = 0..7,
+    // 5..12): the overlap is computed twice and stored twice with the same values, and
+    // every store is a full vector.
+    const int64_t ow0 = next + V > p.OW && p.OW >= V ? p.OW - V : next;
     const int64_t c0 = ow0 - p.pw;  // the input column of lane 0
     const typename T::Mask m_lo = T::col_mask(c0, p.W), m_hi = T::col_mask(c0 + V, p.W);
     const int64_t n = p.OW - ow0 < V ? p.OW - ow0 : V;

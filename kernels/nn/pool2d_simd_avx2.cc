@@ -2,7 +2,6 @@
 // pool2d_simd_impl.h), and maxpool2d_rows' AVX2 traits (pool2d_max_rows_impl.h).
 #include <immintrin.h>
 
-#include <cstring>
 
 #include "kernels/nn/pool2d_max_rows_impl.h"
 
@@ -53,11 +52,23 @@ struct Avx2Rows {
   static Reg odd(Reg lo, Reg hi) {
     return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0xDD)), 0xD8));
   }
+  // n < 8 as 4 + 2 + 1 floats straight from the register (vmaskmovps stores are slow on AMD;
+  // a copy through a stack tile, as before, waited on the store-to-load forwarding: 12% of
+  // a 13x13 SPPF pool's time, AMD EPYC Zen 4).
   static void store_n(float* p, Reg v, int64_t n) {
     if (n == 8) return _mm256_storeu_ps(p, v);
-    alignas(32) float t[8];  // vmaskmovps stores are slow on AMD
-    _mm256_store_ps(t, v);
-    std::memcpy(p, t, static_cast<size_t>(n) * sizeof(float));
+    __m128 part = _mm256_castps256_ps128(v);
+    if (n >= 4) {
+      _mm_storeu_ps(p, part);
+      part = _mm256_extractf128_ps(v, 1);
+      p += 4, n -= 4;
+    }
+    if (n >= 2) {
+      _mm_storel_pi(reinterpret_cast<__m64*>(p), part);
+      part = _mm_movehl_ps(part, part);
+      p += 2, n -= 2;
+    }
+    if (n) _mm_store_ss(p, part);
   }
 };
 
