@@ -162,7 +162,14 @@ ONNXMINI_NCHWC_INLINE void nchwc_dense_strip(const NchwcConvArgs& a, int64_t n, 
           for (int p = 0; p < PX; ++p) __builtin_prefetch(xp + (PX + p) * xstep, 0, 3);
         // The input channels [0, icn) of this block; icn a multiple of S (the filter is zero
         // on the channels past the true count, so rounding up adds nothing).
+        // The accumulators go through a local copy for the channel loop: on acc itself GCC kept
+        // the AVX2 5-pixel strip's last pixel in registers but also stored it to the stack on
+        // every channel (two stores per ten FMAs; the strip of most Winograd tile rows).
         auto channels = [&](int icn) ONNXMINI_NCHWC_LAMBDA_INLINE {
+          R t[S][NB][PX];
+          for (int q = 0; q < S; ++q)
+            for (int b = 0; b < NB; ++b)
+              for (int p = 0; p < PX; ++p) t[q][b][p] = acc[q][b][p];
           for (int ic0 = 0; ic0 < icn; ic0 += S)
             for (int q = 0; q < S; ++q) {
               const int ic = ic0 + q;
@@ -170,9 +177,12 @@ ONNXMINI_NCHWC_INLINE void nchwc_dense_strip(const NchwcConvArgs& a, int64_t n, 
               for (int b = 0; b < NB; ++b) wv[b] = B::load(wp + b * wblk + ic * 16);
               for (int p = 0; p < PX; ++p) {
                 const R xv = B::set1(xp[p * xstep + ic]);
-                for (int b = 0; b < NB; ++b) acc[q][b][p] = B::fma(wv[b], xv, acc[q][b][p]);
+                for (int b = 0; b < NB; ++b) t[q][b][p] = B::fma(wv[b], xv, t[q][b][p]);
               }
             }
+          for (int q = 0; q < S; ++q)
+            for (int b = 0; b < NB; ++b)
+              for (int p = 0; p < PX; ++p) acc[q][b][p] = t[q][b][p];
         };
         if (icn_last == 16 || icb + 1 < a.ICb) channels(16);  // a constant: fully unrolled
         else channels(icn_last);

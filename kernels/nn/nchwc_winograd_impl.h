@@ -38,19 +38,22 @@ namespace {
 // Tiles one call holds at most (the caller cuts longer tile rows into equal chunks).
 constexpr int64_t kWinogradTiles = 32;
 
-// d (4 x 4 patch) -> B^T d B, in place.
-template <class B>
-ONNXMINI_NCHWC_INLINE void winograd_input_transform(typename B::Reg (&d)[4][4]) {
+// B^T d B of one 4 x 4 patch, one output row r at a time: row r of B^T d combines two input
+// rows (r0: d0 - d2, r1: d1 + d2, r2: d2 - d1, r3: d1 - d3) column by column, then (.) B
+// combines that row's four values the same way. tap(i, c) loads d[i][c]; out(r, c, v) takes
+// the result. Eight loads and eight add / sub per output row, four values live: holding the
+// whole patch (16 blocks) took 32 ymm on AVX2, whose 16 registers spilled it to the stack
+// (the transforms took 2.2x AVX-512's time on the same FMA rate, AMD EPYC Zen 4). Each output
+// is the same expression, operand for operand, as with the patch in registers.
+template <class B, class Tap, class Out>
+ONNXMINI_NCHWC_INLINE void winograd_input_transform(Tap&& tap, Out&& out) {
   using R = typename B::Reg;
-  for (int c = 0; c < 4; ++c) {  // B^T d: combine rows
-    const R r0 = B::sub(d[0][c], d[2][c]), r1 = B::add(d[1][c], d[2][c]);
-    const R r2 = B::sub(d[2][c], d[1][c]), r3 = B::sub(d[1][c], d[3][c]);
-    d[0][c] = r0, d[1][c] = r1, d[2][c] = r2, d[3][c] = r3;
-  }
-  for (int r = 0; r < 4; ++r) {  // (B^T d) B: combine columns
-    const R c0 = B::sub(d[r][0], d[r][2]), c1 = B::add(d[r][1], d[r][2]);
-    const R c2 = B::sub(d[r][2], d[r][1]), c3 = B::sub(d[r][1], d[r][3]);
-    d[r][0] = c0, d[r][1] = c1, d[r][2] = c2, d[r][3] = c3;
+  constexpr int kFirst[4] = {0, 1, 2, 1}, kSecond[4] = {2, 2, 1, 3};  // r1 adds, the others subtract
+  auto combine = [](int i, R x, R y) ONNXMINI_NCHWC_LAMBDA_INLINE { return i == 1 ? B::add(x, y) : B::sub(x, y); };
+  for (int r = 0; r < 4; ++r) {
+    R t[4];
+    for (int c = 0; c < 4; ++c) t[c] = combine(r, tap(kFirst[r], c), tap(kSecond[r], c));
+    for (int c = 0; c < 4; ++c) out(r, c, combine(c, t[kFirst[c]], t[kSecond[c]]));
   }
 }
 
@@ -72,19 +75,20 @@ void nchwc_winograd_tiles(const NchwcKernels& k, const NchwcConvArgs& a, const f
     const float* xc = a.x + (n * a.ICb + icb) * a.H * a.W * 16;
     for (int64_t t = tx0; t < tx1; ++t) {
       const int64_t iw0 = 2 * t - a.pw;
-      R d[4][4];
+      float* vt = V + (icb * T + (t - tx0)) * 16;  // + xi * ICb * T * 16
+      auto out = [&](int r, int c, R v) ONNXMINI_NCHWC_LAMBDA_INLINE { B::store(vt + (r * 4 + c) * a.ICb * T * 16, v); };
       if (ih0 >= 0 && ih0 + 4 <= a.H && iw0 >= 0 && iw0 + 4 <= a.W) {
-        for (int r = 0; r < 4; ++r)
-          for (int c = 0; c < 4; ++c) d[r][c] = B::load(xc + ((ih0 + r) * a.W + iw0 + c) * 16);
+        const float* d = xc + (ih0 * a.W + iw0) * 16;
+        winograd_input_transform<B>([&](int i, int c) ONNXMINI_NCHWC_LAMBDA_INLINE { return B::load(d + (i * a.W + c) * 16); },
+                                    out);
       } else {
-        for (int r = 0; r < 4; ++r)
-          for (int c = 0; c < 4; ++c) {
-            const int64_t ih = ih0 + r, iw = iw0 + c;
-            d[r][c] = ih >= 0 && ih < a.H && iw >= 0 && iw < a.W ? B::load(xc + (ih * a.W + iw) * 16) : B::zero();
-          }
+        winograd_input_transform<B>(
+            [&](int i, int c) ONNXMINI_NCHWC_LAMBDA_INLINE {
+              const int64_t ih = ih0 + i, iw = iw0 + c;
+              return ih >= 0 && ih < a.H && iw >= 0 && iw < a.W ? B::load(xc + (ih * a.W + iw) * 16) : B::zero();
+            },
+            out);
       }
-      winograd_input_transform<B>(d);
-      for (int xi = 0; xi < 16; ++xi) B::store(V + ((xi * a.ICb + icb) * T + (t - tx0)) * 16, d[xi / 4][xi % 4]);
     }
   }
 
@@ -114,18 +118,17 @@ void nchwc_winograd_tiles(const NchwcKernels& k, const NchwcConvArgs& a, const f
     const int64_t plane = (n * a.OCb + ob) * a.OH * a.OW;
     nchwc_with_activation<B>(a, slope, [&](auto act) ONNXMINI_NCHWC_LAMBDA_INLINE {
       for (int64_t t = tx0; t < tx1; ++t) {
-        R m[4][4];
-        for (int xi = 0; xi < 16; ++xi) m[xi / 4][xi % 4] = B::load(M + ((xi * a.OCb + ob) * T + (t - tx0)) * 16);
-        R s[2][4];  // A^T m
-        for (int c = 0; c < 4; ++c) {
-          s[0][c] = B::add(B::add(m[0][c], m[1][c]), m[2][c]);
-          s[1][c] = B::sub(B::sub(m[1][c], m[2][c]), m[3][c]);
-        }
+        // One output row at a time (row i of A^T m: four values live, as the input transform).
+        const float* mt = M + (ob * T + (t - tx0)) * 16;  // + xi * OCb * T * 16
+        auto m = [&](int r, int c) ONNXMINI_NCHWC_LAMBDA_INLINE { return B::load(mt + (r * 4 + c) * a.OCb * T * 16); };
         for (int i = 0; i < 2; ++i) {
           const int64_t oh = 2 * ty + i;
           if (oh >= a.OH) break;
-          const R y0 = B::add(B::add(s[i][0], s[i][1]), s[i][2]);  // (A^T m) A
-          const R y1 = B::sub(B::sub(s[i][1], s[i][2]), s[i][3]);
+          R s[4];  // row i of A^T m
+          for (int c = 0; c < 4; ++c)
+            s[c] = i == 0 ? B::add(B::add(m(0, c), m(1, c)), m(2, c)) : B::sub(B::sub(m(1, c), m(2, c)), m(3, c));
+          const R y0 = B::add(B::add(s[0], s[1]), s[2]);  // (A^T m) A
+          const R y1 = B::sub(B::sub(s[1], s[2]), s[3]);
           for (int j = 0; j < 2; ++j) {
             const int64_t ow = 2 * t + j;
             if (ow >= a.OW) break;
