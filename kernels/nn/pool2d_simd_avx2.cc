@@ -2,7 +2,6 @@
 // pool2d_simd_impl.h), and maxpool2d_rows' AVX2 traits (pool2d_max_rows_impl.h).
 #include <immintrin.h>
 
-
 #include "kernels/nn/pool2d_max_rows_impl.h"
 
 namespace onnxmini {
